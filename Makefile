@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: MIT
+# sdswarm: one non-recursive Makefile. `make`, `make test`, `make bench`,
+# `make run`, `make install PREFIX=...`. V=1 for verbose, WERROR=0 to relax,
+# SANITIZE=address for ASan+UBSan (make test uses it by default).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+WERROR ?= 1
+SANITIZE ?=
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+CONFIG ?= configs/default.conf
+
+ifeq ($(SANITIZE),)
+O ?= build
+else
+O ?= build/$(SANITIZE)
+endif
+
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2);
+endif
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wvla -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wundef -Wwrite-strings -Wpointer-arith \
+	-Wimplicit-fallthrough -fno-common
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
+	-MMD -MP -I. -Inumbering -Itarget -fPIC
+ifeq ($(SANITIZE),address)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+endif
+ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
+
+# pkg-config is asked only for the libraries a component uses; a missing one
+# is reported by name (run scripts/install-deps).
+pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+
+# --- numbering/: libsdnum ------------------------------------------------
+NUM_TOOL := numbering/sdnum-tool.c
+NUM_SRCS := $(filter-out $(NUM_TOOL),$(sort $(wildcard numbering/*.c)))
+NUM_OBJS := $(NUM_SRCS:%.c=$(O)/obj/%.o)
+LIBSDNUM := $(O)/lib/libsdnum.a
+LIBSDNUM_SO := $(O)/lib/libsdnum.so.0
+
+# --- target/: libsdtarget and the daemon --------------------------------
+TARGET_PKGS := $(shell cat target/pkgs 2>/dev/null)
+TARGET_MAINS := target/sdswarmd.c target/sdswarm.c
+TARGET_SRCS := $(filter-out $(TARGET_MAINS),$(sort $(shell find target -name '*.c' 2>/dev/null)))
+TARGET_OBJS := $(TARGET_SRCS:%.c=$(O)/obj/%.o)
+LIBSDTARGET := $(O)/lib/libsdtarget.a
+
+# --- bench/ ---------------------------------------------------------------
+BENCH_PKGS := $(shell cat bench/pkgs 2>/dev/null)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/obj/%.o)
+
+# --- tests/ ---------------------------------------------------------------
+TEST_PKGS := cmocka
+UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
+TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(O)/obj/%.o)
+
+PROGS := $(O)/bin/sdnum
+ifneq ($(wildcard target/sdswarmd.c),)
+PROGS += $(O)/bin/sdswarmd
+endif
+ifneq ($(wildcard target/sdswarm.c),)
+PROGS += $(O)/bin/sdswarm
+endif
+ifneq ($(BENCH_SRCS),)
+PROGS += $(O)/bin/sdswarm-bench
+endif
+
+LIBS_ALL := $(LIBSDNUM)
+ifneq ($(TARGET_SRCS),)
+LIBS_ALL := $(LIBSDTARGET) $(LIBSDNUM)
+endif
+
+.SECONDARY:
+.PHONY: all deps test test-unit test-vm bench run install clean check-deps format
+all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
+
+deps:
+	$(Q)scripts/install-deps
+
+# Object rules: each component adds its pkg-config cflags.
+$(O)/obj/numbering/%.o: numbering/%.c
+	$(call say,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/obj/target/%.o: target/%.c
+	$(call say,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(call pc_cflags,$(TARGET_PKGS)) -c -o $@ $<
+
+$(O)/obj/bench/%.o: bench/%.c
+	$(call say,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(call pc_cflags,$(BENCH_PKGS) $(TARGET_PKGS)) -c -o $@ $<
+
+$(O)/obj/tests/%.o: tests/%.c
+	$(call say,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(call pc_cflags,$(TEST_PKGS) $(TARGET_PKGS)) -c -o $@ $<
+
+$(LIBSDNUM): $(NUM_OBJS)
+	$(call say,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBSDNUM_SO): $(NUM_OBJS)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libsdnum.so.0 $(ALL_LDFLAGS) -o $@ $^
+
+$(LIBSDTARGET): $(TARGET_OBJS)
+	$(call say,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/bin/sdnum: $(O)/obj/numbering/sdnum-tool.o $(LIBSDNUM)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(O)/bin/sdswarmd: $(O)/obj/target/sdswarmd.o $(LIBS_ALL)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(TARGET_PKGS)) -lpthread -lm
+
+$(O)/bin/sdswarm: $(O)/obj/target/sdswarm.o $(LIBS_ALL)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(TARGET_PKGS)) -lpthread -lm
+
+$(O)/bin/sdswarm-bench: $(BENCH_OBJS) $(LIBS_ALL)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(BENCH_PKGS) $(TARGET_PKGS)) -lpthread -lm
+
+# test-sdnum-* need only libsdnum, so numbering tests never wait on target/.
+$(O)/tests/unit/test-sdnum-%: $(O)/obj/tests/unit/test-sdnum-%.o $(TESTLIB_OBJS) $(LIBSDNUM)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread -lm
+
+$(O)/tests/unit/%: $(O)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBS_ALL)
+	$(call say,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS) $(TARGET_PKGS)) -lpthread -lm
+
+# --- tests ----------------------------------------------------------------
+# `make test`: install what is missing, build everything under ASan+UBSan in
+# build/address, build the plain programs too (benchmark smokes use them),
+# then run every test through tests/run.sh.
+test:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address test-build
+	$(Q)SDSWARM_BIN=$(CURDIR)/build/address/bin SDSWARM_PLAIN_BIN=$(CURDIR)/build/bin \
+		SDSWARM_UNIT=$(CURDIR)/build/address/tests/unit tests/run.sh
+
+test-build: all $(UNIT_BINS)
+
+test-vm:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/vm/run all
+
+# --- bench and run --------------------------------------------------------
+bench:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/run $(O)/bin
+
+run:
+	$(Q)scripts/install-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/run-main $(O)/bin $(CONFIG)
+
+# --- install --------------------------------------------------------------
+MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 $(LIBSDNUM) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(LIBSDNUM_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libsdnum.so.0 $(DESTDIR)$(PREFIX)/lib/libsdnum.so
+	install -m 0644 numbering/sdnum.h $(DESTDIR)$(PREFIX)/include/
+	sed 's|@PREFIX@|$(PREFIX)|' numbering/sdnum.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/sdnum.pc
+	for m in $(MAN_PAGES); do s=$${m##*.}; \
+		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
+		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)
