@@ -9,33 +9,36 @@
 
 #include "sdnum.h"
 
+/*
+ * First index of each name length: 26 + 26^2 + ... (index 0 is "a"). A name
+ * of L letters is its index minus name_base[L], written as exactly L base-26
+ * digits: the closed form of the kernel's divide-and-subtract-one loop.
+ */
+static const uint32_t name_base[SDNUM_MAX_BODY + 2] = {
+	0, 0, 26, 702, 18278, 475254, 12356630, 321272406, UINT32_MAX,
+};
+
 int sdnum_name(const char *prefix, uint32_t index, char *buf, size_t len)
 {
-	char body[SDNUM_MAX_BODY];
-	size_t plen, blen = 0;
-	int64_t i = index;
+	size_t plen, blen = 1;
+	uint32_t i;
+	char *p;
 
 	if (!prefix || !buf || index > INT_MAX)
 		return -EINVAL;
 	plen = strnlen(prefix, SDNUM_MAX_PREFIX + 1);
 	if (plen > SDNUM_MAX_PREFIX)
 		return -EINVAL;
-
-	/*
-	 * Bijective base 26: each step takes a digit 0..25 and then subtracts
-	 * one, so "a" follows "z" one letter longer (sdz = 25, sdaa = 26).
-	 * Digits come out least significant first; INT_MAX needs 7.
-	 */
-	do {
-		body[SDNUM_MAX_BODY - 1 - blen++] = (char)('a' + i % 26);
-		i = i / 26 - 1;
-	} while (i >= 0);
-
+	while (index >= name_base[blen + 1])
+		blen++;
 	if (plen + blen + 1 > len)
 		return -ENOSPC;
 	memcpy(buf, prefix, plen);
-	memcpy(buf + plen, body + SDNUM_MAX_BODY - blen, blen);
-	buf[plen + blen] = '\0';
+	p = buf + plen + blen;
+	*p = '\0';
+	/* division by the constant 26 compiles to a multiply */
+	for (i = index - name_base[blen]; p > buf + plen; i /= 26)
+		*--p = (char)('a' + i % 26);
 	return (int)(plen + blen);
 }
 
@@ -100,9 +103,10 @@ int sdnum_name_part(const char *prefix, uint32_t index, unsigned int part,
 int sdnum_parse_len(const char *prefix, const char *name, size_t len,
 		    uint32_t *index, unsigned int *part)
 {
-	size_t plen, i, body, digits;
+	const char *p, *end = name + len, *body;
+	size_t plen;
 	uint64_t v = 0;
-	unsigned int p = 0;
+	unsigned int n = 0, digits = 0;
 
 	if (!prefix || !name || !index || !part)
 		return -EINVAL;
@@ -111,34 +115,29 @@ int sdnum_parse_len(const char *prefix, const char *name, size_t len,
 	    memcmp(name, prefix, plen) != 0)
 		return -EINVAL;
 
-	/* Syntax first, so junk is -EINVAL even when a number also overflows. */
-	for (i = plen; i < len && name[i] >= 'a' && name[i] <= 'z'; i++)
-		;
-	body = i - plen;
-	for (; i < len && name[i] >= '0' && name[i] <= '9'; i++)
-		;
-	digits = i - plen - body;
-	if (i != len || body == 0)
+	/*
+	 * One pass. The index accumulates only while it can still fit (8
+	 * letters exceed INT_MAX whatever they are), so it never overflows;
+	 * syntax is judged over the whole name first, so junk is -EINVAL
+	 * even when a number also overflows.
+	 */
+	body = name + plen;
+	for (p = body; p < end && (unsigned char)(*p - 'a') < 26; p++)
+		if (p - body <= SDNUM_MAX_BODY)
+			v = v * 26 + (uint64_t)(*p - 'a' + 1);
+	if (p == body)
 		return -EINVAL;
-	if (digits && name[plen + body] == '0')
+	if (p < end && *p == '0')
 		return -EINVAL; /* sda0, sda01 */
-
-	if (body > SDNUM_MAX_BODY)
+	for (; p < end && (unsigned char)(*p - '0') < 10; p++, digits++)
+		if (digits < 4)
+			n = n * 10 + (unsigned int)(*p - '0');
+	if (p != end)
+		return -EINVAL;
+	if (v - 1 > INT_MAX || digits > 3 || n > SDNUM_MAX_PART_NUMBER)
 		return -ERANGE;
-	for (i = plen; i < plen + body; i++)
-		v = v * 26 + (uint64_t)(name[i] - 'a' + 1);
-	if (v - 1 > INT_MAX)
-		return -ERANGE;
-
-	if (digits > 3)
-		return -ERANGE;
-	for (i = plen + body; i < len; i++)
-		p = p * 10 + (unsigned int)(name[i] - '0');
-	if (p > SDNUM_MAX_PART_NUMBER)
-		return -ERANGE;
-
 	*index = (uint32_t)(v - 1);
-	*part = p;
+	*part = n;
 	return 0;
 }
 
