@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The LUN table. One 32-byte slot a LUN in an anonymous mapping sized for
+ * max_luns (pages become resident only as LUNs are created), a presence
+ * bitmap, and up to 256 groups holding everything LUNs share. The command
+ * path pins a LUN with one atomic increment; removal waits for the pins.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lun.h"
+
+/* slot flags */
+#define SLOT_TABLE_OWNED 0x01u /* host wrote the table area: store is truth */
+
+/*
+ * 32 bytes, so 262,144 idle LUNs cost 8 MiB and 2^20 cost 32 MiB. Fields the
+ * command path reads without the table lock are atomics.
+ */
+struct lun_slot {
+	_Atomic uint8_t state;
+	_Atomic uint8_t flags;
+	uint8_t ua_asc, ua_ascq;      /* LUN_UA_INJECTED's code */
+	_Atomic uint16_t mode;
+	uint16_t group;
+	_Atomic uint32_t ua;          /* pending enum lun_ua bits */
+	_Atomic uint32_t inflight;    /* lun_get() pins */
+	uint32_t gen;
+	_Atomic uint16_t luns_seen;   /* table luns_gen this LUN has reported */
+	_Atomic uint16_t reset_seen;  /* table reset_gen this LUN has reported */
+	_Atomic uint64_t nblocks;
+};
+_Static_assert(sizeof(struct lun_slot) == 32, "a LUN slot is 32 bytes");
+
+struct lun_table {
+	struct lun_slot *slots;       /* mmap'd, max_luns */
+	size_t slots_bytes;
+	_Atomic uint64_t *present;    /* bitmap, max_luns bits */
+	uint32_t max_luns;
+	_Atomic uint32_t count;
+	uint64_t seed;
+	uint32_t oui;
+	struct store *store;
+	pthread_mutex_t lock;         /* writers: add, remove, groups */
+	pthread_mutex_t own_lock;     /* materialising partition tables */
+	_Atomic uint16_t luns_gen;    /* REPORTED LUNS DATA HAS CHANGED */
+	_Atomic uint16_t reset_gen;   /* reset unit attentions */
+	_Atomic uint32_t gen;         /* LUN generations */
+	unsigned int ngroups;
+	struct lun_group groups[LUN_MAX_GROUPS];
+};
+
+int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
+{
+	struct lun_table *t;
+	uint32_t max = p->max_luns ? p->max_luns : LUN_DEFAULT_MAX;
+	size_t words;
+
+	if (!p->store || max > LUN_MAX_LUNS)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->max_luns = max;
+	t->seed = p->seed;
+	t->oui = p->oui ? p->oui & 0xffffff : 0xacde48;
+	t->store = p->store;
+	t->slots_bytes = (size_t)max * sizeof(struct lun_slot);
+	/* Untouched pages of a private anonymous mapping cost nothing. */
+	t->slots = mmap(NULL, t->slots_bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t->slots == MAP_FAILED)
+		goto out_free;
+	words = (max + 63) / 64;
+	t->present = calloc(words, sizeof(*t->present));
+	if (!t->present)
+		goto out_unmap;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->own_lock, NULL);
+	*out = t;
+	return 0;
+
+out_unmap:
+	munmap(t->slots, t->slots_bytes);
+out_free:
+	free(t);
+	return -ENOMEM;
+}
+
+void lun_table_destroy(struct lun_table *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->own_lock);
+	free(t->present);
+	munmap(t->slots, t->slots_bytes);
+	free(t);
+}
+
+uint64_t lun_seed(const struct lun_table *t)
+{
+	return t->seed;
+}
+
+struct store *lun_store(const struct lun_table *t)
+{
+	return t->store;
+}
+
+uint32_t lun_max(const struct lun_table *t)
+{
+	return t->max_luns;
+}
+
+uint32_t lun_count(const struct lun_table *t)
+{
+	return atomic_load_explicit(&((struct lun_table *)t)->count,
+				    memory_order_relaxed);
+}
+
+size_t lun_table_bytes(const struct lun_table *t)
+{
+	/* resident part of the slot array: the slots of created LUNs */
+	return sizeof(*t) + (size_t)(t->max_luns + 63) / 64 * 8 +
+	       (size_t)lun_count(t) * sizeof(struct lun_slot);
+}
+
+/* ---- identity --------------------------------------------------------- */
+
+void lun_wwn(const struct lun_table *t, uint32_t lun, uint64_t *hi,
+	     uint64_t *lo)
+{
+	/*
+	 * NAA 6 (IEEE Registered Extended): 4 bits NAA, 24 bits OUI, 36 bits
+	 * vendor specific identifier, 64 bits extension. The seed's low 36
+	 * bits fill the identifier, its next 44 bits and the 20-bit LUN number
+	 * the extension: distinct LUNs of one seed never share a WWN.
+	 */
+	*hi = 6ull << 60 | (uint64_t)t->oui << 36 | (t->seed & 0xfffffffffull);
+	*lo = ((t->seed >> 36) & 0xfffffffffffull) << 20 | (lun & 0xfffff);
+}
+
+int lun_serial(const struct lun_table *t, uint32_t lun, char *buf, size_t len)
+{
+	uint32_t s = (uint32_t)(t->seed ^ t->seed >> 32);
+
+	if (len < LUN_SERIAL_LEN + 1)
+		return -ENOSPC;
+	snprintf(buf, len, "SDS%08X%06X", s, lun & 0xffffff);
+	return LUN_SERIAL_LEN;
+}
+
+/* ---- groups and presence --------------------------------------------- */
+
+static bool present(const struct lun_table *t, uint32_t lun)
+{
+	return atomic_load_explicit(&t->present[lun / 64],
+				    memory_order_relaxed) >> (lun % 64) & 1;
+}
+
+static void set_present(struct lun_table *t, uint32_t lun, bool on)
+{
+	uint64_t bit = 1ull << (lun % 64);
+
+	if (on)
+		atomic_fetch_or(&t->present[lun / 64], bit);
+	else
+		atomic_fetch_and(&t->present[lun / 64], ~bit);
+}
+
+static void fill_geom(const struct lun_table *t, const struct lun_group *g,
+		      uint32_t lun, uint64_t nblocks, struct ptable_geom *geom)
+{
+	uint64_t hi, lo;
+
+	memset(geom, 0, sizeof(*geom));
+	geom->kind = g->nparts ? g->ptable : PTABLE_NONE;
+	if (geom->kind == PTABLE_NONE)
+		return;
+	lun_wwn(t, lun, &hi, &lo);
+	geom->block_size = g->block_size;
+	geom->nblocks = nblocks;
+	geom->nparts = g->nparts;
+	geom->sizes = g->nsizes ? g->part_sizes : NULL;
+	geom->nsizes = g->nsizes;
+	geom->wwn = hi ^ (lo * 0x9e3779b97f4a7c15ull);
+	geom->lun = lun;
+}
+
+static int check_group(const struct lun_table *t, const struct lun_group *g)
+{
+	struct ptable_geom geom;
+
+	if (g->block_size != 512 && g->block_size != 4096)
+		return -EINVAL;
+	if (!g->size || g->size % g->block_size || g->phys_exp > 15)
+		return -EINVAL;
+	if (g->nsizes > 64 || g->nparts > PTABLE_MAX_PARTS)
+		return -EINVAL;
+	if (g->nparts) {
+		fill_geom(t, g, g->first, g->size / g->block_size, &geom);
+		if (ptable_check(&geom, NULL))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Brings slot @lun up as a new LUN of group @gi. Caller holds t->lock. */
+static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi)
+{
+	struct lun_slot *s = &t->slots[lun];
+	const struct lun_group *g = &t->groups[gi];
+
+	s->group = (uint16_t)gi;
+	s->ua_asc = s->ua_ascq = 0;
+	s->gen = atomic_fetch_add(&t->gen, 1) + 1;
+	atomic_store(&s->flags, 0);
+	atomic_store(&s->mode, g->mode_default);
+	atomic_store(&s->nblocks, g->size / g->block_size);
+	atomic_store(&s->ua, LUN_UA_POWER_ON);
+	atomic_store(&s->luns_seen, atomic_load(&t->luns_gen));
+	atomic_store(&s->reset_seen, atomic_load(&t->reset_gen));
+	/* state last: lun_get() trusts the other fields once it sees ONLINE */
+	atomic_store(&s->state, LUN_ONLINE);
+	set_present(t, lun, true);
+	atomic_fetch_add(&t->count, 1);
+}
+
+int lun_group_add(struct lun_table *t, const struct lun_group *g)
+{
+	uint64_t end = (uint64_t)g->first + g->count;
+	unsigned int gi;
+	uint32_t i;
+	int ret;
+
+	ret = check_group(t, g);
+	if (ret)
+		return ret;
+	if (end > t->max_luns)
+		return -ERANGE;
+	pthread_mutex_lock(&t->lock);
+	if (t->ngroups == LUN_MAX_GROUPS) {
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
+	for (i = g->first; i < end; i++) {
+		if (present(t, i) || atomic_load(&t->slots[i].state) != LUN_ABSENT) {
+			ret = -EEXIST;
+			goto out_unlock;
+		}
+	}
+	gi = t->ngroups++;
+	t->groups[gi] = *g;
+	t->groups[gi].name[LUN_NAME_MAX - 1] = '\0';
+	for (i = g->first; i < end; i++)
+		slot_init(t, i, gi);
+	ret = (int)gi;
+out_unlock:
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
+const struct lun_group *lun_group_get(const struct lun_table *t,
+				      unsigned int index)
+{
+	return index < t->ngroups ? &t->groups[index] : NULL;
+}
+
+int lun_group_find(const struct lun_table *t, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->ngroups; i++)
+		if (strcmp(t->groups[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+int lun_add(struct lun_table *t, uint32_t lun, unsigned int group)
+{
+	int ret;
+
+	pthread_mutex_lock(&t->lock);
+	if (group >= t->ngroups) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	if (lun == UINT32_MAX) {
+		/* O(LUNs / 64): the control path, not the command path */
+		for (lun = t->groups[group].first; lun < t->max_luns; lun++)
+			if (!present(t, lun) &&
+			    atomic_load(&t->slots[lun].state) == LUN_ABSENT)
+				break;
+		if (lun >= t->max_luns) {
+			ret = -ENOSPC;
+			goto out_unlock;
+		}
+	} else if (lun >= t->max_luns) {
+		ret = -ERANGE;
+		goto out_unlock;
+	} else if (present(t, lun) ||
+		   atomic_load(&t->slots[lun].state) != LUN_ABSENT) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+	slot_init(t, lun, group);
+	atomic_fetch_add(&t->luns_gen, 1);
+	ret = (int)lun;
+out_unlock:
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
+/* The last pin of a removed LUN is gone: drop its data, free the number. */
+static void finish_removal(struct lun_table *t, uint32_t lun)
+{
+	struct lun_slot *s = &t->slots[lun];
+	uint8_t want = LUN_REMOVING;
+
+	/* Whoever moves REMOVING -> ABSENT drops the data, exactly once. */
+	if (!atomic_compare_exchange_strong(&s->state, &want, LUN_ABSENT))
+		return;
+	store_drop_lun(t->store, lun);
+}
+
+int lun_remove(struct lun_table *t, uint32_t lun)
+{
+	struct lun_slot *s;
+	uint8_t st;
+
+	if (lun >= t->max_luns)
+		return -ENOENT;
+	s = &t->slots[lun];
+	pthread_mutex_lock(&t->lock);
+	st = atomic_load(&s->state);
+	if (!present(t, lun) || st == LUN_ABSENT || st == LUN_REMOVING) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENOENT;
+	}
+	set_present(t, lun, false);
+	atomic_fetch_sub(&t->count, 1);
+	/*
+	 * seq_cst store then load, against lun_get()'s seq_cst increment then
+	 * load: either the getter sees REMOVING and backs off, or we see its
+	 * pin and the last lun_put() finishes the removal.
+	 */
+	atomic_store(&s->state, LUN_REMOVING);
+	atomic_fetch_add(&t->luns_gen, 1);
+	pthread_mutex_unlock(&t->lock);
+	if (atomic_load(&s->inflight) == 0)
+		finish_removal(t, lun);
+	return 0;
+}
+
+bool lun_exists(const struct lun_table *t, uint32_t lun)
+{
+	return lun < t->max_luns && present(t, lun);
+}
+
+int lun_next(const struct lun_table *t, uint32_t from, uint32_t limit)
+{
+	uint64_t w;
+	uint32_t i;
+
+	if (limit > t->max_luns)
+		limit = t->max_luns;
+	for (i = from; i < limit;) {
+		w = atomic_load_explicit(&t->present[i / 64],
+					 memory_order_relaxed) >> (i % 64);
+		if (w) {
+			i += (uint32_t)__builtin_ctzll(w);
+			return i < limit ? (int)i : -ENOENT;
+		}
+		i = (i / 64 + 1) * 64;
+	}
+	return -ENOENT;
+}
+
+/* ---- state, size, mode ------------------------------------------------ */
+
+/* Runs @fn on a present LUN's slot under the table lock. */
+static struct lun_slot *locked_slot(struct lun_table *t, uint32_t lun)
+{
+	uint8_t st;
+
+	if (lun >= t->max_luns)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	st = atomic_load(&t->slots[lun].state);
+	if (!present(t, lun) || st == LUN_ABSENT || st == LUN_REMOVING) {
+		pthread_mutex_unlock(&t->lock);
+		return NULL;
+	}
+	return &t->slots[lun];
+}
+
+int lun_resize(struct lun_table *t, uint32_t lun, uint64_t bytes)
+{
+	struct lun_slot *s = locked_slot(t, lun);
+	const struct lun_group *g;
+	uint64_t old, nb;
+
+	if (!s)
+		return -ENOENT;
+	g = &t->groups[s->group];
+	if (!bytes || bytes % g->block_size ||
+	    bytes / g->block_size > (1ull << 53) / g->block_size) {
+		pthread_mutex_unlock(&t->lock);
+		return -EINVAL;
+	}
+	nb = bytes / g->block_size;
+	old = atomic_exchange(&s->nblocks, nb);
+	if (nb < old)
+		store_unmap(t->store, lun, nb * g->block_size,
+			    (old - nb) * g->block_size);
+	if (nb != old)
+		atomic_fetch_or(&s->ua, LUN_UA_CAPACITY);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state)
+{
+	struct lun_slot *s;
+
+	if (state != LUN_ONLINE && state != LUN_OFFLINE &&
+	    state != LUN_NOT_READY && state != LUN_STOPPED)
+		return -EINVAL;
+	s = locked_slot(t, lun);
+	if (!s)
+		return -ENOENT;
+	atomic_store(&s->state, (uint8_t)state);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode)
+{
+	struct lun_slot *s = locked_slot(t, lun);
+
+	if (!s)
+		return -ENOENT;
+	if (atomic_exchange(&s->mode, mode) != mode)
+		atomic_fetch_or(&s->ua, LUN_UA_MODE_CHANGED);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+/* ---- the command path: pin, snapshot, unit attentions ---------------- */
+
+int lun_get(struct lun_table *t, uint32_t lun, struct lun_info *info)
+{
+	struct lun_slot *s;
+	const struct lun_group *g;
+	uint8_t st;
+
+	if (lun >= t->max_luns)
+		return -ENODEV;
+	s = &t->slots[lun];
+	atomic_fetch_add(&s->inflight, 1); /* seq_cst: see lun_remove() */
+	st = atomic_load(&s->state);
+	if (st == LUN_ABSENT || st == LUN_REMOVING) {
+		lun_put(t, &(struct lun_info){ .lun = lun });
+		return -ENODEV;
+	}
+	g = &t->groups[s->group];
+	info->lun = lun;
+	info->gen = s->gen;
+	info->state = (enum lun_state)st;
+	info->group = g;
+	info->nblocks = atomic_load_explicit(&s->nblocks, memory_order_relaxed);
+	info->block_size = g->block_size;
+	info->mode = atomic_load_explicit(&s->mode, memory_order_relaxed);
+	info->table_owned = atomic_load_explicit(&s->flags, memory_order_acquire) &
+			    SLOT_TABLE_OWNED;
+	lun_wwn(t, lun, &info->wwn_hi, &info->wwn_lo);
+	fill_geom(t, g, lun, info->nblocks, &info->geom);
+	return 0;
+}
+
+void lun_put(struct lun_table *t, const struct lun_info *info)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+
+	if (atomic_fetch_sub(&s->inflight, 1) == 1 &&
+	    atomic_load(&s->state) == LUN_REMOVING)
+		finish_removal(t, info->lun);
+}
+
+unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
+			 uint8_t *asc, uint8_t *ascq)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+	uint16_t g;
+	uint32_t ua, bit;
+
+	/* Table-wide conditions arrive as generations: O(1) to raise. */
+	g = atomic_load(&t->reset_gen);
+	if (atomic_exchange(&s->reset_seen, g) != g)
+		atomic_fetch_or(&s->ua, LUN_UA_RESET);
+	g = atomic_load(&t->luns_gen);
+	if (atomic_exchange(&s->luns_seen, g) != g)
+		atomic_fetch_or(&s->ua, LUN_UA_LUNS_CHANGED);
+
+	for (;;) {
+		ua = atomic_load(&s->ua);
+		if (!ua)
+			return 0;
+		bit = ua & -ua; /* lowest bit = highest priority */
+		/* POWER ON OCCURRED reports the reset too (SAM-5 6.3.1). */
+		if (atomic_compare_exchange_weak(&s->ua, &ua,
+				ua & ~(bit == LUN_UA_POWER_ON ?
+				       (LUN_UA_POWER_ON | LUN_UA_RESET) : bit)))
+			break;
+	}
+	switch (bit) {
+	case LUN_UA_POWER_ON: *asc = 0x29; *ascq = 0x01; break;
+	case LUN_UA_RESET: *asc = 0x29; *ascq = 0x00; break;
+	case LUN_UA_MODE_CHANGED: *asc = 0x2a; *ascq = 0x01; break;
+	case LUN_UA_CAPACITY: *asc = 0x2a; *ascq = 0x09; break;
+	case LUN_UA_LUNS_CHANGED: *asc = 0x3f; *ascq = 0x0e; break;
+	default: *asc = s->ua_asc; *ascq = s->ua_ascq; break;
+	}
+	return bit;
+}
+
+void lun_ua_set(struct lun_table *t, uint32_t lun, unsigned int bits,
+		uint8_t asc, uint8_t ascq)
+{
+	struct lun_slot *s;
+
+	if (lun >= t->max_luns)
+		return;
+	s = &t->slots[lun];
+	if (bits & LUN_UA_INJECTED) {
+		s->ua_asc = asc;
+		s->ua_ascq = ascq;
+	}
+	atomic_fetch_or(&s->ua, bits);
+}
+
+void lun_ua_set_all(struct lun_table *t, unsigned int bits)
+{
+	if (bits & LUN_UA_RESET)
+		atomic_fetch_add(&t->reset_gen, 1);
+	if (bits & LUN_UA_LUNS_CHANGED)
+		atomic_fetch_add(&t->luns_gen, 1);
+}
+
+/* ---- block I/O --------------------------------------------------------- */
+
+static int check_range(const struct lun_info *info, uint64_t lba, uint64_t n)
+{
+	if (lba > info->nblocks || n > info->nblocks - lba)
+		return -ERANGE;
+	return 0;
+}
+
+static int check_medium(const struct lun_info *info)
+{
+	if (info->state == LUN_OFFLINE || info->state == LUN_NOT_READY ||
+	    info->state == LUN_STOPPED)
+		return -ENOMEDIUM;
+	return 0;
+}
+
+/* Copies @len bytes of @buf into the iovecs at byte offset @off. */
+static void iov_put(const struct iovec *iov, unsigned int iovcnt, size_t off,
+		    const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	unsigned int i;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		size_t n;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = iov[i].iov_len - off;
+		if (n > len)
+			n = len;
+		memcpy((uint8_t *)iov[i].iov_base + off, p, n);
+		p += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static bool overlay(const struct lun_info *info)
+{
+	return info->geom.kind != PTABLE_NONE && !info->table_owned;
+}
+
+int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
+	     uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt)
+{
+	uint64_t off = lba * info->block_size, end, blk, run;
+	uint8_t block[4096];
+	unsigned int i;
+	int ret;
+
+	ret = check_range(info, lba, nblocks);
+	if (!ret)
+		ret = check_medium(info);
+	if (ret)
+		return ret;
+	for (i = 0; i < iovcnt; i++) {
+		ret = store_read(t->store, info->lun, off, iov[i].iov_base,
+				 iov[i].iov_len);
+		if (ret)
+			return ret;
+		off += iov[i].iov_len;
+	}
+	if (!overlay(info) ||
+	    ptable_range_is_synthetic(&info->geom, lba, nblocks) != 1)
+		return 0;
+	/*
+	 * The few table blocks in range that the store does not hold come
+	 * from the generator: a handful of blocks (MBR, EBRs, GPT headers and
+	 * entry blocks), so one store_mapped() each is cheap.
+	 */
+	end = lba + nblocks;
+	for (blk = lba; blk < end &&
+	     ptable_next_synthetic(&info->geom, blk, &blk) == 1 && blk < end;
+	     blk++) {
+		ret = store_mapped(t->store, info->lun, blk * info->block_size,
+				   info->block_size, &run);
+		if (ret < 0)
+			return ret;
+		if (ret == 1)
+			continue;
+		ret = ptable_read(&info->geom, blk, 1, block);
+		if (ret)
+			return ret;
+		iov_put(iov, iovcnt, (blk - lba) * info->block_size, block,
+			info->block_size);
+	}
+	return 0;
+}
+
+/*
+ * The host is about to write near the synthetic table. From here on the
+ * store is the only truth for this LUN: write every table block into it
+ * first (once), so that blocks the write does not cover keep their content
+ * and a later zeroing of the table really reads back as zeros.
+ */
+static int own_table(struct lun_table *t, const struct lun_info *info)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+	uint8_t block[4096];
+	uint64_t blk, run;
+	int ret = 0;
+
+	pthread_mutex_lock(&t->own_lock);
+	if (atomic_load(&s->flags) & SLOT_TABLE_OWNED)
+		goto out_unlock;
+	for (blk = 0; ptable_next_synthetic(&info->geom, blk, &blk) == 1;
+	     blk++) {
+		ret = store_mapped(t->store, info->lun, blk * info->block_size,
+				   info->block_size, &run);
+		if (ret < 0)
+			goto out_unlock;
+		if (ret == 1)
+			continue; /* file store after a restart: already there */
+		ret = ptable_read(&info->geom, blk, 1, block);
+		if (!ret)
+			ret = store_write(t->store, info->lun,
+					  blk * info->block_size, block,
+					  info->block_size, 0);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = 0;
+	/* release: a lun_get() that sees the flag sees the table written */
+	atomic_fetch_or_explicit(&s->flags, SLOT_TABLE_OWNED,
+				 memory_order_release);
+out_unlock:
+	pthread_mutex_unlock(&t->own_lock);
+	return ret;
+}
+
+/* Before a modification of [lba, lba+n): take the table if it is touched. */
+static int before_modify(struct lun_table *t, const struct lun_info *info,
+			 uint64_t lba, uint64_t n)
+{
+	uint64_t gran, first, last;
+	int ret;
+
+	if (info->mode & LUN_MODE_SWP)
+		return -EROFS;
+	ret = check_medium(info);
+	if (ret || !overlay(info))
+		return ret;
+	/* Widen to the store's allocation unit: a chunk is stored whole. */
+	gran = store_granularity(t->store) / info->block_size;
+	if (!gran)
+		gran = 1;
+	first = lba / gran * gran;
+	last = (lba + n + gran - 1) / gran * gran;
+	if (last > info->nblocks)
+		last = info->nblocks;
+	if (ptable_range_is_synthetic(&info->geom, first, last - first) != 1)
+		return 0;
+	return own_table(t, info);
+}
+
+int lun_write(struct lun_table *t, const struct lun_info *info, uint64_t lba,
+	      uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt,
+	      unsigned int flags)
+{
+	uint64_t off = lba * info->block_size;
+	unsigned int i, sf = flags & LUN_IO_FUA ? STORE_FUA : 0;
+	int ret;
+
+	ret = check_range(info, lba, nblocks);
+	if (!ret)
+		ret = before_modify(t, info, lba, nblocks);
+	if (ret)
+		return ret;
+	for (i = 0; i < iovcnt; i++) {
+		ret = store_write(t->store, info->lun, off, iov[i].iov_base,
+				  iov[i].iov_len, sf);
+		if (ret)
+			return ret;
+		off += iov[i].iov_len;
+	}
+	return 0;
+}
+
+int lun_write_zeroes(struct lun_table *t, const struct lun_info *info,
+		     uint64_t lba, uint64_t nblocks, unsigned int flags)
+{
+	unsigned int sf = 0;
+	int ret;
+
+	ret = check_range(info, lba, nblocks);
+	if (!ret)
+		ret = before_modify(t, info, lba, nblocks);
+	if (ret)
+		return ret;
+	if (flags & LUN_IO_FUA)
+		sf |= STORE_FUA;
+	if (flags & LUN_IO_UNMAP)
+		sf |= STORE_UNMAP;
+	return store_write_zeroes(t->store, info->lun, lba * info->block_size,
+				  nblocks * info->block_size, sf);
+}
+
+int lun_unmap(struct lun_table *t, const struct lun_info *info, uint64_t lba,
+	      uint64_t nblocks)
+{
+	int ret;
+
+	ret = check_range(info, lba, nblocks);
+	if (!ret)
+		ret = before_modify(t, info, lba, nblocks);
+	if (ret)
+		return ret;
+	return store_unmap(t->store, info->lun, lba * info->block_size,
+			   nblocks * info->block_size);
+}
+
+int lun_flush(struct lun_table *t, const struct lun_info *info)
+{
+	int ret = check_medium(info);
+
+	return ret ? ret : store_flush(t->store, info->lun);
+}
+
+int lun_lba_status(struct lun_table *t, const struct lun_info *info,
+		   uint64_t lba, uint64_t max, uint64_t *run)
+{
+	uint64_t next, bytes;
+	int ret;
+
+	if (lba >= info->nblocks)
+		return -ERANGE;
+	if (max > info->nblocks - lba)
+		max = info->nblocks - lba;
+	if (!max)
+		max = 1;
+	if (overlay(info)) {
+		if (ptable_block_is_synthetic(&info->geom, lba) == 1) {
+			*run = 1;
+			return 1;
+		}
+		/* stop the store's run at the next table block */
+		if (ptable_next_synthetic(&info->geom, lba, &next) == 1 &&
+		    next - lba < max)
+			max = next - lba;
+	}
+	ret = store_mapped(t->store, info->lun, lba * info->block_size,
+			   max * info->block_size, &bytes);
+	if (ret < 0)
+		return ret;
+	*run = (bytes + info->block_size - 1) / info->block_size;
+	if (!*run)
+		*run = 1;
+	return ret;
+}

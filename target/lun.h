@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The LUN table: up to 2^20 LUNs in flat arrays, 32 bytes a LUN, nothing
+ * allocated per LUN. Geometry and identity come from the LUN's group (one
+ * [luns] section); serial and WWN are computed from the LUN number and the
+ * target seed. Block I/O overlays the synthetic partition table on the store.
+ */
+#ifndef SDSWARM_LUN_H
+#define SDSWARM_LUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ptable.h"
+#include "store/store.h"
+
+#define LUN_MAX_LUNS (1u << 20)
+#define LUN_DEFAULT_MAX 262144u
+#define LUN_MAX_GROUPS 256u
+#define LUN_NAME_MAX 32
+
+enum lun_state {
+	LUN_ABSENT = 0,   /* no LUN with this number */
+	LUN_ONLINE,       /* serving */
+	LUN_OFFLINE,      /* present, every medium access fails: NOT READY, offline */
+	LUN_NOT_READY,    /* present, becoming ready (NOT READY, in process) */
+	LUN_STOPPED,      /* START STOP UNIT stopped it: initializing command required */
+	LUN_REMOVING,     /* removed; waiting for commands in flight to finish */
+};
+
+/* Unit attention conditions, highest priority first (SAM-5 5.14). */
+enum lun_ua {
+	LUN_UA_POWER_ON = 1u << 0,      /* 29h/01h POWER ON OCCURRED */
+	LUN_UA_RESET = 1u << 1,         /* 29h/00h after a LUN or target reset */
+	LUN_UA_MODE_CHANGED = 1u << 2,  /* 2Ah/01h MODE PARAMETERS CHANGED */
+	LUN_UA_CAPACITY = 1u << 3,      /* 2Ah/09h CAPACITY DATA HAS CHANGED */
+	LUN_UA_LUNS_CHANGED = 1u << 4,  /* 3Fh/0Eh REPORTED LUNS DATA HAS CHANGED */
+	LUN_UA_INJECTED = 1u << 5,      /* a fault's unit attention (its own ASC/ASCQ) */
+};
+
+/* Mode page bits a host can change with MODE SELECT, per LUN. */
+enum lun_mode {
+	LUN_MODE_WCE = 1u << 0,     /* caching page: write cache enable */
+	LUN_MODE_RCD = 1u << 1,     /* caching page: read cache disable */
+	LUN_MODE_D_SENSE = 1u << 2, /* control page: descriptor-format sense */
+	LUN_MODE_SWP = 1u << 3,     /* control page: software write protect */
+	LUN_MODE_DEXCPT = 1u << 4,  /* IE page: disable exceptions */
+	LUN_MODE_TEST = 1u << 5,    /* IE page: test (report a false failure) */
+	LUN_MODE_QERR = 1u << 6,    /* control page: QErr = 01b */
+};
+
+/*
+ * A group of LUNs sharing geometry and identity: one [luns] or [luns.NAME]
+ * section. Every LUN points at its group by a 16-bit index.
+ */
+struct lun_group {
+	char name[LUN_NAME_MAX];
+	uint32_t first;          /* first LUN number */
+	uint32_t count;          /* number of LUNs created at start */
+	uint64_t size;           /* bytes; a multiple of block_size */
+	uint32_t block_size;     /* 512 or 4096 */
+	uint8_t phys_exp;        /* physical block = block_size << phys_exp */
+	bool thin;               /* logical block provisioning (LBPME, UNMAP) */
+	bool lbprz;              /* unmapped blocks read as zero (reported) */
+	uint16_t mode_default;   /* enum lun_mode bits at power on */
+	char vendor[9];          /* INQUIRY T10 vendor, space padded on output */
+	char product[17];
+	char revision[5];
+	uint32_t max_xfer_blocks;   /* block limits VPD: MAXIMUM TRANSFER LENGTH */
+	uint32_t opt_xfer_blocks;   /* OPTIMAL TRANSFER LENGTH */
+	uint32_t max_unmap_blocks;  /* MAXIMUM UNMAP LBA COUNT */
+	uint32_t max_unmap_desc;    /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
+	uint32_t max_ws_blocks;     /* MAXIMUM WRITE SAME LENGTH */
+	uint16_t rotation_rate;     /* VPD B1: 1 = non-rotating */
+	enum ptable_kind ptable;
+	unsigned int nparts;
+	unsigned int nsizes;
+	uint64_t part_sizes[64];    /* blocks, see ptable.h for the rule */
+};
+
+/* A LUN as the command path sees it: a snapshot, cheap to take. */
+struct lun_info {
+	uint32_t lun;
+	uint32_t gen;            /* bumps on every add: commands from before fail */
+	enum lun_state state;
+	const struct lun_group *group;
+	uint64_t nblocks;        /* current capacity in logical blocks */
+	uint32_t block_size;
+	uint16_t mode;           /* enum lun_mode bits */
+	uint64_t wwn_hi, wwn_lo; /* NAA-6 WWN, 16 bytes, big-endian halves */
+	bool table_owned;        /* the host wrote the table area: no overlay */
+	struct ptable_geom geom; /* partition table geometry (kind NONE if none) */
+};
+
+struct lun_table_params {
+	uint32_t max_luns;       /* 1..LUN_MAX_LUNS; default LUN_DEFAULT_MAX */
+	uint64_t seed;           /* target seed: serials and WWNs */
+	uint32_t oui;            /* IEEE OUI in the WWN (24 bits); 0: AC-DE-48,
+				  * the block IEEE reserves for private use */
+	struct store *store;     /* where blocks live; not owned */
+};
+
+struct lun_table;
+
+/**
+ * lun_table_create() - an empty table for LUN numbers 0..max_luns-1.
+ * @out: out, the table.
+ * @p: parameters; @p->store must outlive the table.
+ *
+ * Context: allocates the flat per-LUN arrays: 32 bytes a LUN up to max_luns,
+ * touched (and so resident) only as LUNs are created.
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+int lun_table_create(struct lun_table **out, const struct lun_table_params *p);
+
+/**
+ * lun_table_destroy() - free the table (not the store). NULL is a no-op.
+ * @t: the table.
+ */
+void lun_table_destroy(struct lun_table *t);
+
+/**
+ * lun_group_add() - register a group and create its @g->count LUNs online,
+ * each with a pending POWER ON unit attention.
+ * @t: the table.
+ * @g: the group, copied.
+ *
+ * Context: control path; takes the table's writer lock.
+ * Return: the group's index (>= 0); -EINVAL for a bad geometry or a
+ * partition layout that does not fit (ptable_check()); -EEXIST if any LUN
+ * of the range exists; -ERANGE if the range passes max_luns; -ENOSPC when
+ * LUN_MAX_GROUPS groups exist.
+ */
+int lun_group_add(struct lun_table *t, const struct lun_group *g);
+
+/**
+ * lun_group_get() - a group by index.
+ * @t: the table.
+ * @index: as returned by lun_group_add().
+ *
+ * Return: the group, or NULL.
+ */
+const struct lun_group *lun_group_get(const struct lun_table *t,
+				      unsigned int index);
+
+/**
+ * lun_group_find() - a group by name.
+ * @t: the table.
+ * @name: group name.
+ *
+ * Return: its index, or -ENOENT.
+ */
+int lun_group_find(const struct lun_table *t, const char *name);
+
+/**
+ * lun_add() - create one LUN of group @group; @lun UINT32_MAX picks the
+ * lowest free number at or above the group's first.
+ * @t: the table.
+ * @lun: LUN number or UINT32_MAX.
+ * @group: group index.
+ *
+ * Sets REPORTED LUNS DATA HAS CHANGED for every LUN (O(1): a generation).
+ * Return: the LUN number; -EEXIST, -ERANGE, -ENOENT (no such group),
+ * -ENOSPC (no free number).
+ */
+int lun_add(struct lun_table *t, uint32_t lun, unsigned int group);
+
+/**
+ * lun_remove() - remove a LUN. New commands see it absent at once; its data
+ * is dropped from the store when the last command in flight finishes.
+ * @t: the table.
+ * @lun: LUN number.
+ *
+ * Return: 0, -ENOENT.
+ */
+int lun_remove(struct lun_table *t, uint32_t lun);
+
+/**
+ * lun_resize() - change a LUN's capacity; sets CAPACITY DATA HAS CHANGED.
+ * @t: the table.
+ * @lun: LUN number.
+ * @bytes: new size, a multiple of the block size, > 0.
+ *
+ * Shrinking drops the store's data past the new end.
+ * Return: 0, -ENOENT, -EINVAL.
+ */
+int lun_resize(struct lun_table *t, uint32_t lun, uint64_t bytes);
+
+/**
+ * lun_set_state() - online, offline, not ready or stopped.
+ * @t: the table.
+ * @lun: LUN number.
+ * @state: LUN_ONLINE, LUN_OFFLINE, LUN_NOT_READY or LUN_STOPPED.
+ *
+ * Return: 0, -ENOENT, -EINVAL.
+ */
+int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state);
+
+/**
+ * lun_get() - snapshot a LUN and pin it against final removal.
+ * @t: the table.
+ * @lun: LUN number.
+ * @info: out, the snapshot.
+ *
+ * Every successful lun_get() must be paired with lun_put(). A removed LUN
+ * is not returned.
+ * Context: command path; lock-free (an atomic increment).
+ * Return: 0, -ENODEV (no such LUN, or being removed).
+ */
+int lun_get(struct lun_table *t, uint32_t lun, struct lun_info *info);
+
+/**
+ * lun_put() - release a lun_get() pin.
+ * @t: the table.
+ * @info: the snapshot from lun_get().
+ */
+void lun_put(struct lun_table *t, const struct lun_info *info);
+
+/**
+ * lun_exists() - whether a LUN number is present (any state but absent or
+ * removing).
+ * @t: the table.
+ * @lun: LUN number.
+ *
+ * Return: true or false.
+ */
+bool lun_exists(const struct lun_table *t, uint32_t lun);
+
+/**
+ * lun_next() - the lowest present LUN number >= @from (REPORT LUNS, readdir).
+ * @t: the table.
+ * @from: first number to consider.
+ * @limit: first number not to consider.
+ *
+ * Cost: O(gap) over a bitmap, 64 LUNs a word.
+ * Return: the LUN number, or -ENOENT.
+ */
+int lun_next(const struct lun_table *t, uint32_t from, uint32_t limit);
+
+/**
+ * lun_count() - present LUNs.
+ * @t: the table.
+ *
+ * Return: the count.
+ */
+uint32_t lun_count(const struct lun_table *t);
+
+/**
+ * lun_max() - the table's LUN number limit.
+ * @t: the table.
+ *
+ * Return: max_luns.
+ */
+uint32_t lun_max(const struct lun_table *t);
+
+/**
+ * lun_ua_take() - the highest-priority pending unit attention, cleared.
+ * @t: the table.
+ * @info: the LUN.
+ * @asc: out, ASC (for LUN_UA_INJECTED: the fault's).
+ * @ascq: out, ASCQ.
+ *
+ * Return: the enum lun_ua bit taken, or 0 if none is pending.
+ */
+unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
+			 uint8_t *asc, uint8_t *ascq);
+
+/**
+ * lun_ua_set() - raise unit attention @bits on one LUN.
+ * @t: the table.
+ * @lun: LUN number.
+ * @bits: enum lun_ua bits; LUN_UA_INJECTED uses @asc and @ascq.
+ * @asc: ASC for LUN_UA_INJECTED.
+ * @ascq: ASCQ for LUN_UA_INJECTED.
+ */
+void lun_ua_set(struct lun_table *t, uint32_t lun, unsigned int bits,
+		uint8_t asc, uint8_t ascq);
+
+/**
+ * lun_ua_set_all() - raise unit attention @bits on every LUN (resets).
+ * @t: the table.
+ * @bits: LUN_UA_RESET or LUN_UA_LUNS_CHANGED.
+ *
+ * Cost: O(1): a table generation each LUN compares on its next command.
+ */
+void lun_ua_set_all(struct lun_table *t, unsigned int bits);
+
+/**
+ * lun_mode_set() - store a LUN's changeable mode bits (MODE SELECT);
+ * raises MODE PARAMETERS CHANGED on the LUN when they change.
+ * @t: the table.
+ * @lun: LUN number.
+ * @mode: enum lun_mode bits.
+ *
+ * Return: 0, -ENOENT.
+ */
+int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode);
+
+/**
+ * lun_serial() - the unit serial number, "SDS" + 8 hex digits of the seed +
+ * 6 of the LUN number: unique across 2^20 LUNs (scsi_debug's repeat past
+ * LUN 1000) and distinct between targets with different seeds.
+ * @t: the table.
+ * @lun: LUN number (present or not: the serial is a function of it).
+ * @buf: out, NUL-terminated.
+ * @len: size of @buf, at least LUN_SERIAL_LEN + 1.
+ *
+ * Return: the length (LUN_SERIAL_LEN), or -ENOSPC.
+ */
+#define LUN_SERIAL_LEN 17
+int lun_serial(const struct lun_table *t, uint32_t lun, char *buf, size_t len);
+
+/* I/O flags for lun_write() and friends. */
+#define LUN_IO_FUA 1u     /* durable before completion */
+#define LUN_IO_UNMAP 2u   /* write_zeroes may deallocate */
+
+/*
+ * Block I/O on a pinned LUN. LBA ranges are checked by the caller (scsi/ has
+ * the sense codes); these check again and return -ERANGE. Data moves
+ * through iovecs of exactly nblocks * block_size bytes. Return: 0, or
+ * -errno: -ERANGE, -ENOSPC (store full), -EIO, -EROFS (software write
+ * protect), -ENOMEDIUM (offline).
+ */
+int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
+	     uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt);
+int lun_write(struct lun_table *t, const struct lun_info *info, uint64_t lba,
+	      uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt,
+	      unsigned int flags);
+int lun_write_zeroes(struct lun_table *t, const struct lun_info *info,
+		     uint64_t lba, uint64_t nblocks, unsigned int flags);
+int lun_unmap(struct lun_table *t, const struct lun_info *info, uint64_t lba,
+	      uint64_t nblocks);
+int lun_flush(struct lun_table *t, const struct lun_info *info);
+
+/**
+ * lun_lba_status() - whether @lba is mapped, and for how many blocks the
+ * same holds (GET LBA STATUS, SEEK_DATA/SEEK_HOLE). Table blocks of a
+ * synthetic partition table count as mapped.
+ * @t: the table.
+ * @info: the LUN.
+ * @lba: first block.
+ * @max: most blocks to look at.
+ * @run: out, blocks from @lba in the same state (>= 1).
+ *
+ * Return: 1 mapped, 0 deallocated, -ERANGE.
+ */
+int lun_lba_status(struct lun_table *t, const struct lun_info *info,
+		   uint64_t lba, uint64_t max, uint64_t *run);
+
+/**
+ * lun_wwn() - the NAA-6 WWN of LUN @lun: 6h, the OUI, 36 bits of the seed,
+ * and an extension of the seed's high bits and the LUN number.
+ * @t: the table.
+ * @lun: LUN number.
+ * @hi: out, bytes 0-7 big-endian.
+ * @lo: out, bytes 8-15 big-endian.
+ */
+void lun_wwn(const struct lun_table *t, uint32_t lun, uint64_t *hi,
+	     uint64_t *lo);
+
+/**
+ * lun_seed() - the table's seed.
+ * @t: the table.
+ *
+ * Return: the seed.
+ */
+uint64_t lun_seed(const struct lun_table *t);
+
+/**
+ * lun_store() - the table's store.
+ * @t: the table.
+ *
+ * Return: the store.
+ */
+struct store *lun_store(const struct lun_table *t);
+
+/**
+ * lun_table_bytes() - memory the table holds (for bytes/LUN).
+ * @t: the table.
+ *
+ * Return: bytes.
+ */
+size_t lun_table_bytes(const struct lun_table *t);
+
+#endif /* SDSWARM_LUN_H */
