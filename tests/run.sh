@@ -34,6 +34,7 @@ run_one() { # name cmd...
 	[ -n "$pattern" ] && [[ $name != *$pattern* ]] && return
 	local log=$logdir/$name.log
 	local t0 t1 rc
+	mkdir -p "$(dirname "$log")"
 	t0=$(date +%s.%N)
 	timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1 </dev/null
 	rc=$?

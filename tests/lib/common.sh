@@ -5,6 +5,7 @@
 #   expect_eq DESC WANT GOT
 #   finish               exit 0 if nothing failed, else 1
 #   tmpdir               a private temporary folder, removed on exit
+#                        (safe to call as $(tmpdir))
 set -u
 SDSWARM_TOP=${SDSWARM_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SDSWARM_BIN=${SDSWARM_BIN:-$SDSWARM_TOP/build/address/bin}
@@ -56,11 +57,12 @@ expect_eq() {
 	fi
 }
 
+# One private root per script, made here in the script's own shell so its
+# removal is registered there (tmpdir runs in $(...), a subshell).
+_sdswarm_tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-test.XXXXXX")
+on_exit "rm -rf '$_sdswarm_tmp'"
 tmpdir() {
-	local d
-	d=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-test.XXXXXX")
-	on_exit "rm -rf '$d'"
-	echo "$d"
+	mktemp -d "$_sdswarm_tmp/t.XXXXXX"
 }
 
 finish() {
