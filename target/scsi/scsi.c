@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The command path: the opcode table, scsi_exec()'s checks in one fixed
+ * order driven by the table's flags, Data-In/Data-Out copies, LUN
+ * addressing and per-thread statistics.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "fault.h"
+#include "scsi_i.h"
+
+/* Operation codes (SPC-4 table D.2, SBC-4 table 29). */
+enum {
+	TEST_UNIT_READY = 0x00,
+	REQUEST_SENSE = 0x03,
+	READ_6 = 0x08,
+	WRITE_6 = 0x0a,
+	INQUIRY = 0x12,
+	MODE_SELECT_6 = 0x15,
+	MODE_SENSE_6 = 0x1a,
+	START_STOP_UNIT = 0x1b,
+	PREVENT_ALLOW_MEDIUM_REMOVAL = 0x1e,
+	READ_CAPACITY_10 = 0x25,
+	READ_10 = 0x28,
+	WRITE_10 = 0x2a,
+	WRITE_VERIFY_10 = 0x2e,
+	VERIFY_10 = 0x2f,
+	SYNCHRONIZE_CACHE_10 = 0x35,
+	WRITE_SAME_10 = 0x41,
+	UNMAP = 0x42,
+	MODE_SELECT_10 = 0x55,
+	MODE_SENSE_10 = 0x5a,
+	READ_16 = 0x88,
+	COMPARE_AND_WRITE = 0x89,
+	WRITE_16 = 0x8a,
+	WRITE_VERIFY_16 = 0x8e,
+	VERIFY_16 = 0x8f,
+	SYNCHRONIZE_CACHE_16 = 0x91,
+	WRITE_SAME_16 = 0x93,
+	SERVICE_ACTION_IN_16 = 0x9e,
+	REPORT_LUNS = 0xa0,
+	MAINTENANCE_IN = 0xa3,
+	READ_12 = 0xa8,
+	WRITE_12 = 0xaa,
+	WRITE_VERIFY_12 = 0xae,
+	VERIFY_12 = 0xaf,
+};
+
+/* Service actions. */
+#define SA_READ_CAPACITY_16 0x10
+#define SA_GET_LBA_STATUS 0x12
+#define SA_REPORT_OPCODES 0x0c
+#define SA_REPORT_TMFS 0x0d
+
+#define SA_MASK 0x1f            /* CDB byte 1 bits 4-0 */
+
+/* Flag sets. */
+#define F_READ (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_DATA_IN | SCSI_OP_FAULTS)
+#define F_WRITE (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_WRITE | \
+		 SCSI_OP_DATA_OUT | SCSI_OP_FAULTS)
+#define F_VERIFY (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_DATA_OUT | \
+		  SCSI_OP_FAULTS)
+#define F_MEDIUM_IN (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_DATA_IN)
+#define F_LUN_IN (SCSI_OP_LUN | SCSI_OP_DATA_IN)
+#define F_ANY_LUN_IN (SCSI_OP_NO_UA | SCSI_OP_DATA_IN)
+
+/*
+ * CDB usage data. What each byte allows is what the handler reads; every
+ * other bit is reserved here (protection information fields, since there
+ * is none; GROUP NUMBER, since no grouping function is reported; obsolete
+ * bits; the CONTROL byte's NACA and LINK, since ACA and linked commands are
+ * not supported) and a CDB that sets one fails before the handler runs.
+ */
+#define LBA4 0xff, 0xff, 0xff, 0xff
+#define LBA8 LBA4, LBA4
+
+static const struct scsi_op service_action_in16_ops[] = {
+	{
+		.name = "READ_CAPACITY_16",
+		.fn = sbc_service_action_in16,
+		.flags = F_MEDIUM_IN,
+		.cdb_len = 16,
+		.sa = SA_READ_CAPACITY_16,
+		.has_sa = true,
+		/* obsolete LBA and PMI: sbc.c still checks them as SBC-3 */
+		.usage = { SERVICE_ACTION_IN_16, SA_MASK, LBA8, LBA4, 0x01,
+			   0x00 },
+	},
+	{
+		.name = "GET_LBA_STATUS",
+		.fn = sbc_service_action_in16,
+		.flags = F_MEDIUM_IN,
+		.cdb_len = 16,
+		.sa = SA_GET_LBA_STATUS,
+		.has_sa = true,
+		.usage = { SERVICE_ACTION_IN_16, SA_MASK, LBA8, LBA4, 0x00,
+			   0x00 },
+	},
+};
+
+static const struct scsi_op maintenance_in_ops[] = {
+	{
+		.name = "REPORT_SUPPORTED_OPERATION_CODES",
+		.fn = spc_report_opcodes,
+		.flags = F_LUN_IN,
+		.cdb_len = 12,
+		.sa = SA_REPORT_OPCODES,
+		.has_sa = true,
+		/* RCTD, REPORTING OPTIONS; opcode; SA; allocation length */
+		.usage = { MAINTENANCE_IN, SA_MASK, 0x87, 0xff, 0xff, 0xff,
+			   LBA4, 0x00, 0x00 },
+	},
+	{
+		.name = "REPORT_SUPPORTED_TASK_MANAGEMENT_FUNCTIONS",
+		.fn = spc_report_tmfs,
+		.flags = F_LUN_IN,
+		.cdb_len = 12,
+		.sa = SA_REPORT_TMFS,
+		.has_sa = true,
+		/* REPD; allocation length */
+		.usage = { MAINTENANCE_IN, SA_MASK, 0x80, 0x00, 0x00, 0x00,
+			   LBA4, 0x00, 0x00 },
+	},
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+const struct scsi_op scsi_ops[256] = {
+	[TEST_UNIT_READY] = {
+		.name = "TEST_UNIT_READY", .fn = spc_test_unit_ready,
+		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 6,
+		.usage = { TEST_UNIT_READY, 0, 0, 0, 0, 0 },
+	},
+	[REQUEST_SENSE] = {
+		.name = "REQUEST_SENSE", .fn = spc_request_sense,
+		.flags = F_ANY_LUN_IN, .cdb_len = 6,
+		.usage = { REQUEST_SENSE, 0x01, 0, 0, 0xff, 0 },
+	},
+	[READ_6] = {
+		.name = "READ_6", .fn = sbc_read, .flags = F_READ,
+		.cdb_len = 6,
+		.usage = { READ_6, 0x1f, 0xff, 0xff, 0xff, 0 },
+	},
+	[WRITE_6] = {
+		.name = "WRITE_6", .fn = sbc_write, .flags = F_WRITE,
+		.cdb_len = 6,
+		.usage = { WRITE_6, 0x1f, 0xff, 0xff, 0xff, 0 },
+	},
+	[INQUIRY] = {
+		.name = "INQUIRY", .fn = spc_inquiry,
+		.flags = F_ANY_LUN_IN, .cdb_len = 6,
+		/* EVPD; page code; allocation length (CMDDT is obsolete) */
+		.usage = { INQUIRY, 0x01, 0xff, 0xff, 0xff, 0 },
+	},
+	[MODE_SELECT_6] = {
+		.name = "MODE_SELECT_6", .fn = spc_mode_select,
+		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 6,
+		/* PF only: SP = 1 fails here, nothing is saved */
+		.usage = { MODE_SELECT_6, 0x10, 0, 0, 0xff, 0 },
+	},
+	[MODE_SENSE_6] = {
+		.name = "MODE_SENSE_6", .fn = spc_mode_sense,
+		.flags = F_LUN_IN, .cdb_len = 6,
+		/* DBD; PC, page code; subpage; allocation length */
+		.usage = { MODE_SENSE_6, 0x08, 0xff, 0xff, 0xff, 0 },
+	},
+	[START_STOP_UNIT] = {
+		.name = "START_STOP_UNIT", .fn = spc_start_stop_unit,
+		.flags = SCSI_OP_LUN, .cdb_len = 6,
+		/* IMMED; POWER CONDITION, NO_FLUSH, LOEJ, START */
+		.usage = { START_STOP_UNIT, 0x01, 0, 0, 0xf7, 0 },
+	},
+	[PREVENT_ALLOW_MEDIUM_REMOVAL] = {
+		.name = "PREVENT_ALLOW_MEDIUM_REMOVAL", .fn = spc_prevent_allow,
+		.flags = SCSI_OP_LUN, .cdb_len = 6,
+		.usage = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 0x03, 0 },
+	},
+	[READ_CAPACITY_10] = {
+		.name = "READ_CAPACITY_10", .fn = sbc_read_capacity10,
+		.flags = F_MEDIUM_IN, .cdb_len = 10,
+		/* obsolete LBA and PMI: sbc.c still checks them as SBC-3 */
+		.usage = { READ_CAPACITY_10, 0, LBA4, 0, 0, 0x01, 0 },
+	},
+	[READ_10] = {
+		.name = "READ_10", .fn = sbc_read, .flags = F_READ,
+		.cdb_len = 10,
+		/* DPO, FUA, RARC */
+		.usage = { READ_10, 0x1c, LBA4, 0, 0xff, 0xff, 0 },
+	},
+	[WRITE_10] = {
+		.name = "WRITE_10", .fn = sbc_write, .flags = F_WRITE,
+		.cdb_len = 10,
+		/* DPO, FUA */
+		.usage = { WRITE_10, 0x18, LBA4, 0, 0xff, 0xff, 0 },
+	},
+	[WRITE_VERIFY_10] = {
+		.name = "WRITE_AND_VERIFY_10", .fn = sbc_write_verify,
+		.flags = F_WRITE, .cdb_len = 10,
+		/* DPO, BYTCHK */
+		.usage = { WRITE_VERIFY_10, 0x16, LBA4, 0, 0xff, 0xff, 0 },
+	},
+	[VERIFY_10] = {
+		.name = "VERIFY_10", .fn = sbc_verify, .flags = F_VERIFY,
+		.cdb_len = 10,
+		.usage = { VERIFY_10, 0x16, LBA4, 0, 0xff, 0xff, 0 },
+	},
+	[SYNCHRONIZE_CACHE_10] = {
+		.name = "SYNCHRONIZE_CACHE_10", .fn = sbc_sync_cache,
+		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 10,
+		/* IMMED */
+		.usage = { SYNCHRONIZE_CACHE_10, 0x02, LBA4, 0, 0xff, 0xff, 0 },
+	},
+	[WRITE_SAME_10] = {
+		.name = "WRITE_SAME_10", .fn = sbc_write_same,
+		.flags = F_WRITE, .cdb_len = 10,
+		/* UNMAP (ANCHOR: ANC_SUP is 0; PBDATA, LBDATA obsolete) */
+		.usage = { WRITE_SAME_10, 0x08, LBA4, 0, 0xff, 0xff, 0 },
+	},
+	[UNMAP] = {
+		.name = "UNMAP", .fn = sbc_unmap, .flags = F_WRITE,
+		.cdb_len = 10,
+		/* parameter list length (ANCHOR: ANC_SUP is 0) */
+		.usage = { UNMAP, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
+	},
+	[MODE_SELECT_10] = {
+		.name = "MODE_SELECT_10", .fn = spc_mode_select,
+		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 10,
+		.usage = { MODE_SELECT_10, 0x10, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
+	},
+	[MODE_SENSE_10] = {
+		.name = "MODE_SENSE_10", .fn = spc_mode_sense,
+		.flags = F_LUN_IN, .cdb_len = 10,
+		/* LLBAA, DBD; PC, page code; subpage; allocation length */
+		.usage = { MODE_SENSE_10, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff,
+			   0 },
+	},
+	[READ_16] = {
+		.name = "READ_16", .fn = sbc_read, .flags = F_READ,
+		.cdb_len = 16,
+		.usage = { READ_16, 0x1c, LBA8, LBA4, 0, 0 },
+	},
+	[COMPARE_AND_WRITE] = {
+		.name = "COMPARE_AND_WRITE", .fn = sbc_compare_and_write,
+		.flags = F_WRITE, .cdb_len = 16,
+		/* DPO, FUA; LBA; NUMBER OF LOGICAL BLOCKS */
+		.usage = { COMPARE_AND_WRITE, 0x18, LBA8, 0, 0, 0, 0xff, 0, 0 },
+	},
+	[WRITE_16] = {
+		.name = "WRITE_16", .fn = sbc_write, .flags = F_WRITE,
+		.cdb_len = 16,
+		.usage = { WRITE_16, 0x18, LBA8, LBA4, 0, 0 },
+	},
+	[WRITE_VERIFY_16] = {
+		.name = "WRITE_AND_VERIFY_16", .fn = sbc_write_verify,
+		.flags = F_WRITE, .cdb_len = 16,
+		.usage = { WRITE_VERIFY_16, 0x16, LBA8, LBA4, 0, 0 },
+	},
+	[VERIFY_16] = {
+		.name = "VERIFY_16", .fn = sbc_verify, .flags = F_VERIFY,
+		.cdb_len = 16,
+		.usage = { VERIFY_16, 0x16, LBA8, LBA4, 0, 0 },
+	},
+	[SYNCHRONIZE_CACHE_16] = {
+		.name = "SYNCHRONIZE_CACHE_16", .fn = sbc_sync_cache,
+		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 16,
+		.usage = { SYNCHRONIZE_CACHE_16, 0x02, LBA8, LBA4, 0, 0 },
+	},
+	[WRITE_SAME_16] = {
+		.name = "WRITE_SAME_16", .fn = sbc_write_same,
+		.flags = F_WRITE, .cdb_len = 16,
+		/* UNMAP, NDOB */
+		.usage = { WRITE_SAME_16, 0x09, LBA8, LBA4, 0, 0 },
+	},
+	[SERVICE_ACTION_IN_16] = {
+		.name = "SERVICE_ACTION_IN_16", .cdb_len = 16,
+		.nsa = NELEM(service_action_in16_ops),
+		.sa_ops = service_action_in16_ops,
+	},
+	[REPORT_LUNS] = {
+		.name = "REPORT_LUNS", .fn = spc_report_luns,
+		.flags = F_ANY_LUN_IN, .cdb_len = 12,
+		/* SELECT REPORT; allocation length */
+		.usage = { REPORT_LUNS, 0, 0xff, 0, 0, 0, LBA4, 0, 0 },
+	},
+	[MAINTENANCE_IN] = {
+		.name = "MAINTENANCE_IN", .cdb_len = 12,
+		.nsa = NELEM(maintenance_in_ops),
+		.sa_ops = maintenance_in_ops,
+	},
+	[READ_12] = {
+		.name = "READ_12", .fn = sbc_read, .flags = F_READ,
+		.cdb_len = 12,
+		.usage = { READ_12, 0x1c, LBA4, LBA4, 0, 0 },
+	},
+	[WRITE_12] = {
+		.name = "WRITE_12", .fn = sbc_write, .flags = F_WRITE,
+		.cdb_len = 12,
+		.usage = { WRITE_12, 0x18, LBA4, LBA4, 0, 0 },
+	},
+	[WRITE_VERIFY_12] = {
+		.name = "WRITE_AND_VERIFY_12", .fn = sbc_write_verify,
+		.flags = F_WRITE, .cdb_len = 12,
+		.usage = { WRITE_VERIFY_12, 0x16, LBA4, LBA4, 0, 0 },
+	},
+	[VERIFY_12] = {
+		.name = "VERIFY_12", .fn = sbc_verify, .flags = F_VERIFY,
+		.cdb_len = 12,
+		.usage = { VERIFY_12, 0x16, LBA4, LBA4, 0, 0 },
+	},
+};
+
+const struct scsi_op *scsi_op_sa(uint8_t opcode, uint16_t sa)
+{
+	const struct scsi_op *op = &scsi_ops[opcode];
+	unsigned int i;
+
+	for (i = 0; i < op->nsa; i++)
+		if (op->sa_ops[i].sa == sa)
+			return &op->sa_ops[i];
+	return NULL;
+}
+
+const struct scsi_op *scsi_op_at(unsigned int i)
+{
+	unsigned int opcode;
+
+	for (opcode = 0; opcode < 256; opcode++) {
+		const struct scsi_op *op = &scsi_ops[opcode];
+
+		if (op->nsa) {
+			if (i < op->nsa)
+				return &op->sa_ops[i];
+			i -= op->nsa;
+		} else if (op->fn) {
+			if (!i)
+				return op;
+			i--;
+		}
+	}
+	return NULL;
+}
+
+const char *scsi_opcode_name(uint8_t opcode)
+{
+	return scsi_ops[opcode].name;
+}
+
+int scsi_cdb_len(uint8_t opcode)
+{
+	switch (opcode >> 5) {
+	case 0:
+		return 6;
+	case 1:
+	case 2:
+		return 10;
+	case 3:
+		return -1;
+	case 4:
+		return 16;
+	case 5:
+		return 12;
+	default:
+		return 0;
+	}
+}
+
+int scsi_lun_decode(const uint8_t field[8], uint32_t *lun)
+{
+	unsigned int i;
+
+	for (i = 2; i < 8; i++)
+		if (field[i])
+			return -EINVAL;
+	switch (field[0] >> 6) {
+	case 0: /* peripheral device addressing, bus 0 */
+		if (field[0] & 0x3f)
+			return -EINVAL;
+		*lun = field[1];
+		return 0;
+	case 1: /* flat space addressing */
+		*lun = (uint32_t)(field[0] & 0x3f) << 8 | field[1];
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int scsi_lun_encode(uint32_t lun, uint8_t field[8])
+{
+	if (lun > 0x3fff)
+		return -ERANGE;
+	memset(field, 0, 8);
+	/* peripheral below 256, flat space above: int_to_scsilun() alike */
+	field[0] = (uint8_t)(lun > 0xff ? 0x40 | lun >> 8 : 0);
+	field[1] = (uint8_t)lun;
+	return 0;
+}
+
+/* ---- data movement ---------------------------------------------------- */
+
+/* Bytes the transport's buffer takes from @off: xfer_len and the iovecs. */
+static size_t room_at(const struct scsi_cmd *cmd, size_t off, size_t len)
+{
+	if (off >= cmd->xfer_len)
+		return 0;
+	return len < cmd->xfer_len - off ? len : cmd->xfer_len - off;
+}
+
+/* Copies between @buf and the iovecs at @off; @in: to the iovecs. */
+static size_t iov_copy(const struct scsi_cmd *cmd, void *buf, size_t len,
+		       size_t off, bool in)
+{
+	uint8_t *p = buf;
+	size_t done = 0;
+	unsigned int i;
+
+	for (i = 0; i < cmd->iovcnt && done < len; i++) {
+		size_t n = cmd->iov[i].iov_len;
+		uint8_t *base = cmd->iov[i].iov_base;
+
+		if (off >= n) {
+			off -= n;
+			continue;
+		}
+		n -= off;
+		if (n > len - done)
+			n = len - done;
+		if (in)
+			memcpy(base + off, p + done, n);
+		else
+			memcpy(p + done, base + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+static void grow_data_len(struct scsi_cmd *cmd, size_t end)
+{
+	if (end > cmd->data_len)
+		cmd->data_len = (uint32_t)end;
+}
+
+size_t scsi_copy_in_at(struct scsi_ctx *c, const void *buf, size_t len,
+		       size_t off)
+{
+	struct scsi_cmd *cmd = c->cmd;
+	size_t n;
+
+	if (cmd->dir == SCSI_DIR_WRITE)
+		return 0;
+	n = iov_copy(cmd, (void *)buf, room_at(cmd, off, len), off, true);
+	if (n)
+		grow_data_len(cmd, off + n);
+	return n;
+}
+
+size_t scsi_copy_in(struct scsi_ctx *c, const void *buf, size_t len)
+{
+	return scsi_copy_in_at(c, buf, len, c->cmd->data_len);
+}
+
+size_t scsi_copy_out(struct scsi_ctx *c, void *buf, size_t len, size_t off)
+{
+	struct scsi_cmd *cmd = c->cmd;
+	size_t n;
+
+	if (cmd->dir == SCSI_DIR_READ)
+		return 0;
+	n = iov_copy(cmd, buf, room_at(cmd, off, len), off, false);
+	if (n)
+		grow_data_len(cmd, off + n);
+	return n;
+}
+
+/* ---- checks shared with the handlers ---------------------------------- */
+
+bool scsi_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq)
+{
+	return c->have_lun &&
+	       lun_ua_take(c->cmd->tgt->luns, &c->li, asc, ascq) != 0;
+}
+
+enum scsi_disposition scsi_check_faults(struct scsi_ctx *c, uint64_t lba,
+					uint64_t nblocks, unsigned int op)
+{
+	struct scsi_cmd *cmd = c->cmd;
+	struct fault_hit hit;
+
+	if (!cmd->tgt->faults ||
+	    !fault_check(cmd->tgt->faults, c->table_lun, lba, nblocks, op,
+			 &hit))
+		return SCSI_DONE;
+	if (cmd->stats)
+		cmd->stats->faults++;
+	switch (hit.kind) {
+	case FAULT_MEDIUM_READ:
+		scsi_sense_info(c, SK_MEDIUM_ERROR, 0x11, 0x00, hit.lba);
+		return SCSI_DONE;
+	case FAULT_MEDIUM_WRITE:
+		scsi_sense_info(c, SK_MEDIUM_ERROR, 0x0c, 0x00, hit.lba);
+		return SCSI_DONE;
+	case FAULT_DELAY:
+		cmd->delay_ns += hit.delay_ns;
+		return SCSI_DELAY;
+	case FAULT_HANG:
+		return SCSI_HOLD;
+	case FAULT_UA:
+		scsi_sense(c, SK_UNIT_ATTENTION, hit.asc, hit.ascq);
+		return SCSI_DONE;
+	case FAULT_NOT_READY:
+		scsi_sense(c, SK_NOT_READY, hit.asc, hit.ascq);
+		return SCSI_DONE;
+	default:
+		return SCSI_DONE;
+	}
+}
+
+/* ---- scsi_exec() ------------------------------------------------------- */
+
+/*
+ * Every bit the CDB sets must be in the usage data; the first one that is
+ * not is reported with its byte and bit (the highest such bit).
+ */
+static bool cdb_usage_ok(struct scsi_ctx *c, const struct scsi_op *op)
+{
+	unsigned int i;
+	uint8_t bad;
+
+	for (i = 1; i < op->cdb_len; i++) {
+		bad = c->cdb[i] & (uint8_t)~op->usage[i];
+		if (bad) {
+			scsi_sense_cdb(c, (uint16_t)i,
+				       (int8_t)(31 - __builtin_clz(bad)));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The view LUN as a table LUN, pinned if present. */
+static void pin_lun(struct scsi_ctx *c)
+{
+	const struct scsi_cmd *cmd = c->cmd;
+	const struct scsi_view *v = cmd->view;
+	uint64_t lun = cmd->lun;
+
+	if (v) {
+		if (cmd->lun >= v->count)
+			return;
+		lun += v->base;
+	}
+	if (lun > UINT32_MAX)
+		return;
+	c->table_lun = (uint32_t)lun;
+	c->have_lun = lun_get(cmd->tgt->luns, c->table_lun, &c->li) == 0;
+}
+
+/*
+ * The checks, in order: the opcode and its service action, the CDB's
+ * length and usage data, a present LUN (LOGICAL UNIT NOT SUPPORTED), a
+ * pending unit attention, injected faults without an LBA, the LUN's state
+ * for medium access, software write protect for writes; then the handler.
+ */
+static enum scsi_disposition exec_checked(struct scsi_ctx *c)
+{
+	struct scsi_cmd *cmd = c->cmd;
+	const struct scsi_op *op;
+	enum scsi_disposition d;
+	uint8_t asc, ascq;
+
+	if (!cmd->cdb || !cmd->cdb_len) {
+		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x20, 0x00);
+		return SCSI_DONE;
+	}
+	op = &scsi_ops[c->cdb[0]];
+	if (!op->fn && !op->nsa) {
+		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x20, 0x00);
+		return SCSI_DONE;
+	}
+	if (cmd->cdb_len < op->cdb_len) {
+		/* the transport cut the CDB short of its group's length */
+		scsi_sense_cdb(c, 0, -1);
+		return SCSI_DONE;
+	}
+	if (op->nsa) {
+		op = scsi_op_sa(c->cdb[0], c->cdb[1] & SA_MASK);
+		if (!op) {
+			scsi_sense_cdb(c, 1, 4);
+			return SCSI_DONE;
+		}
+	}
+	c->op = op;
+	if (!cdb_usage_ok(c, op))
+		return SCSI_DONE;
+	if (!c->have_lun) {
+		if (op->flags & SCSI_OP_LUN) {
+			scsi_sense(c, SK_ILLEGAL_REQUEST, 0x25, 0x00);
+			return SCSI_DONE;
+		}
+		return op->fn(c);
+	}
+	if (!(op->flags & SCSI_OP_NO_UA)) {
+		if (scsi_ua_take(c, &asc, &ascq)) {
+			scsi_sense(c, SK_UNIT_ATTENTION, asc, ascq);
+			return SCSI_DONE;
+		}
+		if (!(op->flags & SCSI_OP_FAULTS)) {
+			d = scsi_check_faults(c, 0, 0, FAULT_OP_OTHER);
+			if (d == SCSI_HOLD || cmd->status != SCSI_GOOD)
+				return d;
+		}
+	}
+	if ((op->flags & SCSI_OP_MEDIUM) &&
+	    scsi_state_sense(c->li.state, &asc, &ascq)) {
+		scsi_sense(c, SK_NOT_READY, asc, ascq);
+		return SCSI_DONE;
+	}
+	if ((op->flags & SCSI_OP_WRITE) && (c->li.mode & LUN_MODE_SWP)) {
+		scsi_sense(c, SK_DATA_PROTECT, 0x27, 0x00);
+		return SCSI_DONE;
+	}
+	return op->fn(c);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+enum scsi_disposition scsi_exec(struct scsi_cmd *cmd)
+{
+	struct scsi_ctx c = { .cmd = cmd, .cdb = cmd->cdb };
+	enum scsi_disposition d;
+	uint64_t t0 = 0;
+
+	/* two vDSO clock reads a command, only when someone counts */
+	if (cmd->stats)
+		t0 = now_ns();
+	cmd->status = SCSI_GOOD;
+	cmd->sense_len = 0;
+	cmd->data_len = 0;
+	cmd->delay_ns = 0;
+	pin_lun(&c);
+	d = exec_checked(&c);
+	if (c.have_lun)
+		lun_put(cmd->tgt->luns, &c.li);
+	/* an injected delay holds whatever the handler returned */
+	if (d == SCSI_DONE && cmd->delay_ns)
+		d = SCSI_DELAY;
+	if (cmd->stats && d != SCSI_HOLD)
+		scsi_stats_record(cmd->stats, cmd, now_ns() - t0);
+	return d;
+}
+
+/* ---- statistics -------------------------------------------------------- */
+
+unsigned int scsi_lat_bucket(uint64_t ns)
+{
+	unsigned int b;
+
+	if (!ns)
+		return 0;
+	b = 64 - (unsigned int)__builtin_clzll(ns);
+	return b < SCSI_LAT_BUCKETS ? b : SCSI_LAT_BUCKETS - 1;
+}
+
+void scsi_stats_record(struct scsi_stats *st, const struct scsi_cmd *cmd,
+		       uint64_t ns)
+{
+	if (cmd->cdb && cmd->cdb_len) {
+		struct scsi_op_stats *o = &st->op[cmd->cdb[0]];
+
+		o->count++;
+		if (cmd->status != SCSI_GOOD)
+			o->errors++;
+		o->bytes += cmd->data_len;
+	}
+	st->lat[scsi_lat_bucket(ns)]++;
+}
+
+void scsi_stats_add(struct scsi_stats *dst, const struct scsi_stats *src)
+{
+	unsigned int i;
+
+	for (i = 0; i < 256; i++) {
+		dst->op[i].count += src->op[i].count;
+		dst->op[i].errors += src->op[i].errors;
+		dst->op[i].bytes += src->op[i].bytes;
+	}
+	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
+		dst->lat[i] += src->lat[i];
+	dst->faults += src->faults;
+}
+
+/* The largest latency bucket @b holds (scsi_lat_bucket()). */
+static uint64_t bucket_top(unsigned int b)
+{
+	if (!b)
+		return 0;
+	if (b >= SCSI_LAT_BUCKETS - 1)
+		return UINT64_MAX;
+	return (1ull << b) - 1;
+}
+
+uint64_t scsi_lat_percentile(const struct scsi_stats *st, double p)
+{
+	uint64_t total = 0, need, seen = 0;
+	unsigned int b;
+	double x;
+
+	for (b = 0; b < SCSI_LAT_BUCKETS; b++)
+		total += st->lat[b];
+	if (!total)
+		return 0;
+	if (!(p > 0))
+		p = 0;
+	if (p > 100)
+		p = 100;
+	/* the smallest sample count that covers p% of them, at least one */
+	x = p / 100.0 * (double)total;
+	need = (uint64_t)x;
+	if ((double)need < x)
+		need++;
+	if (!need)
+		need = 1;
+	for (b = 0; b < SCSI_LAT_BUCKETS; b++) {
+		seen += st->lat[b];
+		if (seen >= need)
+			return bucket_top(b);
+	}
+	return bucket_top(SCSI_LAT_BUCKETS - 1);
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SCSI emulation: a front end fills a struct scsi_cmd (LUN, CDB, data
+ * buffers) and calls scsi_exec(); it gets back status, sense and data. No
+ * sockets, no file descriptors, no allocation per command.
+ */
+#ifndef SDSWARM_SCSI_H
+#define SDSWARM_SCSI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct lun_table;
+struct fault_table;
+struct scsi_stats;
+
+/* SAM status codes */
+#define SCSI_GOOD 0x00
+#define SCSI_CHECK_CONDITION 0x02
+#define SCSI_CONDITION_MET 0x04
+#define SCSI_BUSY 0x08
+#define SCSI_RESERVATION_CONFLICT 0x18
+#define SCSI_TASK_SET_FULL 0x28
+#define SCSI_TASK_ABORTED 0x40
+
+/* Sense keys */
+#define SK_NO_SENSE 0x0
+#define SK_RECOVERED_ERROR 0x1
+#define SK_NOT_READY 0x2
+#define SK_MEDIUM_ERROR 0x3
+#define SK_HARDWARE_ERROR 0x4
+#define SK_ILLEGAL_REQUEST 0x5
+#define SK_UNIT_ATTENTION 0x6
+#define SK_DATA_PROTECT 0x7
+#define SK_ABORTED_COMMAND 0xb
+#define SK_MISCOMPARE 0xe
+
+#define SCSI_SENSE_MAX 96
+#define SCSI_CDB_MAX 32
+
+enum scsi_dir {
+	SCSI_DIR_NONE = 0,
+	SCSI_DIR_READ,   /* data from target to initiator (Data-In) */
+	SCSI_DIR_WRITE,  /* data from initiator to target (Data-Out) */
+};
+
+/* What the front end does with a command scsi_exec() returned. */
+enum scsi_disposition {
+	SCSI_DONE = 0,   /* complete it now */
+	SCSI_DELAY,      /* complete it after cmd->delay_ns (injected delay) */
+	SCSI_HOLD,       /* never complete it: a fault; only an abort ends it */
+};
+
+/*
+ * The LUNs one initiator can see: numbers 0..count-1 in the view are table
+ * LUNs base..base+count-1 (an iSCSI target's 16,384 LUNs, say). A NULL view
+ * is the whole table.
+ */
+struct scsi_view {
+	uint32_t base;
+	uint32_t count;
+};
+
+/*
+ * The target's shared state: what every command needs besides its own
+ * fields. Owned by the daemon; the front ends point their commands at it.
+ */
+struct scsi_target {
+	struct lun_table *luns;
+	struct fault_table *faults;  /* may be NULL: no faults */
+	const char *target_name;     /* VPD 83h SCSI name string, or NULL */
+	const char *port_name;       /* VPD 83h target port name, or NULL */
+	uint16_t port_id;            /* relative target port identifier, >= 1;
+				      * 0: no such designator in VPD 83h */
+	uint16_t tpg;                /* target port group */
+	/*
+	 * SPC-4 protocol identifier of the port (SCSI_PROTOCOL_ISCSI...),
+	 * reported with PIV = 1 in VPD 83h's target port and target device
+	 * designators when @protocol_valid; otherwise PIV = 0 (the field is
+	 * then ignored by initiators, which is what the zero default gives).
+	 */
+	uint8_t protocol_id;
+	bool protocol_valid;
+};
+
+/* SPC-4 protocol identifiers for struct scsi_target.protocol_id */
+#define SCSI_PROTOCOL_FCP 0x0
+#define SCSI_PROTOCOL_SRP 0x4
+#define SCSI_PROTOCOL_ISCSI 0x5
+#define SCSI_PROTOCOL_SAS 0x6
+#define SCSI_PROTOCOL_NONE 0xf   /* "no specific protocol" (a TCMU loop) */
+
+struct scsi_cmd {
+	/* in: set by the front end */
+	struct scsi_target *tgt;
+	const struct scsi_view *view;
+	uint32_t lun;                /* LUN number in the view (decoded) */
+	uint32_t nexus;              /* I_T nexus id, for reservations */
+	const uint8_t *cdb;
+	uint8_t cdb_len;
+	enum scsi_dir dir;           /* the direction the transport declared */
+	const struct iovec *iov;     /* data buffer: read into or write from */
+	unsigned int iovcnt;
+	uint32_t xfer_len;           /* expected transfer length, bytes */
+	struct scsi_stats *stats;    /* per-thread counters, or NULL */
+
+	/* out: set by scsi_exec() */
+	uint8_t status;
+	uint8_t sense_len;
+	uint32_t data_len;           /* bytes moved (Data-In or Data-Out) */
+	uint64_t delay_ns;           /* for SCSI_DELAY */
+	uint8_t sense[SCSI_SENSE_MAX];
+};
+
+/**
+ * scsi_exec() - execute one command.
+ * @cmd: the command; its out fields are written: status (GOOD unless a
+ *	CHECK CONDITION with sense_len bytes of sense in the LUN's D_SENSE
+ *	format), data_len, delay_ns.
+ *
+ * Checks in this order, before the command runs: opcode and service
+ * action, CDB length, CDB usage data (reserved bits, NACA), the LUN,
+ * a pending unit attention, injected faults, the LUN's readiness, software
+ * write protect.
+ * Context: any thread; commands on different or the same LUNs may run
+ * concurrently. No allocation; a few KiB of stack (REPORT LUNS streams
+ * through 4 KiB). Blocks only in the store (file store I/O). The clock is
+ * read only when @cmd->stats is set.
+ * Return: what to do with the completion (enum scsi_disposition).
+ */
+enum scsi_disposition scsi_exec(struct scsi_cmd *cmd);
+
+/**
+ * scsi_cdb_len() - the CDB length implied by an opcode's group code.
+ * @opcode: CDB byte 0.
+ *
+ * Context: any; pure.
+ * Return: 6, 10, 12 or 16; 0 for a group whose length is vendor specific
+ * (6 and 7); -1 for group 3 (0x60..0x7f: reserved, 0x7e extended and
+ * 0x7f variable length, whose length is in the CDB).
+ */
+int scsi_cdb_len(uint8_t opcode);
+
+/**
+ * scsi_lun_decode() - a SAM 8-byte LUN field to a LUN number.
+ * @field: 8 bytes, as in the iSCSI BHS or a REPORT LUNS entry.
+ * @lun: out, 0..16383.
+ *
+ * Peripheral device addressing (LUN < 256) and flat space addressing
+ * (0x40 | high bits, LUN < 16384), first level only.
+ * Context: any; pure.
+ * Return: 0, -EINVAL for any other addressing method or a nonzero lower
+ * level.
+ */
+int scsi_lun_decode(const uint8_t field[8], uint32_t *lun);
+
+/**
+ * scsi_lun_encode() - a LUN number to the 8-byte field: peripheral below
+ * 256, flat space addressing from 256 to 16383 (as the kernel's
+ * int_to_scsilun() writes them).
+ * @lun: 0..16383.
+ * @field: out, 8 bytes.
+ *
+ * Context: any; pure.
+ * Return: 0, -ERANGE.
+ */
+int scsi_lun_encode(uint32_t lun, uint8_t field[8]);
+
+/**
+ * scsi_set_sense() - make @cmd a CHECK CONDITION with this sense (for a
+ * front end's own errors; scsi/ itself follows the LUN's D_SENSE bit).
+ * @cmd: the command.
+ * @descriptor: true for descriptor format (72h), false for fixed (70h).
+ * @key: sense key.
+ * @asc: additional sense code.
+ * @ascq: its qualifier.
+ *
+ * Sets status, sense and sense_len (18 fixed, 8 descriptor).
+ * Context: the thread that owns @cmd.
+ */
+void scsi_set_sense(struct scsi_cmd *cmd, bool descriptor, uint8_t key,
+		    uint8_t asc, uint8_t ascq);
+
+/* Per-opcode statistics, one instance per thread, summed on request. */
+#define SCSI_LAT_BUCKETS 64
+struct scsi_op_stats {
+	uint64_t count;
+	uint64_t errors;
+	uint64_t bytes;
+};
+struct scsi_stats {
+	struct scsi_op_stats op[256];
+	uint64_t lat[SCSI_LAT_BUCKETS]; /* log2 ns: scsi_lat_bucket() */
+	uint64_t faults;
+};
+
+/**
+ * scsi_lat_bucket() - the latency bucket of @ns nanoseconds.
+ * @ns: latency.
+ *
+ * Bucket 0 holds 0 ns; bucket b (1..62) holds 2^(b-1)..2^b - 1 ns
+ * inclusive; bucket 63 everything from 2^62 ns up.
+ * Context: any; pure.
+ * Return: 0..SCSI_LAT_BUCKETS - 1.
+ */
+unsigned int scsi_lat_bucket(uint64_t ns);
+
+/**
+ * scsi_stats_record() - count one completed command.
+ * @st: the thread's counters.
+ * @cmd: the completed command.
+ * @ns: its latency, nanoseconds.
+ *
+ * op[cdb[0]]: count, errors (status not GOOD), bytes (data_len); one
+ * latency sample. scsi_exec() calls it when cmd->stats is set (a held
+ * command is not counted: it never completes).
+ * Context: the thread that owns @st; no atomics.
+ */
+void scsi_stats_record(struct scsi_stats *st, const struct scsi_cmd *cmd,
+		       uint64_t ns);
+
+/**
+ * scsi_stats_add() - @dst += @src.
+ * @dst: the sum.
+ * @src: one thread's counters.
+ *
+ * Context: any; a sum over threads still counting may be a little stale.
+ */
+void scsi_stats_add(struct scsi_stats *dst, const struct scsi_stats *src);
+
+/**
+ * scsi_lat_percentile() - latency at percentile @p from the buckets.
+ * @st: counters.
+ * @p: 0..100.
+ *
+ * Context: any; pure.
+ * Return: nanoseconds (the bucket's upper bound), 0 with no samples.
+ */
+uint64_t scsi_lat_percentile(const struct scsi_stats *st, double p);
+
+/**
+ * scsi_opcode_name() - a printable name for an opcode.
+ * @opcode: CDB byte 0.
+ *
+ * Context: any; pure.
+ * Return: "READ_10", ..., or NULL for one the target does not emulate.
+ */
+const char *scsi_opcode_name(uint8_t opcode);
+
+#endif /* SDSWARM_SCSI_H */

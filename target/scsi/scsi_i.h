@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside scsi/: the opcode table's entry type and the helpers spc.c and
+ * sbc.c share. Front ends never include this.
+ */
+#ifndef SDSWARM_SCSI_I_H
+#define SDSWARM_SCSI_I_H
+
+#include "lun.h"
+#include "scsi.h"
+
+struct scsi_op;
+
+/* One command in flight through scsi_exec(): the pinned LUN and the CDB. */
+struct scsi_ctx {
+	struct scsi_cmd *cmd;
+	const uint8_t *cdb;
+	struct lun_info li;          /* valid when have_lun */
+	bool have_lun;
+	uint32_t table_lun;          /* view LUN translated to a table LUN */
+	const struct scsi_op *op;    /* the table entry (the SA's, if any) */
+};
+
+/* flags of a struct scsi_op */
+#define SCSI_OP_LUN      0x01u /* needs a present LUN (else LUN NOT SUPP.) */
+#define SCSI_OP_MEDIUM   0x02u /* medium access: needs the LUN ready */
+#define SCSI_OP_NO_UA    0x04u /* does not report or clear a unit attention */
+#define SCSI_OP_WRITE    0x08u /* modifies the medium: software write protect */
+#define SCSI_OP_DATA_OUT 0x10u /* carries Data-Out */
+#define SCSI_OP_DATA_IN  0x20u /* returns Data-In */
+#define SCSI_OP_FAULTS   0x40u /* injected LBA faults, checked by the handler */
+
+/*
+ * An emulated command. @fn sees a validated LUN (per @flags) and returns
+ * the disposition; it sets status/sense through the helpers below (status
+ * GOOD is the default). @usage is the CDB usage data of REPORT SUPPORTED
+ * OPERATION CODES: @usage[0] is the opcode, each other byte the bits the
+ * emulation looks at; a CDB with a bit set outside @usage is rejected with
+ * INVALID FIELD IN CDB before @fn runs (one general check, not one per
+ * command). An entry of a service-action sub-table has @has_sa and its
+ * service action in @sa. A main-table entry with @nsa > 0 has no @fn of its
+ * own: scsi_exec() dispatches on CDB byte 1 bits 4-0 to its @nsa entries
+ * at @sa_ops (0x9e SERVICE ACTION IN (16), 0xa3 MAINTENANCE IN).
+ */
+struct scsi_op {
+	const char *name;
+	enum scsi_disposition (*fn)(struct scsi_ctx *c);
+	uint8_t flags;
+	uint8_t cdb_len;
+	uint16_t sa;
+	bool has_sa;
+	uint8_t nsa;
+	const struct scsi_op *sa_ops;
+	uint8_t usage[16];
+};
+
+/*
+ * Sense helpers: CHECK CONDITION with sense data in the format the LUN's
+ * D_SENSE bit asks for (fixed 70h without a LUN). A field pointer @bit of
+ * 0..7 names the bit (BPV = 1; for a field, its most significant bit); a
+ * negative @bit leaves BPV = 0, the whole byte.
+ */
+void scsi_sense(struct scsi_ctx *c, uint8_t key, uint8_t asc, uint8_t ascq);
+/* INVALID FIELD IN CDB (24h/00h) with the sense-key-specific field pointer. */
+void scsi_sense_cdb(struct scsi_ctx *c, uint16_t byte, int8_t bit);
+/* INVALID FIELD IN PARAMETER LIST (26h/00h) with the field pointer. */
+void scsi_sense_param(struct scsi_ctx *c, uint16_t byte, int8_t bit);
+/*
+ * A sense with the INFORMATION field set (medium errors: the LBA). Fixed
+ * format holds 32 bits: a larger @info is left out there (VALID = 0).
+ */
+void scsi_sense_info(struct scsi_ctx *c, uint8_t key, uint8_t asc,
+		     uint8_t ascq, uint64_t info);
+/*
+ * The one place -errno from lun/store becomes SCSI: -ENOSPC SPACE
+ * ALLOCATION FAILED WRITE PROTECT, -EIO MEDIUM ERROR (read: 11h/00h, write:
+ * 0Ch/00h) with @lba in INFORMATION, -EROFS WRITE PROTECTED, -ENOMEDIUM
+ * NOT READY with the code of the LUN's state (scsi_state_sense(); 04h/03h
+ * if the snapshot reads online), -ENODEV and -ENOENT (the LUN went away)
+ * LUN NOT SUPPORTED, -ERANGE LBA OUT OF RANGE, -EINVAL INVALID
+ * FIELD IN CDB, anything else HARDWARE ERROR internal target failure.
+ */
+void scsi_sense_errno(struct scsi_ctx *c, int err, bool write, uint64_t lba);
+
+/*
+ * Sense data without a command (REQUEST SENSE parameter data): @buf gets
+ * SCSI_SENSE_MAX bytes at most. Return: the length, 18 fixed or 8
+ * descriptor.
+ */
+size_t scsi_sense_format(uint8_t *buf, bool descriptor, uint8_t key,
+			 uint8_t asc, uint8_t ascq);
+
+/*
+ * NOT READY's ASC/ASCQ for a LUN state: offline 04h/03h MANUAL
+ * INTERVENTION REQUIRED (sd stops its spin-up loop at once), not ready
+ * 04h/01h BECOMING READY (sd retries), stopped 04h/02h INITIALIZING COMMAND
+ * REQUIRED (sd sends START STOP UNIT). Return: false when the state is
+ * ready (online) and nothing is set.
+ */
+bool scsi_state_sense(enum lun_state state, uint8_t *asc, uint8_t *ascq);
+
+/*
+ * Take the LUN's highest-priority pending unit attention (clearing it).
+ * Return: false when none is pending; else true with its ASC/ASCQ.
+ */
+bool scsi_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq);
+
+/*
+ * Injected faults for a medium access of [@lba, @lba + @nblocks), @op one
+ * FAULT_OP_* bit (fault.h); for the SCSI_OP_FAULTS commands, which
+ * scsi_exec() leaves to their handler because the LBA comes from the CDB.
+ * A medium error rule sets MEDIUM ERROR with INFORMATION = the first LBA
+ * the rule covers, a UA rule UNIT ATTENTION, a not-ready rule NOT READY.
+ * Return: SCSI_DONE: carry on if cmd->status is still GOOD, else return
+ * SCSI_DONE (the sense is set); SCSI_DELAY: carry on (cmd->delay_ns is
+ * set, and scsi_exec() delays the completion even if the handler returns
+ * SCSI_DONE); SCSI_HOLD: return SCSI_HOLD without executing anything.
+ */
+enum scsi_disposition scsi_check_faults(struct scsi_ctx *c, uint64_t lba,
+					uint64_t nblocks, unsigned int op);
+
+/*
+ * Copy between the command's iovecs and a flat buffer, bounded by
+ * cmd->xfer_len and the iovecs' size; cmd->data_len grows to the end of
+ * what was copied. scsi_copy_in() appends at cmd->data_len (one call from
+ * offset 0 for most responses); scsi_copy_in_at() writes at byte @off.
+ * Data-In never goes to a buffer the transport declared SCSI_DIR_WRITE,
+ * nor Data-Out come from one declared SCSI_DIR_READ. The caller bounds
+ * @len by the CDB's allocation length. Return: bytes copied.
+ */
+/* to the host (Data-In) */
+size_t scsi_copy_in(struct scsi_ctx *c, const void *buf, size_t len);
+size_t scsi_copy_in_at(struct scsi_ctx *c, const void *buf, size_t len,
+		       size_t off);
+/* from the host (Data-Out) */
+size_t scsi_copy_out(struct scsi_ctx *c, void *buf, size_t len, size_t off);
+
+/* Big-endian field access. */
+static inline uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t get_be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static inline uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t get_be64(const uint8_t *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+static inline void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void put_be24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)v;
+}
+
+static inline void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+/* The handlers, by file. spc.c: primary commands; sbc.c: block commands. */
+enum scsi_disposition spc_test_unit_ready(struct scsi_ctx *c);
+enum scsi_disposition spc_request_sense(struct scsi_ctx *c);
+enum scsi_disposition spc_inquiry(struct scsi_ctx *c);
+enum scsi_disposition spc_report_luns(struct scsi_ctx *c);
+enum scsi_disposition spc_mode_sense(struct scsi_ctx *c);   /* 6 and 10 */
+enum scsi_disposition spc_mode_select(struct scsi_ctx *c);  /* 6 and 10 */
+enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c);
+enum scsi_disposition spc_prevent_allow(struct scsi_ctx *c);
+enum scsi_disposition spc_report_opcodes(struct scsi_ctx *c);
+enum scsi_disposition spc_report_tmfs(struct scsi_ctx *c);
+
+enum scsi_disposition sbc_read(struct scsi_ctx *c);          /* 6/10/12/16 */
+enum scsi_disposition sbc_write(struct scsi_ctx *c);         /* 6/10/12/16 */
+enum scsi_disposition sbc_write_verify(struct scsi_ctx *c);  /* 10/12/16 */
+enum scsi_disposition sbc_verify(struct scsi_ctx *c);        /* 10/12/16 */
+enum scsi_disposition sbc_write_same(struct scsi_ctx *c);    /* 10/16 */
+enum scsi_disposition sbc_unmap(struct scsi_ctx *c);
+enum scsi_disposition sbc_compare_and_write(struct scsi_ctx *c);
+enum scsi_disposition sbc_sync_cache(struct scsi_ctx *c);    /* 10/16 */
+enum scsi_disposition sbc_read_capacity10(struct scsi_ctx *c);
+/* 0x9e: READ CAPACITY (16), GET LBA STATUS */
+enum scsi_disposition sbc_service_action_in16(struct scsi_ctx *c);
+
+/* The opcode table (scsi.c) and the service-action sub-tables. */
+extern const struct scsi_op scsi_ops[256];
+/* The entry for @opcode/@sa of an opcode with service actions, or NULL. */
+const struct scsi_op *scsi_op_sa(uint8_t opcode, uint16_t sa);
+/*
+ * The @i-th (opcode, sa) the target supports, in ascending order of both,
+ * for REPORT SUPPORTED OPERATION CODES; NULL past the last. O(256) a call.
+ */
+const struct scsi_op *scsi_op_at(unsigned int i);
+
+#endif /* SDSWARM_SCSI_I_H */
