@@ -152,7 +152,7 @@ $(O)/bin/sdswarm-bench: $(BENCH_OBJS) $(LIBS_ALL)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(BENCH_PKGS) $(TARGET_PKGS)) -lpthread -lm
 
 # test-sdnum-* need only libsdnum, so numbering tests never wait on target/.
-$(O)/tests/unit/test-sdnum-%: $(O)/obj/tests/unit/test-sdnum-%.o $(TESTLIB_OBJS) $(LIBSDNUM)
+$(O)/tests/unit/test-sdnum-%: $(O)/obj/tests/unit/test-sdnum-%.o $(LIBSDNUM)
 	$(call say,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread -lm

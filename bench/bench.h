@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sdswarm-bench: what every subcommand shares. A monotonic clock, calibrated
+ * timing loops that keep the best of R repetitions, an aligned text table, a
+ * report that prints as that table or as one JSON object, and the barriers
+ * that stop the compiler from deleting the work being measured.
+ */
+#ifndef SDSWARM_BENCH_H
+#define SDSWARM_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * The subcommands, in --help order: X(function, "name", "summary").
+ *
+ * Adding one is one line here, ending in a backslash like the others, e.g.
+ *	X(open_all, "open-all", "open every node of a tree with io_uring") \
+ * plus a bench/NAME.c that defines int bench_FUNCTION(int argc, char **argv):
+ * argv[0] is "sdswarm-bench NAME" (for getopt's messages), the return value
+ * is the exit status (0 done, 1 error). The line declares the function for
+ * that file and enters it in sdswarm-bench.c's dispatch table; the Makefile
+ * compiles every bench .c file by itself.
+ */
+#define BENCH_COMMANDS(X)                                                     \
+	X(numbering, "numbering",                                            \
+	  "names, dev_t schemes, id allocators, dev_t registry, per-disk slab") \
+	/* (the list ends here) */
+
+#define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);
+BENCH_COMMANDS(BENCH_DECLARE)
+#undef BENCH_DECLARE
+
+/* Elements in an array (not a pointer). */
+#define BENCH_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ */
+/* Options every subcommand takes                                     */
+/* ------------------------------------------------------------------ */
+
+struct bench_opts {
+	/* --json: one JSON object on stdout instead of the table. */
+	bool json;
+	/* --quick: tiny sizes and short runs, for the smoke test. */
+	bool quick;
+	/* --reps R: repetitions per measurement, best kept; 0 = default. */
+	unsigned int reps;
+};
+
+/* getopt_long() values of the common options; outside the char range. */
+enum {
+	BENCH_OPT_JSON = 0x100,
+	BENCH_OPT_QUICK,
+	BENCH_OPT_REPS,
+};
+
+/* The common options' struct option entries (needs <getopt.h>), for a
+ * subcommand's table. */
+#define BENCH_COMMON_LONGOPTS                                                \
+	{ "json", no_argument, NULL, BENCH_OPT_JSON },                       \
+	{ "quick", no_argument, NULL, BENCH_OPT_QUICK },                     \
+	{ "reps", required_argument, NULL, BENCH_OPT_REPS },                 \
+	{ "help", no_argument, NULL, 'h' }
+
+/* Most repetitions --reps accepts. */
+#define BENCH_MAX_REPS 1000u
+
+/**
+ * bench_common_opt() - apply one getopt_long() result if it is a common option.
+ * @o: the options to update.
+ * @opt: getopt_long()'s return value.
+ * @arg: optarg.
+ * @cmd: the subcommand's name, for the error message.
+ *
+ * 'h' (--help) is not handled here: each subcommand prints its own usage.
+ *
+ * Context: single-threaded option parsing.
+ * Return: 1 if @opt was a common option and was applied, 0 if it is not a
+ * common option, -EINVAL for a bad --reps value (a message is on stderr).
+ */
+int bench_common_opt(struct bench_opts *o, int opt, const char *arg,
+		     const char *cmd);
+
+/**
+ * bench_parse_u64() - a whole decimal number in a range.
+ * @s: the text; no sign, no spaces, no suffix.
+ * @min: smallest value accepted.
+ * @max: largest value accepted (inclusive).
+ * @out: out, the value; written only on success.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for text that is not a number, -ERANGE outside
+ * @min..@max.
+ */
+int bench_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Time and the compiler                                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * bench_now_ns() - CLOCK_MONOTONIC in nanoseconds.
+ *
+ * Costs about 20 ns through the vDSO; time batches, not single operations.
+ *
+ * Context: any.
+ * Return: nanoseconds since an arbitrary fixed point.
+ */
+uint64_t bench_now_ns(void);
+
+/*
+ * bench_do_not_optimize() - make the compiler believe @v is used, so that the
+ * computation producing it cannot be deleted. Costs no instruction beyond
+ * keeping @v in a register or in memory.
+ */
+#define bench_do_not_optimize(v) __asm__ volatile("" : : "r,m"(v))
+
+/*
+ * bench_clobber() - make the compiler believe all memory was read and written
+ * here, so stores before it happen and loads after it are not hoisted.
+ */
+static inline void bench_clobber(void)
+{
+	__asm__ volatile("" : : : "memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* Timing loops                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * How long to measure. A batch of operations runs until it lasts at least
+ * min_ns or reaches max_ops; reps batches are timed and the best kept: on a
+ * shared machine noise only ever adds time, so the minimum is the estimate
+ * closest to the code's own cost.
+ */
+struct bench_cfg {
+	uint64_t min_ns;
+	/* 0: no cap. Bounds operations that cost milliseconds each. */
+	uint64_t max_ops;
+	unsigned int reps;
+};
+
+/* Defaults: >= 0.2 s batches, best of 3; --quick: >= 2 ms, best of 2. */
+#define BENCH_MIN_NS 200000000ull
+#define BENCH_QUICK_MIN_NS 2000000ull
+#define BENCH_REPS 3u
+#define BENCH_QUICK_REPS 2u
+
+/**
+ * bench_cfg_init() - the timing configuration the options ask for.
+ * @cfg: out.
+ * @o: parsed options (--quick, --reps).
+ *
+ * Context: any.
+ */
+void bench_cfg_init(struct bench_cfg *cfg, const struct bench_opts *o);
+
+struct bench_result {
+	/* Best (lowest) ns per operation over the repetitions. */
+	double ns_per_op;
+	/* Median over the repetitions: how noisy the best one was. */
+	double median_ns_per_op;
+	/* 1e9 / ns_per_op. */
+	double ops_per_s;
+	/* Operations per repetition. */
+	uint64_t ops;
+	unsigned int reps;
+};
+
+/*
+ * A measured operation: perform @n iterations (the loop lives in the callee,
+ * so the indirect call is paid once per batch, not per operation).
+ * Return: 0, or -errno to abort the measurement.
+ */
+typedef int (*bench_fn)(void *arg, uint64_t n);
+
+/**
+ * bench_measure() - the calibrated loop: ns per operation of @fn.
+ * @cfg: batch length, op cap and repetitions.
+ * @fn: runs n operations.
+ * @arg: passed to @fn.
+ * @out: out, the result.
+ *
+ * Calibrates by growing n (extrapolating from the last batch's time) until a
+ * batch lasts >= @cfg->min_ns or reaches @cfg->max_ops; that batch is the
+ * first repetition, and @cfg->reps - 1 more of the same n follow.
+ *
+ * Context: runs @fn on the calling thread.
+ * Return: 0, or what @fn returned when it failed (@out is then unset).
+ */
+int bench_measure(const struct bench_cfg *cfg, bench_fn fn, void *arg,
+		  struct bench_result *out);
+
+/*
+ * One round of an operation that needs untimed setup around it (create an
+ * allocator, fill it, destroy it). The callee times only the part that is
+ * measured, adds those nanoseconds to *@timed_ns, and returns 0 or -errno.
+ */
+typedef int (*bench_round_fn)(void *arg, uint64_t *timed_ns);
+
+/**
+ * bench_measure_rounds() - ns per operation over rounds with untimed setup.
+ * @cfg: batch length (of timed time) and repetitions; max_ops is ignored.
+ * @reps: repetitions, overriding @cfg->reps; 0 uses @cfg->reps. A round that
+ * costs seconds (the bitmap baseline at a million ids) is run once: @reps 1.
+ * @fn: one round.
+ * @arg: passed to @fn.
+ * @ops_per_round: operations one round performs.
+ * @out: out, the result.
+ *
+ * A repetition runs rounds until their timed parts add up to @cfg->min_ns,
+ * or the wall time (setup included) reaches twice that, and at least one.
+ *
+ * Context: runs @fn on the calling thread.
+ * Return: 0, -EINVAL for @ops_per_round 0, or what @fn returned.
+ */
+int bench_measure_rounds(const struct bench_cfg *cfg, unsigned int reps,
+			 bench_round_fn fn, void *arg, uint64_t ops_per_round,
+			 struct bench_result *out);
+
+/**
+ * bench_result_set() - fill a result from per-repetition ns/op samples.
+ * @out: out.
+ * @samples: ns per operation of each repetition; reordered (sorted).
+ * @n: number of samples, >= 1.
+ * @ops: operations per repetition.
+ *
+ * Context: any.
+ */
+void bench_result_set(struct bench_result *out, double *samples, size_t n,
+		      uint64_t ops);
+
+/**
+ * bench_percentile() - the @p-th percentile of @v.
+ * @v: values; sorted in place.
+ * @n: number of values.
+ * @p: 0..100 inclusive; 50 is the median.
+ *
+ * Linear interpolation between the two closest ranks, so 0 is the minimum,
+ * 100 the maximum, and the median of an even count is the mean of the middle
+ * two. O(n log n).
+ *
+ * Context: any.
+ * Return: the percentile; NAN for @n 0 or @p outside 0..100.
+ */
+double bench_percentile(double *v, size_t n, double p);
+
+/* ------------------------------------------------------------------ */
+/* Progress                                                           */
+/* ------------------------------------------------------------------ */
+
+/**
+ * bench_progress() - say what is being measured, on one line of stderr that
+ * the next call overwrites; nothing at all unless stderr is a terminal.
+ * @fmt: printf format.
+ *
+ * Context: single-threaded.
+ */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * bench_progress_done() - clear the progress line (if one was drawn).
+ *
+ * Context: single-threaded.
+ */
+void bench_progress_done(void);
+
+/* ------------------------------------------------------------------ */
+/* Aligned text tables                                                */
+/* ------------------------------------------------------------------ */
+
+struct bench_table;
+
+/**
+ * bench_table_create() - an empty table; its first row is the header.
+ * @out: out, the table.
+ * @ncols: columns, >= 1.
+ * @align: one character per column, 'l' (text) or 'r' (numbers).
+ *
+ * Context: allocates.
+ * Return: 0, -EINVAL for @ncols 0 or an @align of the wrong length or with
+ * other characters, -ENOMEM.
+ */
+int bench_table_create(struct bench_table **out, unsigned int ncols,
+		       const char *align);
+
+/**
+ * bench_table_destroy() - free a table. NULL is a no-op.
+ * @t: the table.
+ */
+void bench_table_destroy(struct bench_table *t);
+
+/**
+ * bench_table_add() - append the next cell, filling rows left to right.
+ * @t: the table.
+ * @fmt: printf format of the cell's text.
+ *
+ * Context: allocates.
+ * Return: 0, -ENOMEM.
+ */
+int bench_table_add(struct bench_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
+ * bench_table_print() - print with every column as wide as its widest cell,
+ * two spaces between columns and a dashed line under the header.
+ * @t: the table; a last, partial row is padded with empty cells.
+ * @f: where to print.
+ *
+ * Context: any.
+ * Return: 0, -EIO if writing failed.
+ */
+int bench_table_print(const struct bench_table *t, FILE *f);
+
+/* ------------------------------------------------------------------ */
+/* Reports: the table, targets, and JSON                              */
+/* ------------------------------------------------------------------ */
+
+/* The machine a run was on. */
+struct bench_machine {
+	long nproc;
+	/* /proc/cpuinfo's "model name" (or "Hardware", "cpu model"), else
+	 * "unknown". */
+	char cpu_model[128];
+};
+
+/**
+ * bench_machine_get() - describe this machine.
+ * @m: out.
+ *
+ * Context: reads /proc/cpuinfo.
+ */
+void bench_machine_get(struct bench_machine *m);
+
+/* How a target's value is judged against its limit. */
+enum bench_cmp {
+	/* met when value < limit (a cost). */
+	BENCH_BELOW,
+	/* met when value >= limit (a speedup). */
+	BENCH_AT_LEAST,
+};
+
+struct bench_report;
+
+/**
+ * bench_report_create() - an empty report.
+ * @out: out, the report.
+ * @bench: the benchmark's name, the JSON "bench" key ("numbering").
+ *
+ * Context: allocates; reads /proc/cpuinfo.
+ * Return: 0, -EINVAL for a NULL or empty @bench, -ENOMEM.
+ */
+int bench_report_create(struct bench_report **out, const char *bench);
+
+/**
+ * bench_report_destroy() - free a report. NULL is a no-op.
+ * @r: the report.
+ */
+void bench_report_destroy(struct bench_report *r);
+
+/**
+ * bench_report_note() - a line printed under the report's heading (and in
+ * JSON's "notes"): how it was measured, what was skipped.
+ * @r: the report.
+ * @fmt: printf format.
+ *
+ * Context: allocates.
+ * Return: 0, -ENOMEM.
+ */
+int bench_report_note(struct bench_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
+ * bench_report_add() - one result row.
+ * @r: the report.
+ * @group: the row's group ("idx"); copied.
+ * @name: the case ("fill tree"); copied.
+ * @n: the size measured at (ids, disks, objects).
+ * @res: the measurement.
+ * @baseline_ns: the baseline's ns/op measured in the same run, for the
+ * speedup column (baseline / @res->ns_per_op); NAN for a row that has none.
+ *
+ * Context: allocates.
+ * Return: 0, -EINVAL for a NULL argument, -ENOMEM.
+ */
+int bench_report_add(struct bench_report *r, const char *group,
+		     const char *name, uint64_t n,
+		     const struct bench_result *res, double baseline_ns);
+
+/**
+ * bench_report_target() - a goal checked and reported, never asserted.
+ * @r: the report.
+ * @name: what is judged ("name generation, ns/op"); copied.
+ * @value: the measured value; NAN when this run did not measure it (the
+ * target prints "not measured" and JSON has null value and met).
+ * @cmp: BENCH_BELOW or BENCH_AT_LEAST.
+ * @limit: the goal.
+ *
+ * Context: allocates.
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+int bench_report_target(struct bench_report *r, const char *name, double value,
+			enum bench_cmp cmp, double limit);
+
+/**
+ * bench_report_print() - the report as text or as JSON.
+ * @r: the report.
+ * @f: where to print.
+ * @json: one JSON object, {"bench", "machine": {"nproc", "cpu_model"},
+ * "notes", "results": [{"group", "case", "n", "ns_per_op",
+ * "median_ns_per_op", "ops_per_s", "reps", "baseline_ns_per_op", "ratio"}],
+ * "targets": [{"name", "value", "cmp", "limit", "met"}]}; otherwise a
+ * heading, the notes, the results table and a targets section. Values that
+ * do not exist (no baseline, not measured) are JSON null and "-" in text.
+ *
+ * Context: allocates while formatting.
+ * Return: 0, -ENOMEM, -EIO if writing failed.
+ */
+int bench_report_print(const struct bench_report *r, FILE *f, bool json);
+
+#endif /* SDSWARM_BENCH_H */
