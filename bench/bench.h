@@ -27,6 +27,8 @@
 #define BENCH_COMMANDS(X)                                                     \
 	X(numbering, "numbering",                                            \
 	  "names, dev_t schemes, id allocators, dev_t registry, per-disk slab") \
+	X(target, "target",                                                  \
+	  "LUN creation, bytes/LUN, in-process 4K IOPS through scsi/")       \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);

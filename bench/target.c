@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sdswarm-bench target: the target core in process. LUN creation time and
+ * resident bytes per LUN at 262,144 LUNs, and 4 KiB random READ(16) and
+ * WRITE(16) through scsi_exec() -> lun -> mem store on one core, against
+ * the physical limit measured in the same run: memcpy of the same random
+ * 4 KiB blocks over a working set of the same size.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "lun.h"
+#include "scsi/scsi.h"
+
+struct io_ctx {
+	struct scsi_target tgt;
+	struct scsi_cmd cmd;
+	uint8_t cdb[16];
+	uint8_t *buf;
+	struct iovec iov;
+	uint64_t blocks;      /* working set in 4 KiB blocks */
+	uint64_t x;           /* xorshift state */
+	uint8_t opcode;
+	uint8_t *ws;          /* memcpy baseline: the working set */
+};
+
+static uint64_t rss_bytes(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static inline uint64_t next_block(struct io_ctx *c)
+{
+	c->x ^= c->x << 13;
+	c->x ^= c->x >> 7;
+	c->x ^= c->x << 17;
+	return c->x % c->blocks;
+}
+
+static int run_scsi(void *arg, uint64_t n)
+{
+	struct io_ctx *c = arg;
+	uint64_t i, lba;
+
+	for (i = 0; i < n; i++) {
+		lba = next_block(c) * 8;
+		c->cdb[0] = c->opcode;
+		c->cdb[1] = 0;
+		for (int k = 0; k < 8; k++)
+			c->cdb[2 + k] = (uint8_t)(lba >> (56 - 8 * k));
+		c->cdb[10] = c->cdb[11] = c->cdb[12] = 0;
+		c->cdb[13] = 8;
+		c->cdb[14] = c->cdb[15] = 0;
+		c->cmd.status = 0;
+		c->cmd.data_len = 0;
+		if (scsi_exec(&c->cmd) != SCSI_DONE || c->cmd.status != SCSI_GOOD)
+			return -EIO;
+	}
+	bench_do_not_optimize(c->buf[0]);
+	return 0;
+}
+
+static int run_memcpy_read(void *arg, uint64_t n)
+{
+	struct io_ctx *c = arg;
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(c->buf, c->ws + next_block(c) * 4096, 4096);
+		bench_clobber();
+	}
+	return 0;
+}
+
+static int run_memcpy_write(void *arg, uint64_t n)
+{
+	struct io_ctx *c = arg;
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(c->ws + next_block(c) * 4096, c->buf, 4096);
+		bench_clobber();
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sdswarm-bench target [--json] [--quick] [--reps R]\n"
+		"                            [--luns N] [--working-set BYTES]\n"
+		"LUN creation time and resident bytes per LUN (default 262144 LUNs),\n"
+		"and 4 KiB random READ(16)/WRITE(16) through scsi_exec() on a mem\n"
+		"store over a working set (default 1 GiB), each against memcpy of\n"
+		"the same random blocks over the same working set.\n");
+}
+
+/* One create-N-LUNs measurement: time and resident growth. */
+static int measure_create(uint32_t nluns, struct bench_result *time,
+			  double *bytes_per_lun)
+{
+	struct store_mem_params mp = { .chunk_size = 4096 };
+	struct lun_table_params tp = { .max_luns = nluns, .seed = 42 };
+	struct lun_group g = { .name = "bench", .first = 0, .count = nluns,
+			       .size = 1ull << 40, .block_size = 512,
+			       .thin = true, .lbprz = true };
+	struct store *s;
+	struct lun_table *t;
+	uint64_t rss0, rss1, t0, t1;
+	double ns;
+	int ret;
+
+	strcpy(g.vendor, "SDSWARM");
+	strcpy(g.product, "BENCH");
+	strcpy(g.revision, "0001");
+	rss0 = rss_bytes();
+	ret = store_mem_create(&s, &mp);
+	if (ret)
+		return ret;
+	tp.store = s;
+	t0 = bench_now_ns();
+	ret = lun_table_create(&t, &tp);
+	if (!ret)
+		ret = lun_group_add(t, &g) < 0 ? -EINVAL : 0;
+	t1 = bench_now_ns();
+	rss1 = rss_bytes();
+	if (!ret) {
+		ns = (double)(t1 - t0) / nluns;
+		bench_result_set(time, &ns, 1, nluns);
+		*bytes_per_lun = (double)(rss1 - rss0) / nluns;
+		lun_table_destroy(t);
+	}
+	store_destroy(s);
+	return ret;
+}
+
+int bench_target(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		BENCH_COMMON_LONGOPTS,
+		{ "luns", required_argument, NULL, 'L' },
+		{ "working-set", required_argument, NULL, 'W' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench_opts o = { 0 };
+	struct bench_cfg cfg;
+	struct bench_report *r = NULL;
+	struct bench_result res, base;
+	struct store_mem_params mp = { .chunk_size = 4096 };
+	struct lun_table_params tp = { .max_luns = 1, .seed = 7 };
+	struct lun_group g = { .name = "io", .count = 1, .size = 1ull << 40,
+			       .block_size = 512, .thin = true, .lbprz = true,
+			       .max_xfer_blocks = 65536 };
+	struct store *s = NULL;
+	struct lun_table *t = NULL;
+	struct io_ctx *c = NULL;
+	uint64_t luns = 262144, ws = 1ull << 30;
+	double bpl, create_s;
+	int opt, ret = 1;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'L':
+			if (bench_parse_u64(optarg, 1, LUN_MAX_LUNS, &luns)) {
+				fprintf(stderr, "sdswarm-bench target: --luns '%s': need 1..%u\n",
+					optarg, LUN_MAX_LUNS);
+				return 1;
+			}
+			break;
+		case 'W':
+			if (bench_parse_u64(optarg, 1 << 20, 1ull << 36, &ws)) {
+				fprintf(stderr, "sdswarm-bench target: --working-set '%s': need 1 MiB..64 GiB in bytes\n",
+					optarg);
+				return 1;
+			}
+			break;
+		default:
+			if (bench_common_opt(&o, opt, optarg, "target") != 1) {
+				usage(stderr);
+				return 1;
+			}
+			break;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 1;
+	}
+	if (o.quick) {
+		luns = luns > 16384 ? 16384 : luns;
+		ws = 16u << 20;
+	}
+	bench_cfg_init(&cfg, &o);
+	if (bench_report_create(&r, "target")) {
+		fprintf(stderr, "sdswarm-bench target: out of memory\n");
+		return 1;
+	}
+
+	/* LUN creation: a fresh table each time, best of the repetitions */
+	{
+		double best = 1e300, best_bpl = 0;
+		unsigned int rep;
+
+		for (rep = 0; rep < cfg.reps; rep++) {
+			if (measure_create((uint32_t)luns, &res, &bpl)) {
+				fprintf(stderr, "sdswarm-bench target: creating %" PRIu64 " LUNs failed\n", luns);
+				goto out;
+			}
+			if (res.ns_per_op < best) {
+				best = res.ns_per_op;
+				best_bpl = bpl;
+			}
+		}
+		bench_result_set(&res, &best, 1, luns);
+		bench_report_add(r, "luns", "create (ns per LUN)", luns, &res, NAN);
+		bpl = best_bpl;
+		create_s = best * (double)luns / 1e9;
+		bench_report_note(r, "created %" PRIu64 " LUNs in %.3f s; resident growth %.1f bytes/LUN",
+				  luns, create_s, bpl);
+	}
+
+	/* 4 KiB random I/O through scsi_exec on one LUN of a mem store */
+	c = calloc(1, sizeof(*c));
+	if (!c || store_mem_create(&s, &mp)) {
+		fprintf(stderr, "sdswarm-bench target: cannot create the mem store\n");
+		goto out;
+	}
+	tp.store = s;
+	strcpy(g.vendor, "SDSWARM");
+	strcpy(g.product, "BENCH");
+	strcpy(g.revision, "0001");
+	ret = lun_table_create(&t, &tp);
+	if (!ret)
+		ret = lun_group_add(t, &g);
+	if (ret < 0) {
+		fprintf(stderr, "sdswarm-bench target: cannot create the LUN: %s\n",
+			strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	ret = 1;
+	c->buf = aligned_alloc(4096, 4096);
+	c->ws = aligned_alloc(4096, ws);
+	if (!c->buf || !c->ws) {
+		fprintf(stderr, "sdswarm-bench target: no memory for a %" PRIu64 "-byte working set\n", ws);
+		goto out;
+	}
+	memset(c->buf, 0x5a, 4096);
+	memset(c->ws, 0xa5, ws);
+	c->blocks = ws / 4096;
+	c->x = 0x2545f4914f6cdd1dull;
+	c->tgt.luns = t;
+	c->iov.iov_base = c->buf;
+	c->iov.iov_len = 4096;
+	c->cmd.tgt = &c->tgt;
+	c->cmd.cdb = c->cdb;
+	c->cmd.cdb_len = 16;
+	c->cmd.iov = &c->iov;
+	c->cmd.iovcnt = 1;
+	c->cmd.xfer_len = 4096;
+
+	/* clear the power-on unit attention, then fill the working set */
+	c->cdb[0] = 0x00;
+	memset(c->cdb + 1, 0, 15);
+	c->cmd.cdb_len = 6;
+	c->cmd.dir = SCSI_DIR_NONE;
+	scsi_exec(&c->cmd);
+	c->cmd.cdb_len = 16;
+	c->cmd.dir = SCSI_DIR_WRITE;
+	c->opcode = 0x8a; /* WRITE(16) */
+	{
+		/* sequential fill so every block of the set is stored */
+		uint64_t lba;
+
+		for (lba = 0; lba < c->blocks * 8; lba += 8) {
+			c->cdb[0] = 0x8a;
+			for (int k = 0; k < 8; k++)
+				c->cdb[2 + k] = (uint8_t)(lba >> (56 - 8 * k));
+			c->cdb[13] = 8;
+			c->cmd.status = 0;
+			c->cmd.data_len = 0;
+			if (scsi_exec(&c->cmd) != SCSI_DONE || c->cmd.status) {
+				fprintf(stderr, "sdswarm-bench target: fill failed at LBA %" PRIu64 "\n", lba);
+				goto out;
+			}
+		}
+	}
+
+	c->cmd.dir = SCSI_DIR_READ;
+	c->opcode = 0x88; /* READ(16) */
+	if (bench_measure(&cfg, run_memcpy_read, c, &base) ||
+	    bench_measure(&cfg, run_scsi, c, &res))
+		goto out_io;
+	bench_report_add(r, "io", "memcpy 4K random read (limit)", c->blocks, &base, NAN);
+	bench_report_add(r, "io", "READ(16) 4K random, mem store", c->blocks, &res,
+			 base.ns_per_op);
+	bench_report_target(r, "READ(16) 4K random, IOPS on one core",
+			    res.ops_per_s, BENCH_AT_LEAST, 2e6);
+
+	c->cmd.dir = SCSI_DIR_WRITE;
+	c->opcode = 0x8a;
+	if (bench_measure(&cfg, run_memcpy_write, c, &base) ||
+	    bench_measure(&cfg, run_scsi, c, &res))
+		goto out_io;
+	bench_report_add(r, "io", "memcpy 4K random write (limit)", c->blocks, &base, NAN);
+	bench_report_add(r, "io", "WRITE(16) 4K random, mem store", c->blocks, &res,
+			 base.ns_per_op);
+	bench_report_target(r, "WRITE(16) 4K random, IOPS on one core",
+			    res.ops_per_s, BENCH_AT_LEAST, 2e6);
+
+	bench_report_target(r, "resident bytes per idle LUN", bpl, BENCH_BELOW, 64.0);
+	bench_report_target(r, "seconds to create the LUNs", create_s, BENCH_BELOW, 1.0);
+	bench_report_note(r, "working set %" PRIu64 " MiB; ratio = memcpy ns / scsi ns: the share of the memory-copy limit reached",
+			  ws >> 20);
+	bench_report_print(r, stdout, o.json);
+	ret = 0;
+	goto out;
+out_io:
+	fprintf(stderr, "sdswarm-bench target: I/O through scsi_exec failed (status %u)\n",
+		c->cmd.status);
+out:
+	if (c) {
+		free(c->buf);
+		free(c->ws);
+	}
+	free(c);
+	lun_table_destroy(t);
+	store_destroy(s);
+	bench_report_destroy(r);
+	return ret;
+}
