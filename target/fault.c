@@ -157,7 +157,8 @@ int fault_list(struct fault_table *ft, struct fault_rule *out, unsigned int max)
 
 	pthread_mutex_lock(&ft->lock);
 	n = atomic_load(&ft->n);
-	memcpy(out, ft->rules, (n < max ? n : max) * sizeof(*out));
+	if (n && max)
+		memcpy(out, ft->rules, (n < max ? n : max) * sizeof(*out));
 	pthread_mutex_unlock(&ft->lock);
 	return (int)n;
 }

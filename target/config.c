@@ -1,0 +1,2577 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The configuration parser. inih splits lines into keys and values; a
+ * reader wrapped around it counts lines (Debian's inih passes no line
+ * number to the handler) and sees every section header, even one with no
+ * keys under it. One table per section parses each key; what no single key
+ * can check waits for cfg_finish().
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "ptable.h"
+
+/* cfg seen-line values: 0 is "not set", this one "set on the command line" */
+#define LINE_CLI (-1)
+/* Most keys a section has (the LUN groups have the most, 20). */
+#define MAX_KEYS 24
+
+enum sect {
+	S_NONE = 0, /* before the first header */
+	S_BAD, /* a header that was wrong: its keys are skipped */
+	S_TARGET,
+	S_GROUP,
+	S_STORE,
+	S_FAULTS,
+	S_ISCSI,
+	S_TCMU,
+	S_FUSE,
+};
+
+/* Where and how a key was set, for duplicate checks and later messages. */
+struct seen {
+	int line;
+	char *value;
+};
+
+struct sect_state {
+	int line; /* the header's line; 0 if the section never appeared */
+	struct seen keys[MAX_KEYS];
+};
+
+/* A LUN group while parsing: sizes stay in bytes until block_size is known. */
+struct pgroup {
+	struct lun_group lg;
+	char section[LUN_NAME_MAX + 8]; /* "luns" or "luns.NAME" */
+	bool write_cache;
+	uint64_t max_transfer, opt_transfer, max_unmap, max_write_same;
+	unsigned int nsizes;
+	uint64_t sizes[PTABLE_MAX_PARTS];
+	struct sect_state st;
+};
+
+struct pfault {
+	int line;
+	uint32_t num; /* N of fault.N */
+	char *key;
+	char *value;
+	struct fault_rule rule;
+};
+
+struct cfg_msg {
+	int line;
+	char *text;
+};
+
+struct cfg_parser {
+	struct cfg c; /* target, store, iscsi, tcmu, fuse */
+	bool parsed;
+	int lineno;
+	enum sect sect;
+	unsigned int cur_group;
+	struct sect_state target_st, store_st, faults_st, iscsi_st, tcmu_st,
+		fuse_st;
+	struct pgroup *groups;
+	unsigned int ngroups, groups_cap;
+	struct pfault *faults;
+	unsigned int nfaults, faults_cap;
+	bool luns_override;
+	uint32_t luns_total;
+	struct cfg_msg *msgs;
+	unsigned int nmsgs, msgs_cap;
+	char *err; /* the messages' text, in order */
+	unsigned int nerr;
+};
+
+/*
+ * One key. @set parses @v into the field at @off of the section's object
+ * (@size bytes; for strings the buffer size) within [@min, @max], or writes
+ * why not into @why.
+ */
+struct key {
+	const char *name;
+	int (*set)(void *obj, const struct key *k, const char *v, char *why,
+		   size_t wl);
+	size_t off;
+	size_t size;
+	uint64_t min, max;
+};
+
+#define FIELD(obj, k, type) ((type *)((char *)(obj) + (k)->off))
+
+/* ---- messages ----------------------------------------------------------- */
+
+static void msg(struct cfg_parser *p, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int msg_rank(int line)
+{
+	/* the file's own problems, then by line, then the command line */
+	if (line == LINE_CLI)
+		return INT_MAX - 1;
+	return line;
+}
+
+/* Keeps the messages in line order and their text in p->err. */
+static void msg_insert(struct cfg_parser *p, int line, const char *text)
+{
+	struct cfg_msg *nm;
+	unsigned int i, at;
+	size_t len = 0;
+	char *ne;
+
+	if (p->nmsgs == p->msgs_cap) {
+		unsigned int cap = p->msgs_cap ? p->msgs_cap * 2 : 8;
+
+		nm = realloc(p->msgs, cap * sizeof(*nm));
+		if (!nm)
+			return;
+		p->msgs = nm;
+		p->msgs_cap = cap;
+	}
+	ne = strdup(text);
+	if (!ne)
+		return;
+	for (at = p->nmsgs; at > 0; at--)
+		if (msg_rank(p->msgs[at - 1].line) <= msg_rank(line))
+			break;
+	memmove(&p->msgs[at + 1], &p->msgs[at],
+		(p->nmsgs - at) * sizeof(p->msgs[0]));
+	p->msgs[at].line = line;
+	p->msgs[at].text = ne;
+	p->nmsgs++;
+	for (i = 0; i < p->nmsgs; i++)
+		len += strlen(p->msgs[i].text) + 1;
+	ne = realloc(p->err, len + 1);
+	if (!ne)
+		return;
+	p->err = ne;
+	len = 0;
+	for (i = 0; i < p->nmsgs; i++) {
+		size_t n = strlen(p->msgs[i].text);
+
+		memcpy(p->err + len, p->msgs[i].text, n);
+		len += n;
+		p->err[len++] = '\n';
+	}
+	p->err[len] = '\0';
+}
+
+static void msg(struct cfg_parser *p, int line, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	size_t n;
+
+	p->nerr++;
+	if (p->nerr > CFG_MAX_ERRORS + 1)
+		return;
+	if (p->nerr == CFG_MAX_ERRORS + 1) {
+		snprintf(buf, sizeof(buf), "%.900s: more errors not shown",
+			 p->c.source);
+		msg_insert(p, INT_MAX, buf);
+		return;
+	}
+	if (line == LINE_CLI)
+		n = (size_t)snprintf(buf, sizeof(buf), "command line: ");
+	else if (line > 0)
+		n = (size_t)snprintf(buf, sizeof(buf), "%s:%d: ", p->c.source,
+				     line);
+	else
+		n = (size_t)snprintf(buf, sizeof(buf), "%s: ", p->c.source);
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	msg_insert(p, line, buf);
+}
+
+/* ---- numbers and sizes -------------------------------------------------- */
+
+/* Decimal, or hex after 0x; nothing else (no sign, no spaces, no octal). */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0, d;
+	unsigned int base = 10;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = (uint64_t)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (uint64_t)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (uint64_t)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		if (v > (UINT64_MAX - d) / base)
+			return -ERANGE;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int cfg_parse_size(const char *text, uint64_t *out)
+{
+	static const char suffixes[] = "KMGTP";
+	const char *s = text, *sfx;
+	uint64_t v = 0, d;
+	unsigned int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		d = (uint64_t)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (*s) {
+		sfx = strchr(suffixes, toupper((unsigned char)*s));
+		if (!sfx)
+			return -EINVAL;
+		shift = 10 * (unsigned int)(sfx - suffixes + 1);
+		s++;
+		if (strcmp(s, "iB") == 0 || strcmp(s, "B") == 0)
+			s += strlen(s);
+		if (*s)
+			return -EINVAL;
+	}
+	if (shift && v > UINT64_MAX >> shift)
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+int cfg_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char suffixes[] = "KMGTP";
+	int i, n;
+
+	for (i = 4; i >= 0; i--) {
+		unsigned int shift = 10 * (unsigned int)(i + 1);
+
+		if (bytes && bytes % (1ull << shift) == 0) {
+			n = snprintf(buf, len, "%" PRIu64 "%c", bytes >> shift,
+				     suffixes[i]);
+			return n >= 0 && (size_t)n < len ? n : -ENOSPC;
+		}
+	}
+	n = snprintf(buf, len, "%" PRIu64, bytes);
+	return n >= 0 && (size_t)n < len ? n : -ENOSPC;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		if (strcmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ---- key setters -------------------------------------------------------- */
+
+static void store_uint(void *obj, const struct key *k, uint64_t n)
+{
+	switch (k->size) {
+	case 1:
+		*FIELD(obj, k, uint8_t) = (uint8_t)n;
+		break;
+	case 2:
+		*FIELD(obj, k, uint16_t) = (uint16_t)n;
+		break;
+	case 4:
+		*FIELD(obj, k, uint32_t) = (uint32_t)n;
+		break;
+	default:
+		*FIELD(obj, k, uint64_t) = n;
+		break;
+	}
+}
+
+static int set_uint(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	uint64_t n;
+	int ret = parse_u64(v, &n);
+
+	if (ret == -EINVAL) {
+		snprintf(why, wl, "not a number");
+		return ret;
+	}
+	if (ret || n < k->min || n > k->max) {
+		snprintf(why, wl, "not a number from %" PRIu64 " to %" PRIu64,
+			 k->min, k->max);
+		return -ERANGE;
+	}
+	store_uint(obj, k, n);
+	return 0;
+}
+
+static int set_pow2(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	uint64_t n;
+
+	if (parse_u64(v, &n) || n < k->min || n > k->max || (n & (n - 1))) {
+		snprintf(why, wl,
+			 "not a power of two from %" PRIu64 " to %" PRIu64,
+			 k->min, k->max);
+		return -EINVAL;
+	}
+	store_uint(obj, k, n);
+	return 0;
+}
+
+static int size_value(const struct key *k, const char *v, uint64_t *n,
+		      char *why, size_t wl)
+{
+	char lo[24], hi[24];
+	int ret = cfg_parse_size(v, n);
+
+	if (ret == -EINVAL) {
+		snprintf(why, wl,
+			 "not a size (use a number with K, M, G, T or P)");
+		return ret;
+	}
+	if (ret || *n < k->min || *n > k->max) {
+		cfg_format_size(k->min, lo, sizeof(lo));
+		cfg_format_size(k->max, hi, sizeof(hi));
+		snprintf(why, wl, "not a size from %s to %s", lo, hi);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+static int set_size(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	uint64_t n;
+	int ret = size_value(k, v, &n, why, wl);
+
+	if (ret)
+		return ret;
+	store_uint(obj, k, n);
+	return 0;
+}
+
+static int set_pow2_size(void *obj, const struct key *k, const char *v,
+			 char *why, size_t wl)
+{
+	char lo[24], hi[24];
+	uint64_t n;
+	int ret = size_value(k, v, &n, why, wl);
+
+	if (ret)
+		return ret;
+	if (n & (n - 1)) {
+		cfg_format_size(k->min, lo, sizeof(lo));
+		cfg_format_size(k->max, hi, sizeof(hi));
+		snprintf(why, wl, "not a power of two from %s to %s", lo, hi);
+		return -EINVAL;
+	}
+	store_uint(obj, k, n);
+	return 0;
+}
+
+/* TCMU's data area is set in whole MiB (max_data_area_mb). */
+static int set_mib_size(void *obj, const struct key *k, const char *v,
+			char *why, size_t wl)
+{
+	uint64_t n;
+	int ret = size_value(k, v, &n, why, wl);
+
+	if (ret)
+		return ret;
+	if (n % (1u << 20)) {
+		snprintf(why, wl, "not a whole number of MiB");
+		return -EINVAL;
+	}
+	store_uint(obj, k, n);
+	return 0;
+}
+
+static int set_bool(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	if (parse_bool(v, FIELD(obj, k, bool))) {
+		snprintf(why, wl, "not yes or no");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int copy_str(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	size_t n = strlen(v);
+
+	if (n < k->min) {
+		snprintf(why, wl, "empty");
+		return -EINVAL;
+	}
+	if (n >= k->size) {
+		snprintf(why, wl, "longer than %zu characters", k->size - 1);
+		return -EINVAL;
+	}
+	memcpy(FIELD(obj, k, char), v, n + 1);
+	return 0;
+}
+
+static int set_path(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	return copy_str(obj, k, v, why, wl);
+}
+
+/* INQUIRY strings: printable ASCII only (SPC-5 4.3.1). */
+static int set_ident(void *obj, const struct key *k, const char *v, char *why,
+		     size_t wl)
+{
+	const char *s;
+
+	for (s = v; *s; s++) {
+		if (*s < 0x20 || *s > 0x7e) {
+			snprintf(why, wl, "not printable ASCII");
+			return -EINVAL;
+		}
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+static int set_scheme(void *obj, const struct key *k, const char *v, char *why,
+		      size_t wl)
+{
+	const struct sdnum_scheme *s = sdnum_scheme_find(v);
+	size_t n = 0;
+	unsigned int i;
+
+	if (s) {
+		*FIELD(obj, k, const struct sdnum_scheme *) = s;
+		return 0;
+	}
+	n = (size_t)snprintf(why, wl, "unknown scheme (");
+	for (i = 0; (s = sdnum_scheme_at(i)) && n < wl; i++)
+		n += (size_t)snprintf(why + n, wl - n, "%s%s", i ? ", " : "",
+				      s->name);
+	if (n < wl)
+		snprintf(why + n, wl - n, ")");
+	return -EINVAL;
+}
+
+static int set_prefix(void *obj, const struct key *k, const char *v, char *why,
+		      size_t wl)
+{
+	const char *s;
+
+	for (s = v; *s; s++) {
+		if (*s < 'a' || *s > 'z') {
+			snprintf(why, wl, "not lower-case letters");
+			return -EINVAL;
+		}
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+static int set_log_level(void *obj, const struct key *k, const char *v,
+			 char *why, size_t wl)
+{
+	if (log_level_parse(v, FIELD(obj, k, int))) {
+		snprintf(why, wl,
+			 "not a log level (err, warning, notice, "
+			 "info, debug, trace or 0..8)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_store_type(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	if (strcmp(v, "mem") == 0)
+		*FIELD(obj, k, enum cfg_store_type) = CFG_STORE_MEM;
+	else if (strcmp(v, "file") == 0)
+		*FIELD(obj, k, enum cfg_store_type) = CFG_STORE_FILE;
+	else {
+		snprintf(why, wl, "not mem or file");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_block_size(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	uint64_t n;
+
+	if (cfg_parse_size(v, &n) || (n != 512 && n != 4096)) {
+		snprintf(why, wl, "not 512 or 4096");
+		return -EINVAL;
+	}
+	*FIELD(obj, k, uint32_t) = (uint32_t)n;
+	return 0;
+}
+
+static int set_ptable(void *obj, const struct key *k, const char *v, char *why,
+		      size_t wl)
+{
+	enum ptable_kind kind;
+
+	if (ptable_kind_parse(v, &kind) || kind == PTABLE_NONE) {
+		snprintf(why, wl, "not gpt or mbr");
+		return -EINVAL;
+	}
+	*FIELD(obj, k, enum ptable_kind) = kind;
+	return 0;
+}
+
+static int set_part_sizes(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	struct pgroup *g = obj;
+	uint64_t sizes[PTABLE_MAX_PARTS];
+	char item[64];
+	const char *s = v, *end;
+	unsigned int n = 0;
+	size_t len;
+	int ret;
+
+	(void)k;
+	while (*s) {
+		end = strchr(s, ',');
+		len = end ? (size_t)(end - s) : strlen(s);
+		while (len && isspace((unsigned char)*s)) {
+			s++;
+			len--;
+		}
+		while (len && isspace((unsigned char)s[len - 1]))
+			len--;
+		if (n == PTABLE_MAX_PARTS) {
+			snprintf(why, wl, "more than %d sizes",
+				 PTABLE_MAX_PARTS);
+			return -EINVAL;
+		}
+		if (!len || len >= sizeof(item)) {
+			snprintf(why, wl, "size %u is empty or too long",
+				 n + 1);
+			return -EINVAL;
+		}
+		memcpy(item, s, len);
+		item[len] = '\0';
+		ret = cfg_parse_size(item, &sizes[n]);
+		if (ret) {
+			snprintf(why, wl,
+				 "'%s' is not a size (use a number "
+				 "with K, M, G, T or P)",
+				 item);
+			return -EINVAL;
+		}
+		n++;
+		if (!end)
+			break;
+		s = end + 1;
+		if (!*s) {
+			snprintf(why, wl, "ends in a comma");
+			return -EINVAL;
+		}
+	}
+	if (!n) {
+		snprintf(why, wl, "empty");
+		return -EINVAL;
+	}
+	memcpy(g->sizes, sizes, n * sizeof(sizes[0]));
+	g->nsizes = n;
+	return 0;
+}
+
+/* SBC-4 VPD B1h: 0 not reported, 1 non-rotating, 0401h-FFFEh rpm. */
+static int set_rotation(void *obj, const struct key *k, const char *v,
+			char *why, size_t wl)
+{
+	uint64_t n;
+
+	if (strcmp(v, "ssd") == 0 || strcmp(v, "non-rotating") == 0) {
+		*FIELD(obj, k, uint16_t) = 1;
+		return 0;
+	}
+	if (parse_u64(v, &n) || (n > 1 && n < 0x401) || n > 0xfffe) {
+		snprintf(why, wl,
+			 "not 0 (not reported), 1 or ssd "
+			 "(non-rotating), or 1025..65534 rpm");
+		return -EINVAL;
+	}
+	*FIELD(obj, k, uint16_t) = (uint16_t)n;
+	return 0;
+}
+
+static int set_portal(void *obj, const struct key *k, const char *v, char *why,
+		      size_t wl)
+{
+	struct cfg_iscsi *c = obj;
+	unsigned char addr[16];
+	char host[sizeof(c->host)];
+	const char *colon, *hs = v;
+	size_t hl;
+	uint64_t port;
+
+	(void)k;
+	if (v[0] == '[') {
+		colon = strstr(v, "]:");
+		if (!colon)
+			goto bad;
+		hs = v + 1;
+		hl = (size_t)(colon - hs);
+		colon++;
+	} else {
+		colon = strrchr(v, ':');
+		if (!colon || memchr(v, ':', (size_t)(colon - v)))
+			goto bad;
+		hl = (size_t)(colon - v);
+	}
+	if (!hl || hl >= sizeof(host))
+		goto bad;
+	memcpy(host, hs, hl);
+	host[hl] = '\0';
+	if (inet_pton(v[0] == '[' ? AF_INET6 : AF_INET, host, addr) != 1)
+		goto bad;
+	if (parse_u64(colon + 1, &port) || port < 1 || port > 65535)
+		goto bad;
+	if (strlen(v) >= sizeof(c->portal))
+		goto bad;
+	strcpy(c->portal, v);
+	strcpy(c->host, host);
+	c->port = (uint16_t)port;
+	return 0;
+bad:
+	snprintf(why, wl,
+		 "not ADDRESS:PORT (a numeric IPv4 address, or "
+		 "[IPv6], and a port 1..65535)");
+	return -EINVAL;
+}
+
+/* RFC 7143 4.2.7.2: "iqn." yyyy-mm "." reversed domain [":" anything]. */
+static bool iqn_chars_ok(const char *s)
+{
+	for (; *s; s++)
+		if (!(islower((unsigned char)*s) ||
+		      isdigit((unsigned char)*s) || *s == '.' || *s == '-' ||
+		      *s == ':'))
+			return false;
+	return true;
+}
+
+static bool iscsi_name_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n > CFG_ISCSI_NAME_MAX)
+		return false;
+	if (strncmp(s, "iqn.", 4) == 0)
+		return n > 12 && isdigit((unsigned char)s[4]) &&
+		       isdigit((unsigned char)s[5]) &&
+		       isdigit((unsigned char)s[6]) &&
+		       isdigit((unsigned char)s[7]) && s[8] == '-' &&
+		       isdigit((unsigned char)s[9]) &&
+		       isdigit((unsigned char)s[10]) && s[11] == '.' &&
+		       iqn_chars_ok(s + 12);
+	if (strncmp(s, "eui.", 4) == 0 || strncmp(s, "naa.", 4) == 0) {
+		if (!(n == 20 || (s[0] == 'n' && n == 36)))
+			return false;
+		for (i = 4; i < n; i++)
+			if (!isxdigit((unsigned char)s[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static int set_iqn_prefix(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	/* room for ":t15" */
+	if (strlen(v) > CFG_ISCSI_NAME_MAX - 4 || !iscsi_name_ok(v) ||
+	    strncmp(v, "iqn.", 4) != 0) {
+		snprintf(why, wl,
+			 "not an iqn. name (iqn.YYYY-MM.reversed."
+			 "domain, lower case, at most %d characters)",
+			 CFG_ISCSI_NAME_MAX - 4);
+		return -EINVAL;
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+static int set_initiators(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	struct cfg_iscsi *c = obj;
+	char name[CFG_ISCSI_NAME_MAX + 2];
+	const char *s = v, *end;
+	unsigned int n = 0;
+	size_t len;
+
+	(void)k;
+	while (*s) {
+		while (*s == ',' || isspace((unsigned char)*s))
+			s++;
+		if (!*s)
+			break;
+		end = s;
+		while (*end && *end != ',' && !isspace((unsigned char)*end))
+			end++;
+		len = (size_t)(end - s);
+		if (n == CFG_ISCSI_MAX_INITIATORS) {
+			snprintf(why, wl, "more than %d initiators",
+				 CFG_ISCSI_MAX_INITIATORS);
+			return -EINVAL;
+		}
+		if (len > CFG_ISCSI_NAME_MAX) {
+			snprintf(why, wl,
+				 "initiator %u is longer than %d "
+				 "characters",
+				 n + 1, CFG_ISCSI_NAME_MAX);
+			return -EINVAL;
+		}
+		memcpy(name, s, len);
+		name[len] = '\0';
+		if (!iscsi_name_ok(name)) {
+			snprintf(why, wl,
+				 "'%s' is not an iSCSI name (iqn., "
+				 "eui. or naa.)",
+				 name);
+			return -EINVAL;
+		}
+		n++;
+		s = end;
+	}
+	s = v;
+	c->ninitiators = 0;
+	while (c->ninitiators < n) {
+		while (*s == ',' || isspace((unsigned char)*s))
+			s++;
+		end = s;
+		while (*end && *end != ',' && !isspace((unsigned char)*end))
+			end++;
+		memcpy(c->initiators[c->ninitiators], s, (size_t)(end - s));
+		c->initiators[c->ninitiators++][end - s] = '\0';
+		s = end;
+	}
+	return 0;
+}
+
+/* CHAP names and secrets: printable, no spaces (they travel as key=value). */
+static int set_chap(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	const char *s;
+
+	for (s = v; *s; s++) {
+		if (*s <= 0x20 || *s > 0x7e) {
+			snprintf(why, wl, "not printable ASCII without spaces");
+			return -EINVAL;
+		}
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+/* configfs names an HBA "<backend>_<id>": TCMU's backend is "user". */
+static int set_hba(void *obj, const struct key *k, const char *v, char *why,
+		   size_t wl)
+{
+	uint64_t id;
+
+	if (strncmp(v, "user_", 5) != 0 || parse_u64(v + 5, &id) ||
+	    (v[5] == '0' && v[6] != '\0')) {
+		snprintf(why, wl,
+			 "not user_N (configfs's name for a TCMU HBA)");
+		return -EINVAL;
+	}
+	if (id > UINT32_MAX) {
+		snprintf(why, wl, "HBA id above 4294967295");
+		return -EINVAL;
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+static int set_name(void *obj, const struct key *k, const char *v, char *why,
+		    size_t wl)
+{
+	const char *s;
+
+	for (s = v; *s; s++) {
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-') {
+			snprintf(why, wl, "not letters, digits, _ or -");
+			return -EINVAL;
+		}
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+static int set_fabric(void *obj, const struct key *k, const char *v, char *why,
+		      size_t wl)
+{
+	if (strcmp(v, "loopback") == 0)
+		*FIELD(obj, k, enum cfg_tcmu_fabric) = CFG_TCMU_LOOPBACK;
+	else if (strcmp(v, "none") == 0)
+		*FIELD(obj, k, enum cfg_tcmu_fabric) = CFG_TCMU_NONE;
+	else {
+		snprintf(why, wl, "not loopback or none");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_mountpoint(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	struct cfg_fuse *f = obj;
+	int ret = copy_str(obj, k, v, why, wl);
+
+	if (!ret)
+		f->enabled = true;
+	return ret;
+}
+
+/* Mount options as fuse -o takes them: name or name=value, comma separated. */
+static int set_fuse_options(void *obj, const struct key *k, const char *v,
+			    char *why, size_t wl)
+{
+	const char *s;
+
+	for (s = v; *s; s++) {
+		if (!isalnum((unsigned char)*s) && !strchr("_=,.-/", *s)) {
+			snprintf(why, wl, "not a comma list of mount options");
+			return -EINVAL;
+		}
+	}
+	if (v[0] == ',' || strstr(v, ",,") || (*v && v[strlen(v) - 1] == ',')) {
+		snprintf(why, wl, "has an empty option");
+		return -EINVAL;
+	}
+	return copy_str(obj, k, v, why, wl);
+}
+
+static int set_seconds(void *obj, const struct key *k, const char *v, char *why,
+		       size_t wl)
+{
+	char *end;
+	double d;
+
+	if (!isdigit((unsigned char)v[0]))
+		goto bad;
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || *end || d < (double)k->min || d > (double)k->max)
+		goto bad;
+	*FIELD(obj, k, double) = d;
+	return 0;
+bad:
+	snprintf(why, wl,
+		 "not a number of seconds from %" PRIu64 " to %" PRIu64, k->min,
+		 k->max);
+	return -EINVAL;
+}
+
+/* ---- the key tables ----------------------------------------------------- */
+
+#define KEY(n, fn, type, field, lo, hi)                                        \
+	{                                                                      \
+		.name = n, .set = fn, .off = offsetof(type, field),            \
+		.size = sizeof(((type *)0)->field), .min = lo, .max = hi       \
+	}
+
+static const struct key target_keys[] = {
+	KEY("seed", set_uint, struct cfg_target, seed, 0, UINT64_MAX),
+	KEY("oui", set_uint, struct cfg_target, oui, 0, 0xffffff),
+	KEY("max_luns", set_uint, struct cfg_target, max_luns, 1, LUN_MAX_LUNS),
+	KEY("scheme", set_scheme, struct cfg_target, scheme, 0, 0),
+	KEY("name_prefix", set_prefix, struct cfg_target, name_prefix, 1, 0),
+	KEY("control", set_path, struct cfg_target, control, 1, 0),
+	KEY("log_level", set_log_level, struct cfg_target, log_level, 0, 0),
+};
+
+enum {
+	GK_FIRST,
+	GK_COUNT,
+	GK_SIZE,
+	GK_BLOCK_SIZE,
+	GK_PHYS_EXP,
+	GK_THIN,
+	GK_LBPRZ,
+	GK_VENDOR,
+	GK_PRODUCT,
+	GK_REVISION,
+	GK_PARTITIONS,
+	GK_PTABLE,
+	GK_PART_SIZES,
+	GK_MAX_TRANSFER,
+	GK_OPT_TRANSFER,
+	GK_MAX_UNMAP,
+	GK_MAX_UNMAP_DESC,
+	GK_MAX_WRITE_SAME,
+	GK_ROTATION,
+	GK_WRITE_CACHE,
+};
+
+/* Block limits: bytes here, at most 2^32 - 1 blocks of 4096 in the end. */
+#define LIMIT_MAX (((1ull << 32) - 1) * 4096)
+
+static const struct key group_keys[] = {
+	[GK_FIRST] = KEY("first", set_uint, struct pgroup, lg.first, 0,
+			 LUN_MAX_LUNS - 1),
+	[GK_COUNT] = KEY("count", set_uint, struct pgroup, lg.count, 0,
+			 LUN_MAX_LUNS),
+	[GK_SIZE] = KEY("size", set_size, struct pgroup, lg.size, 512,
+			STORE_MAX_BYTES),
+	[GK_BLOCK_SIZE] = KEY("block_size", set_block_size, struct pgroup,
+			      lg.block_size, 0, 0),
+	[GK_PHYS_EXP] = KEY("physical_block_exponent", set_uint, struct pgroup,
+			    lg.phys_exp, 0, 15),
+	[GK_THIN] = KEY("thin", set_bool, struct pgroup, lg.thin, 0, 0),
+	[GK_LBPRZ] = KEY("lbprz", set_bool, struct pgroup, lg.lbprz, 0, 0),
+	[GK_VENDOR] = KEY("vendor", set_ident, struct pgroup, lg.vendor, 1, 0),
+	[GK_PRODUCT] =
+		KEY("product", set_ident, struct pgroup, lg.product, 1, 0),
+	[GK_REVISION] =
+		KEY("revision", set_ident, struct pgroup, lg.revision, 1, 0),
+	[GK_PARTITIONS] = KEY("partitions", set_uint, struct pgroup, lg.nparts,
+			      0, PTABLE_MAX_PARTS),
+	[GK_PTABLE] = KEY("ptable", set_ptable, struct pgroup, lg.ptable, 0, 0),
+	[GK_PART_SIZES] = KEY("partition_sizes", set_part_sizes, struct pgroup,
+			      sizes, 0, 0),
+	[GK_MAX_TRANSFER] = KEY("max_transfer", set_size, struct pgroup,
+				max_transfer, 0, LIMIT_MAX),
+	[GK_OPT_TRANSFER] = KEY("opt_transfer", set_size, struct pgroup,
+				opt_transfer, 0, LIMIT_MAX),
+	[GK_MAX_UNMAP] = KEY("max_unmap", set_size, struct pgroup, max_unmap, 0,
+			     LIMIT_MAX),
+	[GK_MAX_UNMAP_DESC] =
+		KEY("max_unmap_descriptors", set_uint, struct pgroup,
+		    lg.max_unmap_desc, 0, UINT32_MAX),
+	[GK_MAX_WRITE_SAME] = KEY("max_write_same", set_size, struct pgroup,
+				  max_write_same, 0, LIMIT_MAX),
+	[GK_ROTATION] = KEY("rotation_rate", set_rotation, struct pgroup,
+			    lg.rotation_rate, 0, 0),
+	[GK_WRITE_CACHE] =
+		KEY("write_cache", set_bool, struct pgroup, write_cache, 0, 0),
+};
+
+enum { SK_TYPE, SK_DIR, SK_CHUNK, SK_LIMIT, SK_OPEN, SK_SHARDS };
+
+static const struct key store_keys[] = {
+	[SK_TYPE] = KEY("type", set_store_type, struct cfg_store, type, 0, 0),
+	[SK_DIR] = KEY("dir", set_path, struct cfg_store, dir, 1, 0),
+	[SK_CHUNK] =
+		KEY("chunk_size", set_pow2_size, struct cfg_store,
+		    mem.chunk_size, STORE_MEM_MIN_CHUNK, STORE_MEM_MAX_CHUNK),
+	[SK_LIMIT] = KEY("mem_limit", set_size, struct cfg_store, mem.mem_limit,
+			 0, UINT64_MAX),
+	[SK_OPEN] = KEY("max_open_files", set_uint, struct cfg_store,
+			max_open_files, 1, 1u << 20),
+	[SK_SHARDS] = KEY("shards", set_pow2, struct cfg_store, mem.shards, 1,
+			  STORE_MEM_MAX_SHARDS),
+};
+
+enum {
+	IK_ENABLED,
+	IK_PORTAL,
+	IK_TARGETS,
+	IK_IQN,
+	IK_LPT,
+	IK_CHAP_USER,
+	IK_CHAP_SECRET,
+	IK_MUTUAL_USER,
+	IK_MUTUAL_SECRET,
+	IK_INITIATORS,
+	IK_SESSIONS,
+	IK_THREADS,
+	IK_MRDSL,
+	IK_MBL,
+	IK_FBL,
+	IK_IMMEDIATE,
+	IK_R2T,
+	IK_NOP_INTERVAL,
+	IK_NOP_TIMEOUT,
+};
+
+/* RFC 7143 13.12-13.14: data segment and burst lengths 512..2^24-1. */
+static const struct key iscsi_keys[] = {
+	[IK_ENABLED] =
+		KEY("enabled", set_bool, struct cfg_iscsi, enabled, 0, 0),
+	[IK_PORTAL] = KEY("portal", set_portal, struct cfg_iscsi, portal, 0, 0),
+	[IK_TARGETS] = KEY("targets", set_uint, struct cfg_iscsi, targets, 1,
+			   CFG_ISCSI_MAX_TARGETS),
+	[IK_IQN] = KEY("iqn_prefix", set_iqn_prefix, struct cfg_iscsi,
+		       iqn_prefix, 1, 0),
+	[IK_LPT] = KEY("luns_per_target", set_uint, struct cfg_iscsi,
+		       luns_per_target, 1, CFG_ISCSI_MAX_LUNS_PER_TARGET),
+	[IK_CHAP_USER] =
+		KEY("chap_user", set_chap, struct cfg_iscsi, chap_user, 1, 0),
+	[IK_CHAP_SECRET] = KEY("chap_secret", set_chap, struct cfg_iscsi,
+			       chap_secret, 1, 0),
+	[IK_MUTUAL_USER] = KEY("mutual_user", set_chap, struct cfg_iscsi,
+			       mutual_user, 1, 0),
+	[IK_MUTUAL_SECRET] = KEY("mutual_secret", set_chap, struct cfg_iscsi,
+				 mutual_secret, 1, 0),
+	[IK_INITIATORS] = KEY("initiators", set_initiators, struct cfg_iscsi,
+			      initiators, 0, 0),
+	[IK_SESSIONS] = KEY("max_sessions", set_uint, struct cfg_iscsi,
+			    max_sessions, 0, 65535),
+	[IK_THREADS] =
+		KEY("threads", set_uint, struct cfg_iscsi, threads, 1, 256),
+	[IK_MRDSL] =
+		KEY("max_recv_data_segment_length", set_size, struct cfg_iscsi,
+		    max_recv_data_segment_length, 512, (1u << 24) - 1),
+	[IK_MBL] = KEY("max_burst_length", set_size, struct cfg_iscsi,
+		       max_burst_length, 512, (1u << 24) - 1),
+	[IK_FBL] = KEY("first_burst_length", set_size, struct cfg_iscsi,
+		       first_burst_length, 512, (1u << 24) - 1),
+	[IK_IMMEDIATE] = KEY("immediate_data", set_bool, struct cfg_iscsi,
+			     immediate_data, 0, 0),
+	[IK_R2T] = KEY("initial_r2t", set_bool, struct cfg_iscsi, initial_r2t,
+		       0, 0),
+	[IK_NOP_INTERVAL] = KEY("nop_interval", set_uint, struct cfg_iscsi,
+				nop_interval, 0, 3600),
+	[IK_NOP_TIMEOUT] = KEY("nop_timeout", set_uint, struct cfg_iscsi,
+			       nop_timeout, 1, 3600),
+};
+
+static const struct key tcmu_keys[] = {
+	KEY("enabled", set_bool, struct cfg_tcmu, enabled, 0, 0),
+	KEY("hba", set_hba, struct cfg_tcmu, hba, 1, 0),
+	KEY("name_prefix", set_name, struct cfg_tcmu, name_prefix, 1, 0),
+	KEY("ring_size", set_mib_size, struct cfg_tcmu, ring_size, 1u << 20,
+	    1u << 30),
+	KEY("fabric", set_fabric, struct cfg_tcmu, fabric, 0, 0),
+};
+
+static const struct key fuse_keys[] = {
+	KEY("mountpoint", set_mountpoint, struct cfg_fuse, mountpoint, 1, 0),
+	KEY("threads", set_uint, struct cfg_fuse, threads, 1, 256),
+	KEY("options", set_fuse_options, struct cfg_fuse, options, 0, 0),
+	KEY("attr_timeout", set_seconds, struct cfg_fuse, attr_timeout, 0,
+	    86400),
+};
+
+#define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
+
+_Static_assert(NKEYS(group_keys) <= MAX_KEYS, "MAX_KEYS too small");
+_Static_assert(NKEYS(iscsi_keys) <= MAX_KEYS, "MAX_KEYS too small");
+
+struct section {
+	const char *name;
+	enum sect id;
+	const struct key *keys;
+	size_t nkeys;
+};
+
+static const struct section sections[] = {
+	{"target", S_TARGET, target_keys, NKEYS(target_keys)},
+	{"luns", S_GROUP, group_keys, NKEYS(group_keys)},
+	{"store", S_STORE, store_keys, NKEYS(store_keys)},
+	{"faults", S_FAULTS, NULL, 0},
+	{"iscsi", S_ISCSI, iscsi_keys, NKEYS(iscsi_keys)},
+	{"tcmu", S_TCMU, tcmu_keys, NKEYS(tcmu_keys)},
+	{"fuse", S_FUSE, fuse_keys, NKEYS(fuse_keys)},
+};
+
+#define SECTION_LIST "target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse"
+
+static const struct section *section_by_id(enum sect id)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS(sections); i++)
+		if (sections[i].id == id)
+			return &sections[i];
+	return NULL;
+}
+
+static struct sect_state *sect_state(struct cfg_parser *p, enum sect id)
+{
+	switch (id) {
+	case S_TARGET:
+		return &p->target_st;
+	case S_GROUP:
+		return &p->groups[p->cur_group].st;
+	case S_STORE:
+		return &p->store_st;
+	case S_FAULTS:
+		return &p->faults_st;
+	case S_ISCSI:
+		return &p->iscsi_st;
+	case S_TCMU:
+		return &p->tcmu_st;
+	case S_FUSE:
+		return &p->fuse_st;
+	default:
+		return NULL;
+	}
+}
+
+static void *sect_obj(struct cfg_parser *p, enum sect id)
+{
+	switch (id) {
+	case S_TARGET:
+		return &p->c.target;
+	case S_GROUP:
+		return &p->groups[p->cur_group];
+	case S_STORE:
+		return &p->c.store;
+	case S_ISCSI:
+		return &p->c.iscsi;
+	case S_TCMU:
+		return &p->c.tcmu;
+	case S_FUSE:
+		return &p->c.fuse;
+	default:
+		return NULL;
+	}
+}
+
+static const char *sect_display(struct cfg_parser *p, enum sect id)
+{
+	if (id == S_GROUP)
+		return p->groups[p->cur_group].section;
+	return section_by_id(id)->name;
+}
+
+/* ---- defaults ----------------------------------------------------------- */
+
+static void defaults(struct cfg *c)
+{
+	c->target.seed = 1;
+	c->target.max_luns = LUN_DEFAULT_MAX;
+	c->target.scheme = &sdnum_scheme_linux;
+	strcpy(c->target.name_prefix, "sd");
+	c->target.log_level = LOG_DEFAULT_LEVEL;
+
+	c->store.type = CFG_STORE_MEM;
+	c->store.mem.chunk_size = STORE_MEM_DEFAULT_CHUNK;
+	c->store.mem.shards = STORE_MEM_DEFAULT_SHARDS;
+	c->store.max_open_files = STORE_FILE_DEFAULT_OPEN;
+
+	c->iscsi.enabled = false;
+	strcpy(c->iscsi.portal, "127.0.0.1:3260");
+	strcpy(c->iscsi.host, "127.0.0.1");
+	c->iscsi.port = 3260;
+	c->iscsi.targets = CFG_ISCSI_MAX_TARGETS;
+	strcpy(c->iscsi.iqn_prefix, "iqn.2026-12.org.sdswarm");
+	c->iscsi.luns_per_target = CFG_ISCSI_MAX_LUNS_PER_TARGET;
+	c->iscsi.max_sessions = 64;
+	c->iscsi.threads = 4;
+	c->iscsi.max_recv_data_segment_length = 256u << 10;
+	c->iscsi.max_burst_length = 1u << 20;
+	c->iscsi.first_burst_length = 64u << 10;
+	c->iscsi.immediate_data = true;
+	c->iscsi.initial_r2t = false;
+	c->iscsi.nop_interval = 10;
+	c->iscsi.nop_timeout = 30;
+
+	c->tcmu.enabled = false;
+	strcpy(c->tcmu.hba, "user_0");
+	strcpy(c->tcmu.name_prefix, "sdswarm");
+	c->tcmu.ring_size = 8u << 20;
+	c->tcmu.fabric = CFG_TCMU_LOOPBACK;
+
+	c->fuse.enabled = false;
+	c->fuse.threads = 4;
+	c->fuse.attr_timeout = 1.0;
+}
+
+static void group_defaults(struct pgroup *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->lg.count = 1;
+	g->lg.size = 1ull << 30;
+	g->lg.block_size = 512;
+	g->lg.thin = true;
+	g->lg.lbprz = true;
+	strcpy(g->lg.vendor, "SDSWARM");
+	strcpy(g->lg.product, "VDISK");
+	strcpy(g->lg.revision, "0001");
+	g->lg.ptable = PTABLE_GPT;
+	g->lg.rotation_rate = 1;
+	g->write_cache = true;
+	g->max_transfer = 4u << 20;
+	g->opt_transfer = 0;
+	g->max_unmap = 1u << 30;
+	g->lg.max_unmap_desc = 256;
+	g->max_write_same = 1u << 30;
+}
+
+int cfg_parser_create(struct cfg_parser **out)
+{
+	struct cfg_parser *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	defaults(&p->c);
+	strcpy(p->c.source, CFG_BUILTIN_NAME);
+	*out = p;
+	return 0;
+}
+
+static void free_state(struct sect_state *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_KEYS; i++)
+		free(st->keys[i].value);
+}
+
+void cfg_parser_destroy(struct cfg_parser *p)
+{
+	unsigned int i;
+
+	if (!p)
+		return;
+	free_state(&p->target_st);
+	free_state(&p->store_st);
+	free_state(&p->faults_st);
+	free_state(&p->iscsi_st);
+	free_state(&p->tcmu_st);
+	free_state(&p->fuse_st);
+	for (i = 0; i < p->ngroups; i++)
+		free_state(&p->groups[i].st);
+	free(p->groups);
+	for (i = 0; i < p->nfaults; i++) {
+		free(p->faults[i].key);
+		free(p->faults[i].value);
+	}
+	free(p->faults);
+	for (i = 0; i < p->nmsgs; i++)
+		free(p->msgs[i].text);
+	free(p->msgs);
+	free(p->err);
+	free(p);
+}
+
+const char *cfg_errors(const struct cfg_parser *p)
+{
+	return p->err ? p->err : "";
+}
+
+unsigned int cfg_error_count(const struct cfg_parser *p)
+{
+	return p->nerr;
+}
+
+/* ---- sections ----------------------------------------------------------- */
+
+static void begin_group(struct cfg_parser *p, int line, const char *sect,
+			const char *name)
+{
+	struct pgroup *g;
+	unsigned int i;
+	const char *s;
+
+	if (!*name || strlen(name) >= LUN_NAME_MAX) {
+		msg(p, line, "[%s]: a group name is 1 to %d characters", sect,
+		    LUN_NAME_MAX - 1);
+		goto bad;
+	}
+	for (s = name; *s; s++) {
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-') {
+			msg(p, line,
+			    "[%s]: a group name is letters, digits, "
+			    "_ and -",
+			    sect);
+			goto bad;
+		}
+	}
+	for (i = 0; i < p->ngroups; i++) {
+		if (strcmp(p->groups[i].lg.name, name) == 0) {
+			msg(p, line,
+			    "[%s]: group %s already defined on line %d", sect,
+			    name, p->groups[i].st.line);
+			goto bad;
+		}
+	}
+	if (p->ngroups == LUN_MAX_GROUPS) {
+		msg(p, line, "[%s]: more than %u LUN groups", sect,
+		    LUN_MAX_GROUPS);
+		goto bad;
+	}
+	if (p->ngroups == p->groups_cap) {
+		unsigned int cap = p->groups_cap ? p->groups_cap * 2 : 4;
+
+		g = realloc(p->groups, cap * sizeof(*g));
+		if (!g) {
+			msg(p, line, "[%s]: out of memory", sect);
+			goto bad;
+		}
+		p->groups = g;
+		p->groups_cap = cap;
+	}
+	g = &p->groups[p->ngroups];
+	group_defaults(g);
+	strcpy(g->lg.name, name);
+	snprintf(g->section, sizeof(g->section), "%s", sect);
+	g->st.line = line;
+	p->cur_group = p->ngroups++;
+	p->sect = S_GROUP;
+	return;
+bad:
+	p->sect = S_BAD;
+}
+
+static void begin_section(struct cfg_parser *p, int line, const char *name)
+{
+	struct sect_state *st;
+	size_t i;
+
+	if (strcmp(name, "luns") == 0) {
+		begin_group(p, line, name, "default");
+		return;
+	}
+	if (strncmp(name, "luns.", 5) == 0) {
+		begin_group(p, line, name, name + 5);
+		return;
+	}
+	for (i = 0; i < NKEYS(sections); i++) {
+		if (strcmp(name, sections[i].name) == 0)
+			break;
+	}
+	if (i == NKEYS(sections)) {
+		msg(p, line,
+		    "[%s]: unknown section (sections: " SECTION_LIST ")", name);
+		p->sect = S_BAD;
+		return;
+	}
+	p->sect = sections[i].id;
+	st = sect_state(p, p->sect);
+	if (st->line) {
+		msg(p, line, "[%s]: section repeated (first on line %d)", name,
+		    st->line);
+		p->sect = S_BAD;
+		return;
+	}
+	st->line = line;
+}
+
+/* ---- keys --------------------------------------------------------------- */
+
+/* Levenshtein distance, for "did you mean"; short strings only. */
+static unsigned int distance(const char *a, const char *b)
+{
+	unsigned int row[40], i, j, prev, cur;
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la >= 40 || lb >= 40)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			cur = row[j];
+			row[j] = prev + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (cur + 1 < row[j])
+				row[j] = cur + 1;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static void unknown_key(struct cfg_parser *p, int line, const char *sect,
+			const struct section *sec, const char *name,
+			const char *value)
+{
+	const char *best = NULL;
+	unsigned int d, bestd = 3;
+	size_t i;
+
+	for (i = 0; i < sec->nkeys; i++) {
+		d = distance(name, sec->keys[i].name);
+		if (d < bestd) {
+			bestd = d;
+			best = sec->keys[i].name;
+		}
+	}
+	if (best)
+		msg(p, line, "[%s] %s = %s: unknown key (did you mean %s?)",
+		    sect, name, value, best);
+	else
+		msg(p, line, "[%s] %s = %s: unknown key (see sdswarm.conf(5))",
+		    sect, name, value);
+}
+
+static int set_key(struct cfg_parser *p, int line, const char *sect,
+		   const struct section *sec, const struct key *k, void *obj,
+		   struct sect_state *st, const char *value)
+{
+	struct seen *sn = &st->keys[k - sec->keys];
+	char why[320];
+	char *dup;
+
+	if (sn->line && line != LINE_CLI) {
+		msg(p, line,
+		    "[%s] %s = %s: duplicate key (first set on line %d)", sect,
+		    k->name, value, sn->line);
+		return -EINVAL;
+	}
+	why[0] = '\0';
+	if (k->set(obj, k, value, why, sizeof(why)) < 0) {
+		msg(p, line, "[%s] %s = %s: %s", sect, k->name, value, why);
+		return -EINVAL;
+	}
+	dup = strdup(value);
+	if (!dup) {
+		msg(p, line, "[%s] %s: out of memory", sect, k->name);
+		return -ENOMEM;
+	}
+	free(sn->value);
+	sn->value = dup;
+	sn->line = line;
+	return 0;
+}
+
+static void fault_key(struct cfg_parser *p, int line, const char *name,
+		      const char *value)
+{
+	struct pfault *f;
+	struct fault_rule r;
+	char why[256];
+	uint64_t num;
+	unsigned int i;
+
+	if (strncmp(name, "fault.", 6) != 0 || parse_u64(name + 6, &num) ||
+	    name[6] == '0' || num > UINT32_MAX) {
+		msg(p, line,
+		    "[faults] %s = %s: unknown key (rules are "
+		    "fault.N = RULE, N from 1)",
+		    name, value);
+		return;
+	}
+	for (i = 0; i < p->nfaults; i++) {
+		if (p->faults[i].num == num) {
+			msg(p, line,
+			    "[faults] %s = %s: duplicate key (first set "
+			    "on line %d)",
+			    name, value, p->faults[i].line);
+			return;
+		}
+	}
+	if (cfg_fault_parse(value, LUN_MAX_LUNS, &r, why, sizeof(why))) {
+		msg(p, line, "[faults] %s = %s: %s", name, value, why);
+		return;
+	}
+	if (p->nfaults == p->faults_cap) {
+		unsigned int cap = p->faults_cap ? p->faults_cap * 2 : 8;
+
+		f = realloc(p->faults, cap * sizeof(*f));
+		if (!f)
+			goto oom;
+		p->faults = f;
+		p->faults_cap = cap;
+	}
+	f = &p->faults[p->nfaults];
+	f->key = strdup(name);
+	f->value = strdup(value);
+	if (!f->key || !f->value) {
+		free(f->key);
+		free(f->value);
+		goto oom;
+	}
+	f->line = line;
+	f->num = (uint32_t)num;
+	f->rule = r;
+	p->nfaults++;
+	return;
+oom:
+	msg(p, line, "[faults] %s: out of memory", name);
+}
+
+static void handle_key(struct cfg_parser *p, int line, const char *name,
+		       const char *value)
+{
+	const struct section *sec;
+	const char *sect;
+	size_t i;
+
+	switch (p->sect) {
+	case S_NONE:
+		msg(p, line,
+		    "%s = %s: a key before any [section] "
+		    "(sections: " SECTION_LIST ")",
+		    name, value);
+		return;
+	case S_BAD:
+		return; /* the header's error said it all */
+	case S_FAULTS:
+		fault_key(p, line, name, value);
+		return;
+	default:
+		break;
+	}
+	sec = section_by_id(p->sect);
+	sect = sect_display(p, p->sect);
+	if (!*name) {
+		msg(p, line, "[%s] = %s: the key name is missing", sect, value);
+		return;
+	}
+	for (i = 0; i < sec->nkeys; i++) {
+		if (strcmp(name, sec->keys[i].name) == 0) {
+			set_key(p, line, sect, sec, &sec->keys[i],
+				sect_obj(p, p->sect), sect_state(p, p->sect),
+				value);
+			return;
+		}
+	}
+	unknown_key(p, line, sect, sec, name, value);
+}
+
+/* ---- the reader around inih --------------------------------------------- */
+
+struct source {
+	struct cfg_parser *p;
+	FILE *f; /* or */
+	const char *text;
+	char *line;
+	size_t cap;
+	int read_errno;
+};
+
+/* The next raw line into s->line; its length, or -1 at the end. */
+static ssize_t next_line(struct source *s)
+{
+	const char *nl;
+	size_t n;
+
+	if (s->f) {
+		ssize_t r = getline(&s->line, &s->cap, s->f);
+
+		if (r < 0 && ferror(s->f))
+			s->read_errno = errno ? errno : EIO;
+		return r;
+	}
+	if (!*s->text)
+		return -1;
+	nl = strchr(s->text, '\n');
+	n = nl ? (size_t)(nl - s->text) + 1 : strlen(s->text);
+	if (n + 1 > s->cap) {
+		char *nb = realloc(s->line, n + 1);
+
+		if (!nb) {
+			s->read_errno = ENOMEM;
+			return -1;
+		}
+		s->line = nb;
+		s->cap = n + 1;
+	}
+	memcpy(s->line, s->text, n);
+	s->line[n] = '\0';
+	s->text += n;
+	return (ssize_t)n;
+}
+
+/*
+ * Sees each line before inih does: counts it, tracks section headers, and
+ * turns lines inih would reject into blank ones after saying exactly what
+ * is wrong (inih itself reports only the first bad line's number).
+ */
+static char *reader(char *str, int num, void *stream)
+{
+	struct source *s = stream;
+	struct cfg_parser *p = s->p;
+	ssize_t n = next_line(s);
+	char *l, *end, *e;
+	size_t len;
+
+	if (n < 0)
+		return NULL;
+	p->lineno++;
+	l = s->line;
+	len = (size_t)n;
+	if (memchr(l, '\0', len)) {
+		msg(p, p->lineno, "a NUL byte in the line");
+		goto blank;
+	}
+	while (len && (l[len - 1] == '\n' || l[len - 1] == '\r'))
+		len--;
+	if (len > CFG_LINE_MAX || len + 3 > (size_t)num) {
+		msg(p, p->lineno, "line longer than %d characters",
+		    CFG_LINE_MAX);
+		goto blank;
+	}
+	if (p->lineno == 1 && strncmp(l, "\xef\xbb\xbf", 3) == 0)
+		l += 3;
+	while (isspace((unsigned char)*l))
+		l++;
+	if (*l == '[') {
+		end = strchr(l, ']');
+		if (!end) {
+			msg(p, p->lineno,
+			    "%.*s: a section header needs a "
+			    "closing ]",
+			    (int)strcspn(l, "\r\n"), l);
+			p->sect = S_BAD;
+			goto blank;
+		}
+		for (e = end + 1; isspace((unsigned char)*e); e++)
+			;
+		if (*e && *e != ';' && *e != '#') {
+			msg(p, p->lineno,
+			    "%.*s: text after the section "
+			    "header",
+			    (int)strcspn(l, "\r\n"), l);
+			p->sect = S_BAD;
+			goto blank;
+		}
+		*end = '\0';
+		begin_section(p, p->lineno, l + 1);
+		*end = ']';
+	} else if (*l && *l != ';' && *l != '#') {
+		/* inih: a key ends at '=' or ':', unless " ;" comes first */
+		end = l + strcspn(l, "=:");
+		for (e = l + 1; e < end; e++)
+			if (*e == ';' && isspace((unsigned char)e[-1]))
+				break;
+		if (!*end || e < end) {
+			msg(p, p->lineno,
+			    "%.*s: not KEY = VALUE, a [section] "
+			    "or a comment",
+			    (int)strcspn(l, "\r\n"), l);
+			goto blank;
+		}
+	}
+	memcpy(str, s->line, (size_t)n + 1);
+	return str;
+blank:
+	strcpy(str, "\n");
+	return str;
+}
+
+static int on_key(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct cfg_parser *p = user;
+
+	(void)section; /* ours, from the reader: inih truncates long ones */
+	handle_key(p, p->lineno, name, value ? value : "");
+	return 1;
+}
+
+static int parse_source(struct cfg_parser *p, struct source *s)
+{
+	unsigned int before = p->nerr;
+	int ret;
+
+	/* Process-wide inih settings (Debian builds them as variables). */
+	ini_max_line = CFG_LINE_MAX + 3;
+	ini_allow_multiline = false;
+	ini_allow_inline_comments = true;
+	ini_allow_no_value = false;
+	ini_stop_on_first_error = false;
+	ini_allow_bom = true;
+
+	p->parsed = true;
+	p->lineno = 0;
+	p->sect = S_NONE;
+	s->p = p;
+	ret = ini_parse_stream(reader, s, on_key, p);
+	free(s->line);
+	if (ret == -2 || s->read_errno == ENOMEM) {
+		msg(p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	if (s->read_errno) {
+		msg(p, p->lineno + 1, "read error: %s",
+		    strerror(s->read_errno));
+		return -s->read_errno;
+	}
+	if (ret > 0 && p->nerr == before)
+		msg(p, ret, "syntax error");
+	return p->nerr ? -EINVAL : 0;
+}
+
+int cfg_parse_file(struct cfg_parser *p, const char *path)
+{
+	struct source s = {0};
+	int ret;
+
+	if (p->parsed)
+		return -EALREADY;
+	snprintf(p->c.source, sizeof(p->c.source), "%s", path);
+	s.f = fopen(path, "re");
+	if (!s.f) {
+		ret = -errno;
+		msg(p, 0, "cannot open: %s", strerror(-ret));
+		return ret;
+	}
+	ret = parse_source(p, &s);
+	fclose(s.f);
+	return ret;
+}
+
+int cfg_parse_string(struct cfg_parser *p, const char *name, const char *text)
+{
+	struct source s = {0};
+
+	if (p->parsed)
+		return -EALREADY;
+	snprintf(p->c.source, sizeof(p->c.source), "%s", name);
+	s.text = text;
+	return parse_source(p, &s);
+}
+
+int cfg_override(struct cfg_parser *p, const char *section, const char *key,
+		 const char *value)
+{
+	const struct section *sec = NULL;
+	size_t i;
+
+	for (i = 0; i < NKEYS(sections); i++)
+		if (strcmp(section, sections[i].name) == 0)
+			sec = &sections[i];
+	if (!sec || sec->id == S_GROUP || sec->id == S_FAULTS) {
+		msg(p, LINE_CLI,
+		    "[%s] %s = %s: not a section the command "
+		    "line can set",
+		    section, key, value);
+		return -EINVAL;
+	}
+	for (i = 0; i < sec->nkeys; i++)
+		if (strcmp(key, sec->keys[i].name) == 0)
+			return set_key(p, LINE_CLI, sec->name, sec,
+				       &sec->keys[i], sect_obj(p, sec->id),
+				       sect_state(p, sec->id), value);
+	unknown_key(p, LINE_CLI, section, sec, key, value);
+	return -EINVAL;
+}
+
+void cfg_override_luns(struct cfg_parser *p, uint32_t total)
+{
+	p->luns_override = true;
+	p->luns_total = total;
+}
+
+/* ---- whole-configuration checks ----------------------------------------- */
+
+/* A message about key @k of group @g: at its line, or the header's. */
+static void group_msg(struct cfg_parser *p, const struct pgroup *g,
+		      unsigned int k, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void group_msg(struct cfg_parser *p, const struct pgroup *g,
+		      unsigned int k, const char *fmt, ...)
+{
+	const struct seen *sn = &g->st.keys[k];
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (sn->line)
+		msg(p, sn->line, "[%s] %s = %s: %s", g->section,
+		    group_keys[k].name, sn->value, why);
+	else
+		msg(p, g->st.line, "[%s]: %s", g->section, why);
+}
+
+/* The key a range message is about: count if set, else first. */
+static unsigned int range_key(const struct pgroup *g)
+{
+	if (g->st.keys[GK_COUNT].line || !g->st.keys[GK_FIRST].line)
+		return GK_COUNT;
+	return GK_FIRST;
+}
+
+static void auto_firsts(struct cfg_parser *p)
+{
+	uint64_t next = 0;
+	unsigned int i;
+
+	/* An unset first follows the group before it in the file. */
+	for (i = 0; i < p->ngroups; i++) {
+		struct pgroup *g = &p->groups[i];
+
+		if (!g->st.keys[GK_FIRST].line)
+			g->lg.first = next < LUN_MAX_LUNS ? (uint32_t)next
+							  : LUN_MAX_LUNS - 1;
+		next = (uint64_t)g->lg.first + g->lg.count;
+	}
+}
+
+static int by_first(const void *a, const void *b)
+{
+	const struct pgroup *x = *(const struct pgroup *const *)a;
+	const struct pgroup *y = *(const struct pgroup *const *)b;
+
+	if (x->lg.first != y->lg.first)
+		return x->lg.first < y->lg.first ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int sorted_groups(struct cfg_parser *p, struct pgroup ***out)
+{
+	struct pgroup **v = calloc(p->ngroups ? p->ngroups : 1, sizeof(*v));
+	unsigned int i;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->ngroups; i++)
+		v[i] = &p->groups[i];
+	qsort(v, p->ngroups, sizeof(*v), by_first);
+	*out = v;
+	return 0;
+}
+
+static void apply_luns_override(struct cfg_parser *p, struct pgroup **v)
+{
+	uint64_t left = p->luns_total;
+	char num[16];
+	unsigned int i;
+
+	if (!p->ngroups) {
+		msg(p, LINE_CLI,
+		    "--luns %u: the configuration has no [luns] "
+		    "group",
+		    p->luns_total);
+		return;
+	}
+	for (i = 0; i < p->ngroups; i++) {
+		struct pgroup *g = v[i];
+		uint64_t cap = i == p->ngroups - 1 ? LUN_MAX_LUNS : g->lg.count;
+		uint32_t want = (uint32_t)(left < cap ? left : cap);
+
+		left -= want;
+		if (want == g->lg.count)
+			continue;
+		g->lg.count = want;
+		snprintf(num, sizeof(num), "%u", want);
+		free(g->st.keys[GK_COUNT].value);
+		g->st.keys[GK_COUNT].value = strdup(num);
+		g->st.keys[GK_COUNT].line =
+			g->st.keys[GK_COUNT].value ? LINE_CLI : 0;
+	}
+}
+
+/* A byte limit in blocks; false (after a message) if it is not whole. */
+static bool limit_blocks(struct cfg_parser *p, struct pgroup *g, unsigned int k,
+			 uint64_t bytes, uint32_t *out)
+{
+	if (bytes % g->lg.block_size) {
+		group_msg(p, g, k, "not a multiple of block_size %u",
+			  g->lg.block_size);
+		return false;
+	}
+	if (bytes / g->lg.block_size > UINT32_MAX) {
+		group_msg(p, g, k, "more than 4294967295 blocks");
+		return false;
+	}
+	*out = (uint32_t)(bytes / g->lg.block_size);
+	return true;
+}
+
+static void check_group(struct cfg_parser *p, struct pgroup *g)
+{
+	struct lun_group *lg = &g->lg;
+	uint32_t max = p->c.target.max_luns;
+	struct ptable_geom geom = {0};
+	const char *why = NULL;
+	unsigned int i;
+	char sz[24];
+
+	if (lg->size % lg->block_size) {
+		/* the default size, 1G, is a multiple of both block sizes */
+		group_msg(p, g, GK_SIZE, "not a multiple of block_size %u",
+			  lg->block_size);
+		return;
+	}
+	limit_blocks(p, g, GK_MAX_TRANSFER, g->max_transfer,
+		     &lg->max_xfer_blocks);
+	limit_blocks(p, g, GK_OPT_TRANSFER, g->opt_transfer,
+		     &lg->opt_xfer_blocks);
+	limit_blocks(p, g, GK_MAX_UNMAP, g->max_unmap, &lg->max_unmap_blocks);
+	limit_blocks(p, g, GK_MAX_WRITE_SAME, g->max_write_same,
+		     &lg->max_ws_blocks);
+	if (g->max_transfer && g->opt_transfer > g->max_transfer)
+		group_msg(p, g, GK_OPT_TRANSFER, "above max_transfer");
+	lg->mode_default = g->write_cache ? LUN_MODE_WCE : 0;
+
+	if (lg->count) {
+		if ((uint64_t)lg->first + lg->count > max)
+			group_msg(
+				p, g, range_key(g),
+				"LUNs %u-%u pass max_luns "
+				"(%u)",
+				lg->first,
+				(uint32_t)((uint64_t)lg->first + lg->count - 1),
+				max);
+	} else if (lg->first >= max) {
+		group_msg(p, g, GK_FIRST, "first LUN %u is past max_luns (%u)",
+			  lg->first, max);
+	}
+
+	if (g->nsizes && !lg->nparts) {
+		group_msg(p, g, GK_PART_SIZES, "needs partitions = N");
+		return;
+	}
+	for (i = 0; i < g->nsizes; i++) {
+		if (g->sizes[i] % lg->block_size) {
+			cfg_format_size(g->sizes[i], sz, sizeof(sz));
+			group_msg(p, g, GK_PART_SIZES,
+				  "size %u (%s) is not a "
+				  "multiple of block_size %u",
+				  i + 1, sz, lg->block_size);
+			return;
+		}
+		lg->part_sizes[i] = g->sizes[i] / lg->block_size;
+	}
+	lg->nsizes = g->nsizes;
+	if (!lg->nparts)
+		return;
+	geom.kind = lg->ptable;
+	geom.block_size = lg->block_size;
+	geom.nblocks = lg->size / lg->block_size;
+	geom.nparts = lg->nparts;
+	geom.sizes = lg->nsizes ? lg->part_sizes : NULL;
+	geom.nsizes = lg->nsizes;
+	if (ptable_check(&geom, &why)) {
+		cfg_format_size(lg->size, sz, sizeof(sz));
+		group_msg(p, g, g->nsizes ? GK_PART_SIZES : GK_PARTITIONS,
+			  "the %s partition table does not fit a %s disk: %s",
+			  ptable_kind_name(lg->ptable), sz,
+			  why ? why : "invalid layout");
+	}
+}
+
+static void check_overlaps(struct cfg_parser *p, struct pgroup **v)
+{
+	const struct pgroup *widest = NULL;
+	uint64_t end = 0;
+	unsigned int i;
+
+	for (i = 0; i < p->ngroups; i++) {
+		const struct pgroup *g = v[i];
+		uint64_t gend = (uint64_t)g->lg.first + g->lg.count;
+
+		if (!g->lg.count)
+			continue;
+		if (widest && g->lg.first < end)
+			group_msg(
+				p, g,
+				g->st.keys[GK_FIRST].line ? GK_FIRST
+							  : range_key(g),
+				"LUNs %u-%u overlap [%s] (LUNs %u-%u, line %d)",
+				g->lg.first, (uint32_t)(gend - 1),
+				widest->section, widest->lg.first,
+				(uint32_t)((uint64_t)widest->lg.first +
+					   widest->lg.count - 1),
+				widest->st.line);
+		if (gend > end) {
+			end = gend;
+			widest = g;
+		}
+	}
+}
+
+static void store_only(struct cfg_parser *p, unsigned int k, const char *type)
+{
+	const struct seen *sn = &p->store_st.keys[k];
+
+	if (sn->line)
+		msg(p, sn->line, "[store] %s = %s: applies only to type = %s",
+		    store_keys[k].name, sn->value, type);
+}
+
+static void check_store(struct cfg_parser *p)
+{
+	struct cfg_store *s = &p->c.store;
+	const struct seen *lim = &p->store_st.keys[SK_LIMIT];
+	char sz[24];
+
+	if (s->type == CFG_STORE_FILE) {
+		if (!s->dir[0]) {
+			const struct seen *t = &p->store_st.keys[SK_TYPE];
+
+			msg(p, t->line,
+			    "[store] type = file: needs dir = "
+			    "DIRECTORY");
+		}
+		store_only(p, SK_CHUNK, "mem");
+		store_only(p, SK_LIMIT, "mem");
+		store_only(p, SK_SHARDS, "mem");
+		return;
+	}
+	store_only(p, SK_DIR, "file");
+	store_only(p, SK_OPEN, "file");
+	if (!s->mem.mem_limit)
+		return;
+	cfg_format_size(s->mem.chunk_size, sz, sizeof(sz));
+	if (s->mem.mem_limit < s->mem.chunk_size)
+		msg(p, lim->line,
+		    "[store] mem_limit = %s: less than one chunk "
+		    "(chunk_size %s); 0 means no limit",
+		    lim->value, sz);
+	else if (s->mem.mem_limit % s->mem.chunk_size)
+		msg(p, lim->line,
+		    "[store] mem_limit = %s: not a multiple of "
+		    "chunk_size %s",
+		    lim->value, sz);
+}
+
+static void iscsi_pair(struct cfg_parser *p, unsigned int a, unsigned int b)
+{
+	const struct seen *sa = &p->iscsi_st.keys[a];
+	const struct seen *sb = &p->iscsi_st.keys[b];
+
+	if (sa->line && !sb->line)
+		msg(p, sa->line, "[iscsi] %s = %s: needs %s too",
+		    iscsi_keys[a].name, sa->value, iscsi_keys[b].name);
+	if (sb->line && !sa->line)
+		msg(p, sb->line, "[iscsi] %s = %s: needs %s too",
+		    iscsi_keys[b].name, sb->value, iscsi_keys[a].name);
+}
+
+/* RFC 7143 12.1.3: CHAP secrets of at least 96 bits, not reused. */
+static void secret_length(struct cfg_parser *p, unsigned int k)
+{
+	const struct seen *sn = &p->iscsi_st.keys[k];
+
+	if (sn->line && strlen(sn->value) < 12)
+		msg(p, sn->line,
+		    "[iscsi] %s = %s: shorter than 12 characters "
+		    "(RFC 7143 asks for 96 bits)",
+		    iscsi_keys[k].name, sn->value);
+}
+
+static void check_iscsi(struct cfg_parser *p)
+{
+	const struct cfg_iscsi *c = &p->c.iscsi;
+	const struct seen *st = p->iscsi_st.keys;
+
+	iscsi_pair(p, IK_CHAP_USER, IK_CHAP_SECRET);
+	iscsi_pair(p, IK_MUTUAL_USER, IK_MUTUAL_SECRET);
+	secret_length(p, IK_CHAP_SECRET);
+	secret_length(p, IK_MUTUAL_SECRET);
+	if (st[IK_MUTUAL_USER].line && !st[IK_CHAP_USER].line)
+		msg(p, st[IK_MUTUAL_USER].line,
+		    "[iscsi] mutual_user = %s: "
+		    "mutual CHAP needs chap_user and chap_secret",
+		    st[IK_MUTUAL_USER].value);
+	if (st[IK_MUTUAL_SECRET].line && st[IK_CHAP_SECRET].line &&
+	    strcmp(c->chap_secret, c->mutual_secret) == 0)
+		msg(p, st[IK_MUTUAL_SECRET].line,
+		    "[iscsi] mutual_secret = %s: "
+		    "the same as chap_secret (RFC 7143 12.1.3)",
+		    st[IK_MUTUAL_SECRET].value);
+	if (c->first_burst_length > c->max_burst_length)
+		msg(p, st[IK_FBL].line ? st[IK_FBL].line : st[IK_MBL].line,
+		    "[iscsi] first_burst_length %u is above max_burst_length "
+		    "%u (RFC 7143 13.14)",
+		    c->first_burst_length, c->max_burst_length);
+}
+
+static void check_faults(struct cfg_parser *p)
+{
+	uint32_t max = p->c.target.max_luns;
+	unsigned int i;
+
+	for (i = 0; i < p->nfaults; i++) {
+		const struct pfault *f = &p->faults[i];
+
+		uint32_t bad = f->rule.lun_first;
+
+		/* an open range ("A-", "all") runs to the table's end */
+		if (bad < max) {
+			if (f->rule.lun_last == UINT32_MAX ||
+			    f->rule.lun_last < max)
+				continue;
+			bad = f->rule.lun_last;
+		}
+		msg(p, f->line,
+		    "[faults] %s = %s: LUN %u is past max_luns (%u)", f->key,
+		    f->value, bad, max);
+	}
+}
+
+static int by_num(const void *a, const void *b)
+{
+	const struct pfault *x = a, *y = b;
+
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+uint64_t cfg_total_luns(const struct cfg *c)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->ngroups; i++)
+		n += c->groups[i].count;
+	return n;
+}
+
+int cfg_finish(struct cfg_parser *p, struct cfg **out)
+{
+	struct pgroup **v;
+	struct cfg *c;
+	unsigned int i;
+
+	auto_firsts(p);
+	if (sorted_groups(p, &v)) {
+		msg(p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	if (p->luns_override)
+		apply_luns_override(p, v);
+	for (i = 0; i < p->ngroups; i++)
+		check_group(p, &p->groups[i]);
+	check_overlaps(p, v);
+	free(v);
+	check_store(p);
+	check_iscsi(p);
+	check_faults(p);
+	if (p->nerr)
+		return -EINVAL;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto oom;
+	*c = p->c;
+	c->groups = calloc(p->ngroups ? p->ngroups : 1, sizeof(*c->groups));
+	c->faults = calloc(p->nfaults ? p->nfaults : 1, sizeof(*c->faults));
+	if (!c->groups || !c->faults)
+		goto oom_free;
+	for (i = 0; i < p->ngroups; i++)
+		c->groups[i] = p->groups[i].lg;
+	c->ngroups = p->ngroups;
+	if (p->nfaults)
+		qsort(p->faults, p->nfaults, sizeof(*p->faults), by_num);
+	for (i = 0; i < p->nfaults; i++)
+		c->faults[i] = p->faults[i].rule;
+	c->nfaults = p->nfaults;
+	*out = c;
+	return 0;
+
+oom_free:
+	cfg_free(c);
+oom:
+	msg(p, 0, "out of memory");
+	return -ENOMEM;
+}
+
+void cfg_free(struct cfg *c)
+{
+	if (!c)
+		return;
+	free(c->groups);
+	free(c->faults);
+	free(c);
+}
+
+int cfg_iscsi_target_name(const struct cfg_iscsi *c, unsigned int i, char *buf,
+			  size_t len)
+{
+	int n;
+
+	if (i >= c->targets)
+		return -ERANGE;
+	n = snprintf(buf, len, "%s:t%u", c->iqn_prefix, i);
+	return n >= 0 && (size_t)n < len ? n : -ENOSPC;
+}
+
+/* ---- fault rules -------------------------------------------------------- */
+
+/* "all", "N", "A-B" or "A-" (to @top); inclusive. */
+static int parse_range(const char *v, uint64_t top, uint64_t *lo, uint64_t *hi)
+{
+	char buf[64];
+	char *dash;
+
+	if (strcmp(v, "all") == 0) {
+		*lo = 0;
+		*hi = top;
+		return 0;
+	}
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, v);
+	dash = strchr(buf, '-');
+	if (!dash) {
+		if (parse_u64(buf, lo))
+			return -EINVAL;
+		*hi = *lo;
+	} else {
+		*dash = '\0';
+		if (parse_u64(buf, lo))
+			return -EINVAL;
+		if (!dash[1])
+			*hi = top;
+		else if (parse_u64(dash + 1, hi))
+			return -EINVAL;
+	}
+	if (*lo > top || *hi > top)
+		return -ERANGE;
+	return *lo > *hi ? -EDOM : 0;
+}
+
+static int parse_delay(const char *v, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mult;
+	} units[] = {
+		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+	char buf[32];
+	size_t digits = strspn(v, "0123456789");
+	uint64_t n;
+	unsigned int i;
+
+	if (!digits || digits >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, v, digits);
+	buf[digits] = '\0';
+	if (parse_u64(buf, &n))
+		return -EINVAL;
+	for (i = 0; i < NKEYS(units); i++) {
+		if (strcmp(v + digits, units[i].unit) == 0) {
+			if (n > UINT64_MAX / units[i].mult)
+				return -ERANGE;
+			*ns = n * units[i].mult;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_ops(const char *v, unsigned int *ops)
+{
+	char buf[64];
+	char *tok, *save;
+
+	if (strlen(v) >= sizeof(buf) || !*v)
+		return -EINVAL;
+	strcpy(buf, v);
+	*ops = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "read") == 0)
+			*ops |= FAULT_OP_READ;
+		else if (strcmp(tok, "write") == 0)
+			*ops |= FAULT_OP_WRITE;
+		else if (strcmp(tok, "other") == 0)
+			*ops |= FAULT_OP_OTHER;
+		else if (strcmp(tok, "any") == 0)
+			*ops |= FAULT_OP_ANY;
+		else
+			return -EINVAL;
+	}
+	return *ops ? 0 : -EINVAL;
+}
+
+#define FAULT_DELAY_MAX_NS (600ull * 1000000000ull)
+
+int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
+		    char *why, size_t whylen)
+{
+	static const char *const fields[] = {"luns",  "lba", "ops", "delay",
+					     "count", "asc", "ascq"};
+	enum { F_LUNS, F_LBA, F_OPS, F_DELAY, F_COUNT, F_ASC, F_ASCQ };
+	struct fault_rule r = {0};
+	char buf[CFG_LINE_MAX + 1];
+	char *tok, *save, *eq;
+	unsigned int seen = 0, i;
+	uint64_t lo, hi, n;
+	int kind, ret;
+
+	if (!text || strlen(text) > CFG_LINE_MAX) {
+		snprintf(why, whylen, "empty or longer than %d characters",
+			 CFG_LINE_MAX);
+		return -EINVAL;
+	}
+	strcpy(buf, text);
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok) {
+		snprintf(why, whylen,
+			 "empty rule (KIND [luns=A-B] [lba=X-Y] "
+			 "[ops=...] [delay=T] [count=N] [asc=N] [ascq=N])");
+		return -EINVAL;
+	}
+	kind = fault_kind_parse(tok);
+	if (kind < 0) {
+		snprintf(why, whylen,
+			 "unknown kind '%s' (medium-read, "
+			 "medium-write, delay, hang, ua, not-ready)",
+			 tok);
+		return -EINVAL;
+	}
+	r.kind = (enum fault_kind)kind;
+	r.lun_last = UINT32_MAX;
+	r.lba_last = UINT64_MAX;
+	if (r.kind == FAULT_UA) {
+		r.asc = 0x29; /* POWER ON, RESET, OR BUS DEVICE RESET OCCURRED
+			       */
+		r.ascq = 0x00;
+	} else if (r.kind == FAULT_NOT_READY) {
+		r.asc = 0x04; /* LOGICAL UNIT NOT READY, CAUSE NOT REPORTABLE */
+		r.ascq = 0x00;
+	}
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		eq = strchr(tok, '=');
+		if (!eq || eq == tok) {
+			snprintf(why, whylen, "'%s' is not FIELD=VALUE", tok);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		for (i = 0; i < NKEYS(fields); i++)
+			if (strcmp(tok, fields[i]) == 0)
+				break;
+		if (i == NKEYS(fields)) {
+			snprintf(why, whylen,
+				 "unknown field '%s' (luns, lba, "
+				 "ops, delay, count, asc, ascq)",
+				 tok);
+			return -EINVAL;
+		}
+		if (seen & (1u << i)) {
+			snprintf(why, whylen, "%s= given twice", tok);
+			return -EINVAL;
+		}
+		seen |= 1u << i;
+		switch (i) {
+		case F_LUNS:
+			if (strcmp(eq + 1, "all") == 0)
+				break;
+			ret = parse_range(eq + 1, UINT32_MAX, &lo, &hi);
+			if (ret == -EDOM) {
+				snprintf(why, whylen,
+					 "luns=%s: first above last", eq + 1);
+				return -EINVAL;
+			}
+			if (ret) {
+				snprintf(why, whylen,
+					 "luns=%s: not all, N, A-B or "
+					 "A-",
+					 eq + 1);
+				return -EINVAL;
+			}
+			/* "A-" (hi UINT32_MAX) runs to the end of any table */
+			if (lo >= max_luns ||
+			    (hi >= max_luns && hi != UINT32_MAX)) {
+				snprintf(why, whylen,
+					 "luns=%s: past max_luns "
+					 "(%u)",
+					 eq + 1, max_luns);
+				return -EINVAL;
+			}
+			r.lun_first = (uint32_t)lo;
+			r.lun_last = (uint32_t)hi;
+			break;
+		case F_LBA:
+			ret = parse_range(eq + 1, UINT64_MAX, &lo, &hi);
+			if (ret == -EDOM) {
+				snprintf(why, whylen,
+					 "lba=%s: first above last", eq + 1);
+				return -EINVAL;
+			}
+			if (ret) {
+				snprintf(why, whylen,
+					 "lba=%s: not all, N, X-Y or "
+					 "X-",
+					 eq + 1);
+				return -EINVAL;
+			}
+			r.lba_first = lo;
+			r.lba_last = hi;
+			break;
+		case F_OPS:
+			if (parse_ops(eq + 1, &r.ops)) {
+				snprintf(why, whylen,
+					 "ops=%s: not a comma list of "
+					 "read, write, other, any",
+					 eq + 1);
+				return -EINVAL;
+			}
+			break;
+		case F_DELAY:
+			if (parse_delay(eq + 1, &r.delay_ns) || !r.delay_ns ||
+			    r.delay_ns > FAULT_DELAY_MAX_NS) {
+				snprintf(why, whylen,
+					 "delay=%s: not a time from "
+					 "1ns to 600s (a number and ns, us, ms "
+					 "or s)",
+					 eq + 1);
+				return -EINVAL;
+			}
+			break;
+		case F_COUNT:
+			if (parse_u64(eq + 1, &n) || n > UINT32_MAX) {
+				snprintf(why, whylen,
+					 "count=%s: not a number "
+					 "from 0 (forever) to 4294967295",
+					 eq + 1);
+				return -EINVAL;
+			}
+			r.count = (uint32_t)n;
+			break;
+		case F_ASC:
+		case F_ASCQ:
+			if (parse_u64(eq + 1, &n) || n > 0xff) {
+				snprintf(why, whylen,
+					 "%s=%s: not a byte (0..255 "
+					 "or 0x00..0xff)",
+					 tok, eq + 1);
+				return -EINVAL;
+			}
+			if (i == F_ASC)
+				r.asc = (uint8_t)n;
+			else
+				r.ascq = (uint8_t)n;
+			break;
+		}
+	}
+	if (r.kind == FAULT_DELAY && !(seen & (1u << F_DELAY))) {
+		snprintf(why, whylen, "kind delay needs delay=TIME");
+		return -EINVAL;
+	}
+	if (r.kind != FAULT_DELAY && (seen & (1u << F_DELAY))) {
+		snprintf(why, whylen, "delay= applies only to kind delay");
+		return -EINVAL;
+	}
+	if (r.kind != FAULT_UA && r.kind != FAULT_NOT_READY &&
+	    (seen & (1u << F_ASC | 1u << F_ASCQ))) {
+		snprintf(why, whylen,
+			 "asc= and ascq= apply only to kinds ua "
+			 "and not-ready");
+		return -EINVAL;
+	}
+	*out = r;
+	return 0;
+}
+
+static size_t put_range(char *buf, size_t len, const char *name, uint64_t lo,
+			uint64_t hi, uint64_t top)
+{
+	int n;
+
+	if (lo == 0 && hi == top)
+		return 0;
+	if (lo == hi)
+		n = snprintf(buf, len, " %s=%" PRIu64, name, lo);
+	else if (hi == top)
+		n = snprintf(buf, len, " %s=%" PRIu64 "-", name, lo);
+	else
+		n = snprintf(buf, len, " %s=%" PRIu64 "-%" PRIu64, name, lo,
+			     hi);
+	return n < 0 ? len : (size_t)n;
+}
+
+int cfg_fault_format(const struct fault_rule *r, char *buf, size_t len)
+{
+	static const char *const opnames[] = {"read", "write", "other"};
+	const char *kind = fault_kind_name(r->kind);
+	size_t n;
+	unsigned int i;
+	const char *sep = " ops=";
+
+	if (!kind || !len)
+		return -EINVAL;
+	n = (size_t)snprintf(buf, len, "%s", kind);
+#define ROOM (n < len ? len - n : 0)
+	n += put_range(buf + n, ROOM, "luns", r->lun_first, r->lun_last,
+		       UINT32_MAX);
+	n += put_range(buf + n, ROOM, "lba", r->lba_first, r->lba_last,
+		       UINT64_MAX);
+	if ((r->ops & FAULT_OP_ANY) == FAULT_OP_ANY) {
+		n += (size_t)snprintf(buf + n, ROOM, " ops=any");
+	} else {
+		for (i = 0; i < 3; i++) {
+			if (!(r->ops & (1u << i)))
+				continue;
+			n += (size_t)snprintf(buf + n, ROOM, "%s%s", sep,
+					      opnames[i]);
+			sep = ",";
+		}
+	}
+	if (r->kind == FAULT_DELAY) {
+		static const struct {
+			const char *unit;
+			uint64_t div;
+		} u[] = {{"s", 1000000000},
+			 {"ms", 1000000},
+			 {"us", 1000},
+			 {"ns", 1}};
+
+		for (i = 0; i < 4; i++)
+			if (r->delay_ns % u[i].div == 0)
+				break;
+		n += (size_t)snprintf(buf + n, ROOM, " delay=%" PRIu64 "%s",
+				      r->delay_ns / u[i].div, u[i].unit);
+	}
+	if (r->count)
+		n += (size_t)snprintf(buf + n, ROOM, " count=%u", r->count);
+	if (r->kind == FAULT_UA || r->kind == FAULT_NOT_READY)
+		n += (size_t)snprintf(buf + n, ROOM, " asc=0x%02x ascq=0x%02x",
+				      r->asc, r->ascq);
+#undef ROOM
+	return n < len ? (int)n : -ENOSPC;
+}
+
+/* ---- the embedded default ----------------------------------------------- */
+
+static const char default_text[] =
+	"# default.conf: what sdswarmd runs with no --config (the same\n"
+	"# text is built into the daemon). 18,279 thin 1 TiB disks with\n"
+	"# four GPT partitions each, on the sparse in-memory store.\n"
+	"# 18,279 = 26 + 26^2 + 26^3 + 1, so the kernel's names run\n"
+	"# sda..sdz, sdaa..sdzz, sdaaa..sdzzz and the last one is sdaaaa:\n"
+	"# every change in the length of a name is crossed once.\n"
+	"\n"
+	"[target]\n"
+	"seed = 1\n"
+	"max_luns = 262144\n"
+	"scheme = linux\n"
+	"name_prefix = sd\n"
+	"log_level = notice\n"
+	"\n"
+	"[luns]\n"
+	"count = 18279\n"
+	"size = 1T\n"
+	"block_size = 512\n"
+	"thin = yes\n"
+	"partitions = 4\n"
+	"ptable = gpt\n"
+	"\n"
+	"[store]\n"
+	"type = mem\n";
+
+const char *cfg_default_text(void)
+{
+	return default_text;
+}

@@ -1,0 +1,1385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control socket. One epoll set holds the listening socket and every
+ * client; the daemon polls that set's descriptor in its own loop. A client
+ * is read only while it has nothing left to receive, so a client that
+ * sends without reading cannot make the daemon buffer without bound; the
+ * one large reply, `names` over 262,144 LUNs, is generated a batch at a
+ * time as the socket drains.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "control.h"
+#include "fault.h"
+#include "log.h"
+#include "lun.h"
+#include "scsi/scsi.h"
+#include "sdnum.h"
+#include "store/store.h"
+
+/* a full line and its newline */
+#define IN_CAP (CTL_LINE_MAX + 1)
+/* refill a names stream's output below this */
+#define OUT_LOW (64u << 10)
+#define MAX_FAULT_LIST 4096u
+
+struct names_cursor {
+	bool active;
+	const struct sdnum_scheme *scheme;
+	uint32_t next_lun; /* table LUN to look from */
+	uint32_t index; /* probe-order ordinal of the next entry */
+	uint64_t left; /* entries still to send */
+	uint64_t sent;
+};
+
+struct ctl_client {
+	int fd; /* -1 for ctl_execute()'s in-process client */
+	uint32_t events; /* the epoll interest now registered */
+	char *in;
+	size_t in_len, in_cap;
+	char *out;
+	size_t out_len, out_off, out_cap;
+	bool eof; /* the peer will send no more */
+	bool closing; /* close once the output is written */
+	bool oom;
+	struct names_cursor names;
+};
+
+struct ctl_server {
+	int epfd;
+	int lfd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t dev;
+	ino_t ino;
+	struct ctl_context ctx;
+	struct timespec started;
+	unsigned int nclients;
+	struct ctl_client *clients[CTL_MAX_CLIENTS];
+};
+
+/* ---- the stats registry ------------------------------------------------- */
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct scsi_stats **stats_v;
+static unsigned int stats_n, stats_cap;
+static struct scsi_stats stats_retired;
+
+int ctl_stats_register(struct scsi_stats *st)
+{
+	struct scsi_stats **nv;
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&stats_lock);
+	for (i = 0; i < stats_n; i++) {
+		if (stats_v[i] == st) {
+			ret = -EEXIST;
+			goto out_unlock;
+		}
+	}
+	if (stats_n == stats_cap) {
+		unsigned int cap = stats_cap ? stats_cap * 2 : 16;
+
+		nv = realloc(stats_v, cap * sizeof(*nv));
+		if (!nv) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		stats_v = nv;
+		stats_cap = cap;
+	}
+	stats_v[stats_n++] = st;
+out_unlock:
+	pthread_mutex_unlock(&stats_lock);
+	return ret;
+}
+
+void ctl_stats_unregister(struct scsi_stats *st)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&stats_lock);
+	for (i = 0; i < stats_n; i++) {
+		if (stats_v[i] == st) {
+			scsi_stats_add(&stats_retired, st);
+			stats_v[i] = stats_v[--stats_n];
+			break;
+		}
+	}
+	if (!stats_n) {
+		free(stats_v);
+		stats_v = NULL;
+		stats_cap = 0;
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+unsigned int ctl_stats_sum(struct scsi_stats *out)
+{
+	unsigned int i, n;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&stats_lock);
+	scsi_stats_add(out, &stats_retired);
+	for (i = 0; i < stats_n; i++)
+		scsi_stats_add(out, stats_v[i]);
+	n = stats_n;
+	pthread_mutex_unlock(&stats_lock);
+	return n;
+}
+
+/* ---- paths and sockets -------------------------------------------------- */
+
+int ctl_default_path(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path);
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/sdswarm/control", xdg);
+	else if (geteuid() == 0)
+		n = snprintf(buf, len, "/run/sdswarm/control");
+	else
+		n = snprintf(buf, len, "/tmp/sdswarm-%u/control",
+			     (unsigned int)geteuid());
+	if (n < 0 || (size_t)n >= len || (size_t)n >= max)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+static int fill_addr(struct sockaddr_un *sa, const char *path)
+{
+	size_t n = strlen(path);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (!n || n >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa->sun_path, path, n + 1);
+	return 0;
+}
+
+int ctl_connect(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd, ret;
+
+	ret = fill_addr(&sa, path);
+	if (ret)
+		return ret;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * The socket's directory: made 0700 if missing; refused if other users
+ * could swap the socket under us (writable by them, not sticky).
+ */
+static int prepare_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	if (slash == dir)
+		return 0;
+	*slash = '\0';
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (stat(dir, &st) < 0)
+			return -errno;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid() && st.st_uid != 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return -EPERM;
+	return 0;
+}
+
+/* Replace a stale socket; refuse a live one or anything else. */
+static int clear_path(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = ctl_connect(path);
+	if (fd >= 0) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	if (fd != -ECONNREFUSED)
+		return fd;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int ctl_server_create(struct ctl_server **out, const char *path,
+		      const struct ctl_context *ctx)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct sockaddr_un sa;
+	struct ctl_server *s;
+	struct stat st;
+	mode_t old;
+	int ret;
+
+	ret = fill_addr(&sa, path);
+	if (ret)
+		return ret;
+	ret = prepare_dir(path);
+	if (ret)
+		return ret;
+	ret = clear_path(path);
+	if (ret)
+		return ret;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ctx = *ctx;
+	strcpy(s->path, path);
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0) {
+		ret = -errno;
+		goto out_free;
+	}
+	/* 0600 from the start: nobody else may connect even for a moment */
+	old = umask(0177);
+	ret = bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (ret < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (chmod(path, 0600) < 0 || stat(path, &st) < 0 ||
+	    listen(s->lfd, 64) < 0) {
+		ret = -errno;
+		goto out_unlink;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		ret = -errno;
+		goto out_unlink;
+	}
+	ev.data.ptr = s;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0) {
+		ret = -errno;
+		goto out_close_ep;
+	}
+	*out = s;
+	return 0;
+
+out_close_ep:
+	close(s->epfd);
+out_unlink:
+	unlink(path);
+out_close:
+	close(s->lfd);
+out_free:
+	free(s);
+	return ret;
+}
+
+int ctl_server_fd(const struct ctl_server *s)
+{
+	return s->epfd;
+}
+
+/* ---- client buffers ----------------------------------------------------- */
+
+static bool out_reserve(struct ctl_client *c, size_t more)
+{
+	size_t need, cap;
+	char *nb;
+
+	if (c->out_off && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	need = c->out_len + more + 1;
+	if (need <= c->out_cap)
+		return true;
+	cap = c->out_cap ? c->out_cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	nb = realloc(c->out, cap);
+	if (!nb) {
+		c->oom = true;
+		return false;
+	}
+	c->out = nb;
+	c->out_cap = cap;
+	return true;
+}
+
+static void out_append(struct ctl_client *c, const char *s, size_t n)
+{
+	if (!out_reserve(c, n))
+		return;
+	memcpy(c->out + c->out_len, s, n);
+	c->out_len += n;
+	c->out[c->out_len] = '\0';
+}
+
+static void out_printf(struct ctl_client *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void out_printf(struct ctl_client *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		out_append(c, buf,
+			   (size_t)n < sizeof(buf) ? (size_t)n
+						   : sizeof(buf) - 1);
+}
+
+/* Sends a JSON value as one line, and frees it. */
+static void send_json(struct ctl_client *c, json_t *v)
+{
+	static const char oom[] =
+		"{\"ok\":false,\"error\":\"out of memory\"}\n";
+	char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+
+	json_decref(v);
+	if (!text) {
+		out_append(c, oom, sizeof(oom) - 1);
+		return;
+	}
+	out_append(c, text, strlen(text));
+	out_append(c, "\n", 1);
+	free(text);
+}
+
+static void send_error(struct ctl_client *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void send_error(struct ctl_client *c, const char *fmt, ...)
+{
+	char buf[512];
+	json_t *v;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	v = json_object();
+	if (v) {
+		json_object_set_new(v, "ok", json_false());
+		json_object_set_new(v, "error", json_string(buf));
+	}
+	send_json(c, v);
+}
+
+/* ---- request helpers ---------------------------------------------------- */
+
+struct req {
+	struct ctl_server *s;
+	struct ctl_client *c;
+	json_t *j;
+	json_t *reply; /* {"ok":true, ...}: the handler adds to it */
+	char err[400];
+};
+
+static int fail(struct req *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct req *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void set_u64(json_t *o, const char *key, uint64_t v)
+{
+	json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
+/*
+ * An optional non-negative integer field: 0 absent, 1 present (in *out),
+ * -1 bad (message in r->err).
+ */
+static int get_uint(struct req *r, const char *key, uint64_t max, uint64_t *out)
+{
+	json_t *v = json_object_get(r->j, key);
+	json_int_t n;
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || (n = json_integer_value(v)) < 0 ||
+	    (uint64_t)n > max)
+		return fail(r, "\"%s\" must be an integer from 0 to %" PRIu64,
+			    key, max);
+	*out = (uint64_t)n;
+	return 1;
+}
+
+static int get_str(struct req *r, const char *key, const char **out)
+{
+	json_t *v = json_object_get(r->j, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return fail(r, "\"%s\" must be a string", key);
+	*out = json_string_value(v);
+	return 1;
+}
+
+/* Every field of the request must be in @allowed (NULL-terminated). */
+static int check_fields(struct req *r, const char *what,
+			const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	unsigned int i;
+
+	json_object_foreach(r->j, key, v)
+	{
+		for (i = 0; allowed[i]; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (!allowed[i])
+			return fail(r, "unknown field \"%s\" for %s", key,
+				    what);
+	}
+	return 0;
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%lu %lu", &size, &resident);
+	fclose(f);
+	if (n != 2)
+		return 0;
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static int list_faults(struct ctl_server *s, struct fault_rule *out,
+		       unsigned int max)
+{
+	return fault_list(s->ctx.faults, out, max);
+}
+
+static const char *state_name(enum lun_state st)
+{
+	switch (st) {
+	case LUN_ONLINE:
+		return "online";
+	case LUN_OFFLINE:
+		return "offline";
+	case LUN_NOT_READY:
+		return "not-ready";
+	case LUN_STOPPED:
+		return "stopped";
+	case LUN_REMOVING:
+		return "removing";
+	default:
+		return "absent";
+	}
+}
+
+static const char *group_name(const struct lun_table *t, unsigned int gi)
+{
+	const struct lun_group *g = lun_group_get(t, gi);
+
+	return g ? g->name : "?";
+}
+
+/* The index of a LUN's group: its place in the table's group array. */
+static int group_index(const struct lun_table *t, const struct lun_group *g)
+{
+	const struct lun_group *base = lun_group_get(t, 0);
+	ptrdiff_t i;
+
+	if (!base || !g)
+		return -1;
+	i = g - base;
+	if (i < 0 || i >= LUN_MAX_GROUPS ||
+	    lun_group_get(t, (unsigned int)i) != g)
+		return -1;
+	return (int)i;
+}
+
+static json_t *lun_json(struct lun_table *t, struct store *st, uint32_t lun)
+{
+	char serial[LUN_SERIAL_LEN + 1], wwn[40];
+	struct lun_info li;
+	json_t *o;
+
+	if (lun_get(t, lun, &li))
+		return NULL;
+	o = json_object();
+	if (o) {
+		set_u64(o, "lun", lun);
+		json_object_set_new(o, "state",
+				    json_string(state_name(li.state)));
+		json_object_set_new(o, "group", json_string(li.group->name));
+		set_u64(o, "size", li.nblocks * li.block_size);
+		set_u64(o, "blocks", li.nblocks);
+		set_u64(o, "block_size", li.block_size);
+		set_u64(o, "data_bytes", store_lun_bytes(st, lun));
+		lun_serial(t, lun, serial, sizeof(serial));
+		json_object_set_new(o, "serial", json_string(serial));
+		snprintf(wwn, sizeof(wwn), "0x%016" PRIx64 "%016" PRIx64,
+			 li.wwn_hi, li.wwn_lo);
+		json_object_set_new(o, "wwn", json_string(wwn));
+	}
+	lun_put(t, &li);
+	return o;
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+static int cmd_status(struct req *r)
+{
+	static const char *const fields[] = {"cmd", "lun", NULL};
+	struct lun_table *t = r->s->ctx.luns;
+	uint64_t present[LUN_MAX_GROUPS] = {0}, states[LUN_REMOVING + 1] = {0};
+	uint32_t max = lun_max(t);
+	struct timespec now;
+	struct store_stats ss;
+	struct fault_rule one;
+	struct lun_info li;
+	json_t *groups, *g, *o;
+	const struct lun_group *lg;
+	uint64_t lun = 0;
+	unsigned int i;
+	int l, gi, have;
+
+	if (check_fields(r, "status", fields))
+		return -1;
+	have = get_uint(r, "lun", max - 1, &lun);
+	if (have < 0)
+		return -1;
+	/* O(LUNs): one pin per LUN, a few ms at 262,144 */
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		gi = group_index(t, li.group);
+		if (gi >= 0)
+			present[gi]++;
+		if (li.state <= LUN_REMOVING)
+			states[li.state]++;
+		lun_put(t, &li);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	o = r->reply;
+	set_u64(o, "pid", (uint64_t)getpid());
+	set_u64(o, "luns", lun_count(t));
+	set_u64(o, "max_luns", max);
+	set_u64(o, "rss_bytes", rss_bytes());
+	set_u64(o, "uptime_s", (uint64_t)(now.tv_sec - r->s->started.tv_sec));
+	set_u64(o, "lun_table_bytes", lun_table_bytes(t));
+	g = json_object();
+	set_u64(g, "online", states[LUN_ONLINE]);
+	set_u64(g, "offline", states[LUN_OFFLINE]);
+	set_u64(g, "not_ready", states[LUN_NOT_READY]);
+	set_u64(g, "stopped", states[LUN_STOPPED]);
+	json_object_set_new(o, "states", g);
+	groups = json_array();
+	for (i = 0; (lg = lun_group_get(t, i)); i++) {
+		g = json_object();
+		json_object_set_new(g, "name", json_string(lg->name));
+		set_u64(g, "index", i);
+		set_u64(g, "first", lg->first);
+		set_u64(g, "count", lg->count);
+		set_u64(g, "present", present[i]);
+		set_u64(g, "size", lg->size);
+		set_u64(g, "block_size", lg->block_size);
+		set_u64(g, "partitions", lg->nparts);
+		json_object_set_new(
+			g, "ptable",
+			json_string(lg->nparts ? ptable_kind_name(lg->ptable)
+					       : "none"));
+		json_object_set_new(g, "thin", json_boolean(lg->thin));
+		json_array_append_new(groups, g);
+	}
+	json_object_set_new(o, "groups", groups);
+	store_get_stats(r->s->ctx.store, &ss);
+	g = json_object();
+	json_object_set_new(g, "kind",
+			    json_string(store_kind(r->s->ctx.store)));
+	set_u64(g, "data_bytes", ss.data_bytes);
+	set_u64(g, "meta_bytes", ss.meta_bytes);
+	set_u64(g, "chunks", ss.chunks);
+	set_u64(g, "writes", ss.writes);
+	set_u64(g, "reads", ss.reads);
+	set_u64(g, "unmapped_bytes", ss.unmapped_bytes);
+	set_u64(g, "limit_hits", ss.limit_hits);
+	set_u64(g, "luns", ss.luns);
+	set_u64(g, "free_bytes", ss.free_bytes);
+	set_u64(g, "slab_bytes", ss.slab_bytes);
+	set_u64(g, "flushes", ss.flushes);
+	set_u64(g, "syncs", ss.syncs);
+	set_u64(g, "open_files", ss.open_files);
+	set_u64(g, "fd_evictions", ss.fd_evictions);
+	set_u64(g, "io_errors", ss.io_errors);
+	json_object_set_new(o, "store", g);
+	set_u64(o, "faults", (uint64_t)list_faults(r->s, &one, 1));
+	set_u64(o, "faults_fired", fault_total_hits(r->s->ctx.faults));
+	if (have) {
+		g = lun_json(t, r->s->ctx.store, (uint32_t)lun);
+		if (!g)
+			return fail(r, "no LUN %" PRIu64, lun);
+		json_object_set_new(o, "lun", g);
+	}
+	return 0;
+}
+
+/* The group a request names, or the only one there is. */
+static int pick_group(struct req *r, unsigned int *out)
+{
+	struct lun_table *t = r->s->ctx.luns;
+	const char *name = NULL;
+	char list[256];
+	size_t n = 0;
+	unsigned int i;
+	int gi;
+
+	if (get_str(r, "group", &name) < 0)
+		return -1;
+	if (name) {
+		gi = lun_group_find(t, name);
+		if (gi < 0)
+			return fail(r, "no group \"%s\"", name);
+		*out = (unsigned int)gi;
+		return 0;
+	}
+	if (lun_group_get(t, 0) && !lun_group_get(t, 1)) {
+		*out = 0;
+		return 0;
+	}
+	list[0] = '\0';
+	for (i = 0; lun_group_get(t, i) && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
+				      i ? ", " : "", group_name(t, i));
+	if (!i)
+		return fail(r, "the configuration has no LUN groups");
+	return fail(r, "\"group\" is required (groups: %s)", list);
+}
+
+static int cmd_lun(struct req *r)
+{
+	static const char *const fields[] = {"cmd",   "op",   "lun",
+					     "group", "size", NULL};
+	struct lun_table *t = r->s->ctx.luns;
+	uint32_t max = lun_max(t);
+	const char *op = NULL, *sizes = NULL;
+	json_t *jsize;
+	uint64_t lun = 0, size = 0;
+	unsigned int gi = 0;
+	int have, ret;
+	bool on;
+
+	if (check_fields(r, "lun", fields))
+		return -1;
+	if (get_str(r, "op", &op) <= 0)
+		return fail(r, "\"op\" is required (add, remove, resize, "
+			       "offline, online)");
+	have = get_uint(r, "lun", max - 1, &lun);
+	if (have < 0)
+		return -1;
+	if (strcmp(op, "add") == 0) {
+		if (json_object_get(r->j, "size"))
+			return fail(r, "\"size\" does not apply to op add");
+		if (pick_group(r, &gi))
+			return -1;
+		ret = lun_add(t, have ? (uint32_t)lun : UINT32_MAX, gi);
+		if (ret == -EEXIST)
+			return fail(r, "LUN %" PRIu64 " exists", lun);
+		if (ret == -ENOSPC)
+			return fail(r, "no free LUN number at or above %u",
+				    lun_group_get(t, gi)->first);
+		if (ret < 0)
+			return fail(r, "cannot add: %s", strerror(-ret));
+		log_lun_info(ret, "added (group %s)", group_name(t, gi));
+		set_u64(r->reply, "lun", (uint64_t)ret);
+		json_object_set_new(r->reply, "group",
+				    json_string(group_name(t, gi)));
+		return 0;
+	}
+	if (json_object_get(r->j, "group"))
+		return fail(r, "\"group\" applies only to op add");
+	if (!have)
+		return fail(r, "\"lun\" is required for op %s", op);
+	if (strcmp(op, "remove") == 0 || strcmp(op, "offline") == 0 ||
+	    strcmp(op, "online") == 0) {
+		if (json_object_get(r->j, "size"))
+			return fail(r, "\"size\" applies only to op resize");
+		if (op[1] == 'e') {
+			ret = lun_remove(t, (uint32_t)lun);
+		} else {
+			on = strcmp(op, "online") == 0;
+			ret = lun_set_state(t, (uint32_t)lun,
+					    on ? LUN_ONLINE : LUN_OFFLINE);
+		}
+		if (ret == -ENOENT)
+			return fail(r, "no LUN %" PRIu64, lun);
+		if (ret < 0)
+			return fail(r, "%s: %s", op, strerror(-ret));
+		log_lun_info(lun, "%s", op[1] == 'e' ? "removed" : op);
+		set_u64(r->reply, "lun", lun);
+		if (op[1] != 'e')
+			json_object_set_new(r->reply, "state", json_string(op));
+		return 0;
+	}
+	if (strcmp(op, "resize") != 0)
+		return fail(r,
+			    "unknown op \"%s\" (add, remove, resize, "
+			    "offline, online)",
+			    op);
+	jsize = json_object_get(r->j, "size");
+	if (json_is_string(jsize)) {
+		sizes = json_string_value(jsize);
+		if (cfg_parse_size(sizes, &size))
+			return fail(r,
+				    "\"size\": %s is not a size (use a number "
+				    "with K, M, G, T or P)",
+				    sizes);
+	} else if (json_is_integer(jsize) && json_integer_value(jsize) > 0) {
+		size = (uint64_t)json_integer_value(jsize);
+	} else {
+		return fail(r, "\"size\" is required for op resize: bytes, or "
+			       "a string like \"2G\"");
+	}
+	ret = lun_resize(t, (uint32_t)lun, size);
+	if (ret == -ENOENT)
+		return fail(r, "no LUN %" PRIu64, lun);
+	if (ret == -EINVAL)
+		return fail(r,
+			    "size %" PRIu64 " is not a positive multiple of "
+			    "the LUN's block size, or is over 8P",
+			    size);
+	if (ret < 0)
+		return fail(r, "resize: %s", strerror(-ret));
+	log_lun_info(lun, "resized to %" PRIu64 " bytes", size);
+	set_u64(r->reply, "lun", lun);
+	set_u64(r->reply, "size", size);
+	return 0;
+}
+
+static json_t *rule_json(const struct fault_rule *fr)
+{
+	char text[256];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	cfg_fault_format(fr, text, sizeof(text));
+	set_u64(o, "id", fr->id);
+	json_object_set_new(o, "rule", json_string(text));
+	json_object_set_new(o, "kind", json_string(fault_kind_name(fr->kind)));
+	set_u64(o, "hits", fr->hits);
+	set_u64(o, "count_left", fr->count);
+	return o;
+}
+
+static int cmd_fault(struct req *r)
+{
+	static const char *const fields[] = {"cmd", "op", "rule", "id", NULL};
+	struct fault_table *ft = r->s->ctx.faults;
+	struct fault_rule rule, *list;
+	const char *op = NULL, *text = NULL;
+	char why[256];
+	json_t *id, *arr;
+	int ret, n, i;
+
+	if (check_fields(r, "fault", fields))
+		return -1;
+	if (get_str(r, "op", &op) <= 0)
+		return fail(r, "\"op\" is required (set, clear, list)");
+	if (strcmp(op, "set") == 0) {
+		if (json_object_get(r->j, "id"))
+			return fail(r, "\"id\" applies only to op clear");
+		if (get_str(r, "rule", &text) <= 0)
+			return fail(r, "\"rule\" is required for op set");
+		if (cfg_fault_parse(text, lun_max(r->s->ctx.luns), &rule, why,
+				    sizeof(why)))
+			return fail(r, "rule: %s", why);
+		ret = fault_add(ft, &rule);
+		if (ret == -ENOSPC)
+			return fail(r, "too many fault rules");
+		if (ret < 0)
+			return fail(r, "rule: %s", strerror(-ret));
+		rule.id = (uint32_t)ret;
+		cfg_fault_format(&rule, why, sizeof(why));
+		log_notice("fault %d set: %s", ret, why);
+		set_u64(r->reply, "id", (uint64_t)ret);
+		json_object_set_new(r->reply, "rule", json_string(why));
+		return 0;
+	}
+	if (json_object_get(r->j, "rule"))
+		return fail(r, "\"rule\" applies only to op set");
+	if (strcmp(op, "clear") == 0) {
+		id = json_object_get(r->j, "id");
+		if (json_is_string(id) &&
+		    strcmp(json_string_value(id), "all") == 0) {
+			ret = fault_clear(ft, 0);
+		} else if (json_is_integer(id) && json_integer_value(id) > 0 &&
+			   json_integer_value(id) <= UINT32_MAX) {
+			ret = fault_clear(ft, (uint32_t)json_integer_value(id));
+			if (ret == -ENOENT)
+				return fail(
+					r,
+					"no fault rule %" JSON_INTEGER_FORMAT,
+					json_integer_value(id));
+		} else {
+			return fail(r,
+				    "\"id\" is required for op clear: a rule "
+				    "id, or \"all\"");
+		}
+		if (ret < 0)
+			return fail(r, "clear: %s", strerror(-ret));
+		log_notice("fault rules cleared: %d", ret);
+		set_u64(r->reply, "cleared", (uint64_t)ret);
+		return 0;
+	}
+	if (strcmp(op, "list") != 0)
+		return fail(r, "unknown op \"%s\" (set, clear, list)", op);
+	if (json_object_get(r->j, "id"))
+		return fail(r, "\"id\" applies only to op clear");
+	list = calloc(MAX_FAULT_LIST, sizeof(*list));
+	if (!list)
+		return fail(r, "out of memory");
+	n = list_faults(r->s, list, MAX_FAULT_LIST);
+	if (n > (int)MAX_FAULT_LIST)
+		n = MAX_FAULT_LIST;
+	arr = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, rule_json(&list[i]));
+	free(list);
+	json_object_set_new(r->reply, "faults", arr);
+	set_u64(r->reply, "fired", fault_total_hits(ft));
+	return 0;
+}
+
+static int cmd_stats(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	struct scsi_stats *sum;
+	uint64_t cmds = 0, errs = 0, bytes = 0;
+	char opcode[8];
+	unsigned int i, threads;
+	json_t *ops, *o, *lat;
+
+	if (check_fields(r, "stats", fields))
+		return -1;
+	sum = malloc(sizeof(*sum));
+	if (!sum)
+		return fail(r, "out of memory");
+	threads = ctl_stats_sum(sum);
+	ops = json_array();
+	for (i = 0; i < 256; i++) {
+		const struct scsi_op_stats *os = &sum->op[i];
+
+		if (!os->count && !os->errors)
+			continue;
+		o = json_object();
+		snprintf(opcode, sizeof(opcode), "0x%02x", i);
+		json_object_set_new(o, "opcode", json_string(opcode));
+		set_u64(o, "count", os->count);
+		set_u64(o, "bytes", os->bytes);
+		set_u64(o, "errors", os->errors);
+		json_array_append_new(ops, o);
+		cmds += os->count;
+		errs += os->errors;
+		bytes += os->bytes;
+	}
+	set_u64(r->reply, "threads", threads);
+	set_u64(r->reply, "commands", cmds);
+	set_u64(r->reply, "errors", errs);
+	set_u64(r->reply, "bytes", bytes);
+	json_object_set_new(r->reply, "ops", ops);
+	lat = json_object();
+	set_u64(lat, "p50", scsi_lat_percentile(sum, 50.0));
+	set_u64(lat, "p99", scsi_lat_percentile(sum, 99.0));
+	set_u64(lat, "p999", scsi_lat_percentile(sum, 99.9));
+	json_object_set_new(r->reply, "latency_ns", lat);
+	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.faults));
+	set_u64(r->reply, "faults_counted", sum->faults);
+	free(sum);
+	return 0;
+}
+
+/* Appends up to one batch of names; ends the reply after the last one. */
+static void names_batch(struct ctl_server *s, struct ctl_client *c)
+{
+	struct names_cursor *nc = &c->names;
+	struct lun_table *t = s->ctx.luns;
+	const char *prefix = s->ctx.cfg->target.name_prefix;
+	uint32_t max = lun_max(t), dev;
+	char name[SDNUM_NAME_MAX];
+	unsigned int i;
+	int l;
+
+	for (i = 0; i < CTL_NAMES_BATCH && nc->left && !c->oom; i++) {
+		l = nc->next_lun < max ? lun_next(t, nc->next_lun, max) : -1;
+		if (l < 0) {
+			nc->left = 0;
+			break;
+		}
+		if (sdnum_name(prefix, nc->index, name, sizeof(name)) < 0)
+			strcpy(name, "?");
+		out_printf(c, "%s{\"lun\":%d,\"index\":%u,\"name\":\"%s\",",
+			   nc->sent ? "," : "", l, nc->index, name);
+		if (nc->scheme->encode(NULL, nc->index, 0, &dev) == 0)
+			out_printf(c, "\"devt\":\"%u:%u\"}", SDNUM_MAJOR(dev),
+				   SDNUM_MINOR(dev));
+		else
+			out_printf(c, "\"devt\":null}");
+		nc->next_lun = (uint32_t)l + 1;
+		nc->index++;
+		nc->left--;
+		nc->sent++;
+	}
+	if (!nc->left) {
+		out_printf(c, "],\"count\":%" PRIu64 "}\n", nc->sent);
+		nc->active = false;
+	}
+}
+
+static int cmd_names(struct req *r)
+{
+	static const char *const fields[] = {"cmd",   "scheme", "order",
+					     "first", "count",	NULL};
+	struct lun_table *t = r->s->ctx.luns;
+	struct names_cursor *nc = &r->c->names;
+	const struct sdnum_scheme *scheme = r->s->ctx.cfg->target.scheme;
+	const char *sname = NULL, *order = NULL;
+	uint32_t max = lun_max(t), total = lun_count(t);
+	uint64_t first = 0, count = UINT32_MAX, k;
+	uint32_t from = 0;
+	int l;
+
+	if (check_fields(r, "names", fields))
+		return -1;
+	if (get_str(r, "scheme", &sname) < 0 || get_str(r, "order", &order) < 0)
+		return -1;
+	if (sname) {
+		scheme = sdnum_scheme_find(sname);
+		if (!scheme)
+			return fail(r,
+				    "unknown scheme \"%s\" (legacy, naive, "
+				    "wilcox, linux, dynamic)",
+				    sname);
+	}
+	if (order && strcmp(order, "lun") != 0)
+		return fail(r, "\"order\" must be \"lun\" (LUN order is the "
+			       "order the kernel probes them in)");
+	if (get_uint(r, "first", UINT32_MAX, &first) < 0 ||
+	    get_uint(r, "count", UINT32_MAX, &count) < 0)
+		return -1;
+	/* skip @first present LUNs: O(first), a millisecond at 262,144 */
+	for (k = 0; k < first && from < max; k++) {
+		l = lun_next(t, from, max);
+		if (l < 0)
+			break;
+		from = (uint32_t)l + 1;
+	}
+	memset(nc, 0, sizeof(*nc));
+	nc->active = true;
+	nc->scheme = scheme;
+	nc->next_lun = k < first ? max : from;
+	nc->index = (uint32_t)first;
+	nc->left = first < total ? count : 0;
+	out_printf(r->c,
+		   "{\"ok\":true,\"scheme\":\"%s\",\"prefix\":\"%s\","
+		   "\"order\":\"lun\",\"first\":%" PRIu64 ",\"total\":%u,"
+		   "\"names\":[",
+		   scheme->name, r->s->ctx.cfg->target.name_prefix, first,
+		   total);
+	return 1;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct req *r);
+} commands[] = {
+	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
+	{"stats", cmd_stats},	{"names", cmd_names},
+};
+
+#define CMD_LIST "status, lun, fault, stats, names"
+
+static void dispatch(struct ctl_server *s, struct ctl_client *c,
+		     const char *line, size_t len)
+{
+	struct req r = {.s = s, .c = c};
+	json_error_t jerr;
+	const char *cmd;
+	unsigned int i;
+	json_t *v;
+	int ret;
+
+	while (len && line[len - 1] == '\r')
+		len--;
+	if (!len) {
+		send_error(c, "empty request: send one JSON object per line, "
+			      "like {\"cmd\":\"status\"}");
+		return;
+	}
+	r.j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!r.j) {
+		send_error(c, "not JSON: %s (line 1, column %d)", jerr.text,
+			   jerr.column);
+		return;
+	}
+	if (!json_is_object(r.j)) {
+		send_error(c, "a request is a JSON object, like "
+			      "{\"cmd\":\"status\"}");
+		goto out;
+	}
+	v = json_object_get(r.j, "cmd");
+	if (!json_is_string(v)) {
+		send_error(c, "\"cmd\" is required: a string (" CMD_LIST ")");
+		goto out;
+	}
+	cmd = json_string_value(v);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0])) {
+		send_error(c, "unknown cmd \"%.64s\" (" CMD_LIST ")", cmd);
+		goto out;
+	}
+	r.reply = json_object();
+	if (!r.reply) {
+		send_error(c, "out of memory");
+		goto out;
+	}
+	json_object_set_new(r.reply, "ok", json_true());
+	ret = commands[i].fn(&r);
+	if (ret < 0) {
+		json_decref(r.reply);
+		send_error(c, "%s", r.err);
+	} else if (ret == 0) {
+		send_json(c, r.reply);
+	} else {
+		json_decref(
+			r.reply); /* streaming: the handler wrote a header */
+	}
+out:
+	json_decref(r.j);
+}
+
+/* ---- the event loop side ------------------------------------------------ */
+
+static void client_free(struct ctl_client *c)
+{
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+static void client_close(struct ctl_server *s, struct ctl_client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nclients; i++) {
+		if (s->clients[i] == c) {
+			s->clients[i] = s->clients[--s->nclients];
+			break;
+		}
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	client_free(c);
+}
+
+static void set_interest(struct ctl_server *s, struct ctl_client *c,
+			 uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = c};
+
+	if (events == c->events)
+		return;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = events;
+}
+
+/* Writes what it can. Return: 1 all written, 0 would block, -1 broken. */
+static int flush_out(struct ctl_client *c)
+{
+	ssize_t n;
+
+	while (c->out_off < c->out_len) {
+		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		return -1;
+	}
+	c->out_off = c->out_len = 0;
+	return 1;
+}
+
+/* Reads what is there, up to a full line's room. Return: -1 broken. */
+static int fill_in(struct ctl_client *c)
+{
+	size_t cap;
+	ssize_t n;
+	char *nb;
+
+	while (c->in_len < IN_CAP && !c->eof) {
+		if (c->in_len == c->in_cap) {
+			cap = c->in_cap ? c->in_cap * 2 : 4096;
+			if (cap > IN_CAP)
+				cap = IN_CAP;
+			nb = realloc(c->in, cap);
+			if (!nb)
+				return -1;
+			c->in = nb;
+			c->in_cap = cap;
+		}
+		n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			c->eof = true;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			break;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Moves a client along: write pending output, continue a names stream,
+ * run the next buffered request, or wait. One request at a time, so
+ * replies keep their order and a client holds at most one reply.
+ * Return: false if the client was closed.
+ */
+static bool pump(struct ctl_server *s, struct ctl_client *c)
+{
+	char *nl;
+	int ret;
+
+	for (;;) {
+		if (c->oom) {
+			client_close(s, c);
+			return false;
+		}
+		if (c->out_off < c->out_len) {
+			ret = flush_out(c);
+			if (ret < 0) {
+				client_close(s, c);
+				return false;
+			}
+			if (ret == 0) {
+				set_interest(s, c, EPOLLOUT);
+				return true;
+			}
+		}
+		if (c->names.active) {
+			while (c->names.active && c->out_len < OUT_LOW &&
+			       !c->oom)
+				names_batch(s, c);
+			continue;
+		}
+		if (c->closing) {
+			client_close(s, c);
+			return false;
+		}
+		nl = c->in_len ? memchr(c->in, '\n', c->in_len) : NULL;
+		if (nl) {
+			size_t len = (size_t)(nl - c->in);
+
+			dispatch(s, c, c->in, len);
+			memmove(c->in, nl + 1, c->in_len - len - 1);
+			c->in_len -= len + 1;
+			continue;
+		}
+		if (c->in_len >= IN_CAP) {
+			send_error(c, "request longer than %d bytes; closing",
+				   CTL_LINE_MAX);
+			c->in_len = 0;
+			c->closing = true;
+			continue;
+		}
+		if (c->eof) {
+			if (c->in_len) {
+				/* a last request without its newline */
+				dispatch(s, c, c->in, c->in_len);
+				c->in_len = 0;
+				continue;
+			}
+			client_close(s, c);
+			return false;
+		}
+		set_interest(s, c, EPOLLIN);
+		return true;
+	}
+}
+
+static void accept_clients(struct ctl_server *s)
+{
+	static const char busy[] = "{\"ok\":false,\"error\":\"too many control "
+				   "clients; try again\"}\n";
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct ctl_client *c;
+	int fd;
+
+	for (;;) {
+		fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warn("control: accept: %s",
+					 strerror(errno));
+			return;
+		}
+		if (s->nclients == CTL_MAX_CLIENTS) {
+			if (send(fd, busy, sizeof(busy) - 1,
+				 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+				log_debug("control: busy reply: %s",
+					  strerror(errno));
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->events = EPOLLIN;
+		ev.data.ptr = c;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		s->clients[s->nclients++] = c;
+	}
+}
+
+int ctl_server_run(struct ctl_server *s)
+{
+	struct epoll_event evs[32];
+	struct ctl_client *c;
+	int n, i;
+
+	n = epoll_wait(s->epfd, evs, 32, 0);
+	for (i = 0; i < n; i++) {
+		if (evs[i].data.ptr == s) {
+			accept_clients(s);
+			continue;
+		}
+		c = evs[i].data.ptr;
+		if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+		    !(c->events & EPOLLOUT)) {
+			if (fill_in(c) < 0) {
+				client_close(s, c);
+				continue;
+			}
+		}
+		if ((evs[i].events & EPOLLERR) && !(evs[i].events & EPOLLIN)) {
+			client_close(s, c);
+			continue;
+		}
+		pump(s, c);
+	}
+	return n < 0 ? 0 : n;
+}
+
+void ctl_server_destroy(struct ctl_server *s)
+{
+	struct stat st;
+
+	if (!s)
+		return;
+	while (s->nclients)
+		client_close(s, s->clients[0]);
+	close(s->epfd);
+	close(s->lfd);
+	/* unlink only our own socket: a new daemon may own the path now */
+	if (stat(s->path, &st) == 0 && st.st_dev == s->dev &&
+	    st.st_ino == s->ino)
+		unlink(s->path);
+	free(s);
+}
+
+int ctl_execute(struct ctl_server *s, const char *line, size_t len,
+		char **reply)
+{
+	struct ctl_client c = {.fd = -1};
+
+	dispatch(s, &c, line, len);
+	while (c.names.active && !c.oom)
+		names_batch(s, &c);
+	if (c.oom || !c.out) {
+		free(c.out);
+		return -ENOMEM;
+	}
+	*reply = c.out;
+	return 0;
+}

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sdswarm: the control client. Turns a command line into one JSON request
+ * on the daemon's control socket, and the reply into text (or, with
+ * --json, prints the reply as it came). Errors go to stderr, exit 1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "control.h"
+
+/* Entries per `names` request when paging for text output. */
+#define NAMES_PAGE (4 * CTL_NAMES_BATCH)
+
+struct client {
+	const char *path;
+	int fd;
+	bool json;
+	char *line; /* the last reply, then what was read past it */
+	size_t len, cap;
+	size_t used; /* bytes of the last reply and its newline */
+	size_t have; /* bytes read past the last reply */
+};
+
+static void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sdswarm: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sdswarm [--control PATH] [--json] COMMAND\n"
+		"  status [--lun N]              LUNs, memory, store, groups\n"
+		"  lun add [--group NAME] [LUN]  add a LUN (lowest free "
+		"number)\n"
+		"  lun remove LUN\n"
+		"  lun resize LUN SIZE           SIZE with K, M, G, T or P\n"
+		"  lun offline LUN | lun online LUN\n"
+		"  fault set RULE...             e.g. medium-read luns=0-3 "
+		"lba=100-199\n"
+		"  fault clear ID|all\n"
+		"  fault list\n"
+		"  stats                         per-opcode counts, latency\n"
+		"  names [--scheme S] [--first N] [--count N]\n"
+		"                                predicted kernel names and "
+		"dev_ts\n"
+		"  --json prints the daemon's reply; see sdswarm(8)\n");
+}
+
+static void connect_daemon(struct client *cl)
+{
+	static char def[CFG_SOCKET_PATH_MAX + 1];
+	int fd;
+
+	if (!cl->path) {
+		if (ctl_default_path(def, sizeof(def)) < 0)
+			die("the default control socket path is too long; use "
+			    "--control");
+		cl->path = def;
+	}
+	fd = ctl_connect(cl->path);
+	if (fd == -ENOENT)
+		die("cannot reach sdswarmd at %s: no control socket there "
+		    "(is sdswarmd running? see --control)",
+		    cl->path);
+	if (fd == -ECONNREFUSED)
+		die("cannot reach sdswarmd at %s: nothing is listening (is "
+		    "sdswarmd running?)",
+		    cl->path);
+	if (fd < 0)
+		die("cannot reach sdswarmd at %s: %s", cl->path, strerror(-fd));
+	cl->fd = fd;
+}
+
+/* One reply line into cl->line (NUL-terminated, without the newline). */
+static void read_reply(struct client *cl)
+{
+	char *nl, *nb;
+	ssize_t n;
+
+	/* drop the previous reply, keep what followed it */
+	if (cl->used) {
+		memmove(cl->line, cl->line + cl->used, cl->have);
+		cl->used = 0;
+	}
+	for (;;) {
+		nl = cl->have ? memchr(cl->line, '\n', cl->have) : NULL;
+		if (nl) {
+			*nl = '\0';
+			cl->len = (size_t)(nl - cl->line);
+			cl->used = cl->len + 1;
+			cl->have -= cl->used;
+			return;
+		}
+		if (cl->have + 65536 > cl->cap) {
+			cl->cap = cl->cap ? cl->cap * 2 : 1 << 17;
+			nb = realloc(cl->line, cl->cap);
+			if (!nb)
+				die("out of memory");
+			cl->line = nb;
+		}
+		n = read(cl->fd, cl->line + cl->have, cl->cap - cl->have - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("reading from %s: %s", cl->path, strerror(errno));
+		if (n == 0)
+			die("sdswarmd at %s closed the connection without a "
+			    "reply",
+			    cl->path);
+		cl->have += (size_t)n;
+	}
+}
+
+static void send_request(struct client *cl, json_t *req)
+{
+	char *text = json_dumps(req, JSON_COMPACT);
+	size_t len, off = 0;
+	ssize_t n;
+
+	json_decref(req);
+	if (!text)
+		die("out of memory");
+	len = strlen(text);
+	text[len++] = '\n'; /* json_dumps leaves room: the NUL becomes it */
+	while (off < len) {
+		n = write(cl->fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("writing to %s: %s", cl->path, strerror(errno));
+		off += (size_t)n;
+	}
+	free(text);
+}
+
+/*
+ * Sends @req and returns the parsed reply, exiting with the daemon's
+ * message if it says ok:false. With @raw (--json), prints the line as it
+ * came and returns NULL.
+ */
+static json_t *call(struct client *cl, json_t *req, bool raw)
+{
+	static const char ok[] = "{\"ok\":true";
+	json_error_t jerr;
+	json_t *reply, *err;
+
+	send_request(cl, req);
+	read_reply(cl);
+	if (raw && strncmp(cl->line, ok, sizeof(ok) - 1) == 0) {
+		fwrite(cl->line, 1, cl->len, stdout);
+		fputc('\n', stdout);
+		return NULL;
+	}
+	reply = json_loadb(cl->line, cl->len, 0, &jerr);
+	if (!reply || !json_is_object(reply))
+		die("sdswarmd sent a reply that is not a JSON object: %s",
+		    jerr.text);
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		if (raw) {
+			fwrite(cl->line, 1, cl->len, stdout);
+			fputc('\n', stdout);
+		}
+		err = json_object_get(reply, "error");
+		die("%s", json_is_string(err) ? json_string_value(err)
+					      : "the daemon said no");
+	}
+	if (raw) {
+		fwrite(cl->line, 1, cl->len, stdout);
+		fputc('\n', stdout);
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+static uint64_t num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : "?";
+}
+
+static const char *human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"B",   "KiB", "MiB", "GiB",
+					    "TiB", "PiB", "EiB"};
+	double v = (double)bytes;
+	unsigned int u = 0;
+
+	while (v >= 1024 && u < 6) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+static uint64_t parse_num(const char *what, const char *s, uint64_t max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!s || *s < '0' || *s > '9')
+		die("%s '%s': not a number", what, s ? s : "");
+	v = strtoull(s, &end, 10);
+	if (*end || errno || v > max)
+		die("%s '%s': not a number from 0 to %" PRIu64, what, s, max);
+	return v;
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+static int do_status(struct client *cl, int argc, char **argv)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "status");
+	json_t *r, *g, *st, *lun;
+	char a[32], b[32];
+	size_t i;
+	int k;
+
+	for (k = 0; k < argc; k++) {
+		if (strcmp(argv[k], "--lun") == 0 && k + 1 < argc)
+			json_object_set_new(
+				req, "lun",
+				json_integer((json_int_t)parse_num(
+					"--lun", argv[++k], LUN_MAX_LUNS - 1)));
+		else
+			die("status: unexpected '%s' (status [--lun N])",
+			    argv[k]);
+	}
+	r = call(cl, req, cl->json);
+	if (!r)
+		return 0;
+	printf("luns      %" PRIu64 " of %" PRIu64 "\n", num(r, "luns"),
+	       num(r, "max_luns"));
+	printf("rss       %s (%" PRIu64 " bytes)\n",
+	       human(num(r, "rss_bytes"), a, sizeof(a)), num(r, "rss_bytes"));
+	printf("uptime    %" PRIu64 " s\n", num(r, "uptime_s"));
+	st = json_object_get(r, "states");
+	printf("states    %" PRIu64 " online, %" PRIu64 " offline, %" PRIu64
+	       " not ready, %" PRIu64 " stopped\n",
+	       num(st, "online"), num(st, "offline"), num(st, "not_ready"),
+	       num(st, "stopped"));
+	st = json_object_get(r, "store");
+	printf("store     %s: %s data, %s metadata, %" PRIu64
+	       " LUNs with data\n",
+	       str(st, "kind"), human(num(st, "data_bytes"), a, sizeof(a)),
+	       human(num(st, "meta_bytes"), b, sizeof(b)), num(st, "luns"));
+	printf("faults    %" PRIu64 " rules, %" PRIu64 " fired\n",
+	       num(r, "faults"), num(r, "faults_fired"));
+	printf("groups\n");
+	json_array_foreach(json_object_get(r, "groups"), i, g)
+	{
+		uint64_t first = num(g, "first"), count = num(g, "count");
+		char range[48];
+
+		if (count)
+			snprintf(range, sizeof(range),
+				 "LUNs %" PRIu64 "-%" PRIu64, first,
+				 first + count - 1);
+		else
+			snprintf(range, sizeof(range), "from LUN %" PRIu64,
+				 first);
+		cfg_format_size(num(g, "size"), a, sizeof(a));
+		printf("  %-12s %s, %" PRIu64 " present, %s, %" PRIu64
+		       "-byte blocks, %" PRIu64 " partitions (%s)%s\n",
+		       str(g, "name"), range, num(g, "present"), a,
+		       num(g, "block_size"), num(g, "partitions"),
+		       str(g, "ptable"),
+		       json_is_true(json_object_get(g, "thin")) ? ", thin"
+								: "");
+	}
+	lun = json_object_get(r, "lun");
+	if (lun)
+		printf("lun %" PRIu64 ": %s, group %s, %" PRIu64
+		       " bytes (%" PRIu64 " blocks of %" PRIu64
+		       "), %s stored, serial %s, "
+		       "wwn %s\n",
+		       num(lun, "lun"), str(lun, "state"), str(lun, "group"),
+		       num(lun, "size"), num(lun, "blocks"),
+		       num(lun, "block_size"),
+		       human(num(lun, "data_bytes"), a, sizeof(a)),
+		       str(lun, "serial"), str(lun, "wwn"));
+	json_decref(r);
+	return 0;
+}
+
+static int do_lun(struct client *cl, int argc, char **argv)
+{
+	json_t *req, *r;
+	const char *op, *group = NULL, *lun = NULL, *size = NULL;
+	int k;
+
+	if (argc < 1)
+		die("lun: which op? (add, remove, resize, offline, online)");
+	op = argv[0];
+	for (k = 1; k < argc; k++) {
+		if (strcmp(argv[k], "--group") == 0 && k + 1 < argc)
+			group = argv[++k];
+		else if (!lun)
+			lun = argv[k];
+		else if (!size && strcmp(op, "resize") == 0)
+			size = argv[k];
+		else
+			die("lun %s: unexpected '%s'", op, argv[k]);
+	}
+	req = json_pack("{s:s,s:s}", "cmd", "lun", "op", op);
+	if (strcmp(op, "add") == 0) {
+		if (group)
+			json_object_set_new(req, "group", json_string(group));
+	} else if (strcmp(op, "remove") == 0 || strcmp(op, "offline") == 0 ||
+		   strcmp(op, "online") == 0 || strcmp(op, "resize") == 0) {
+		if (group)
+			die("lun %s: --group applies only to lun add", op);
+		if (!lun)
+			die("lun %s: which LUN?", op);
+		if (strcmp(op, "resize") == 0) {
+			if (!size)
+				die("lun resize: to what size? (lun resize LUN "
+				    "SIZE)");
+			json_object_set_new(req, "size", json_string(size));
+		}
+	} else {
+		die("lun: unknown op '%s' (add, remove, resize, offline, "
+		    "online)",
+		    op);
+	}
+	if (lun)
+		json_object_set_new(req, "lun",
+				    json_integer((json_int_t)parse_num(
+					    "LUN", lun, LUN_MAX_LUNS - 1)));
+	r = call(cl, req, cl->json);
+	if (!r)
+		return 0;
+	if (strcmp(op, "add") == 0)
+		printf("added LUN %" PRIu64 " (group %s)\n", num(r, "lun"),
+		       str(r, "group"));
+	else if (strcmp(op, "remove") == 0)
+		printf("removed LUN %" PRIu64 "\n", num(r, "lun"));
+	else if (strcmp(op, "resize") == 0)
+		printf("LUN %" PRIu64 " resized to %" PRIu64 " bytes\n",
+		       num(r, "lun"), num(r, "size"));
+	else
+		printf("LUN %" PRIu64 " %s\n", num(r, "lun"), str(r, "state"));
+	json_decref(r);
+	return 0;
+}
+
+static int do_fault(struct client *cl, int argc, char **argv)
+{
+	char rule[CFG_LINE_MAX + 1];
+	size_t n = 0, i;
+	json_t *req, *r, *f;
+	int k;
+
+	if (argc < 1)
+		die("fault: which op? (set, clear, list)");
+	req = json_pack("{s:s,s:s}", "cmd", "fault", "op", argv[0]);
+	if (strcmp(argv[0], "set") == 0) {
+		if (argc < 2)
+			die("fault set: which rule? (e.g. fault set "
+			    "medium-read "
+			    "luns=0-3 lba=100-199)");
+		rule[0] = '\0';
+		for (k = 1; k < argc; k++) {
+			size_t l = strlen(argv[k]);
+
+			if (n + l + 2 > sizeof(rule))
+				die("fault set: the rule is too long");
+			if (n)
+				rule[n++] = ' ';
+			memcpy(rule + n, argv[k], l + 1);
+			n += l;
+		}
+		json_object_set_new(req, "rule", json_string(rule));
+	} else if (strcmp(argv[0], "clear") == 0) {
+		if (argc != 2)
+			die("fault clear: which rule? (an id, or all)");
+		if (strcmp(argv[1], "all") == 0)
+			json_object_set_new(req, "id", json_string("all"));
+		else
+			json_object_set_new(
+				req, "id",
+				json_integer((json_int_t)parse_num(
+					"id", argv[1], UINT32_MAX)));
+	} else if (strcmp(argv[0], "list") == 0) {
+		if (argc != 1)
+			die("fault list: unexpected '%s'", argv[1]);
+	} else {
+		die("fault: unknown op '%s' (set, clear, list)", argv[0]);
+	}
+	r = call(cl, req, cl->json);
+	if (!r)
+		return 0;
+	if (strcmp(argv[0], "set") == 0) {
+		printf("fault %" PRIu64 ": %s\n", num(r, "id"), str(r, "rule"));
+	} else if (strcmp(argv[0], "clear") == 0) {
+		printf("cleared %" PRIu64 " fault rule%s\n", num(r, "cleared"),
+		       num(r, "cleared") == 1 ? "" : "s");
+	} else {
+		printf("%-6s %-10s %-10s %s\n", "ID", "HITS", "LEFT", "RULE");
+		json_array_foreach(json_object_get(r, "faults"), i, f)
+		{
+			char left[24];
+
+			if (num(f, "count_left"))
+				snprintf(left, sizeof(left), "%" PRIu64,
+					 num(f, "count_left"));
+			else
+				strcpy(left, "forever");
+			printf("%-6" PRIu64 " %-10" PRIu64 " %-10s %s\n",
+			       num(f, "id"), num(f, "hits"), left,
+			       str(f, "rule"));
+		}
+		printf("%" PRIu64 " faults fired in all\n", num(r, "fired"));
+	}
+	json_decref(r);
+	return 0;
+}
+
+static int do_stats(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *o, *lat;
+	size_t i;
+
+	if (argc)
+		die("stats: unexpected '%s'", argv[0]);
+	r = call(cl, json_pack("{s:s}", "cmd", "stats"), cl->json);
+	if (!r)
+		return 0;
+	lat = json_object_get(r, "latency_ns");
+	printf("commands %" PRIu64 ", errors %" PRIu64 ", bytes %" PRIu64
+	       ", from %" PRIu64 " front-end threads\n",
+	       num(r, "commands"), num(r, "errors"), num(r, "bytes"),
+	       num(r, "threads"));
+	printf("latency  p50 %" PRIu64 " ns, p99 %" PRIu64 " ns, p99.9 %" PRIu64
+	       " ns\n",
+	       num(lat, "p50"), num(lat, "p99"), num(lat, "p999"));
+	printf("faults   %" PRIu64 " fired\n", num(r, "faults_fired"));
+	if (json_array_size(json_object_get(r, "ops")))
+		printf("%-8s %-12s %-16s %s\n", "OPCODE", "COUNT", "BYTES",
+		       "ERRORS");
+	json_array_foreach(json_object_get(r, "ops"), i, o)
+		printf("%-8s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
+		       str(o, "opcode"), num(o, "count"), num(o, "bytes"),
+		       num(o, "errors"));
+	json_decref(r);
+	return 0;
+}
+
+static json_t *names_req(const char *scheme, uint64_t first, uint64_t count,
+			 bool have_count)
+{
+	json_t *req = json_pack("{s:s,s:s,s:I}", "cmd", "names", "order", "lun",
+				"first", (json_int_t)first);
+
+	if (scheme)
+		json_object_set_new(req, "scheme", json_string(scheme));
+	if (have_count)
+		json_object_set_new(req, "count",
+				    json_integer((json_int_t)count));
+	return req;
+}
+
+static int do_names(struct client *cl, int argc, char **argv)
+{
+	const char *scheme = NULL;
+	uint64_t first = 0, count = 0, want, got, total;
+	bool have_count = false;
+	json_t *r, *e, *devt;
+	size_t i;
+	int k;
+
+	for (k = 0; k < argc; k++) {
+		if (strcmp(argv[k], "--scheme") == 0 && k + 1 < argc) {
+			scheme = argv[++k];
+		} else if (strcmp(argv[k], "--first") == 0 && k + 1 < argc) {
+			first = parse_num("--first", argv[++k], UINT32_MAX);
+		} else if (strcmp(argv[k], "--count") == 0 && k + 1 < argc) {
+			count = parse_num("--count", argv[++k], UINT32_MAX);
+			have_count = true;
+		} else {
+			die("names: unexpected '%s' (names [--scheme S] "
+			    "[--first N] [--count N])",
+			    argv[k]);
+		}
+	}
+	if (cl->json) {
+		call(cl, names_req(scheme, first, count, have_count), true);
+		return 0;
+	}
+	/* text: page through, so no reply holds more than NAMES_PAGE */
+	for (;;) {
+		want = have_count && count < NAMES_PAGE ? count : NAMES_PAGE;
+		if (have_count && !count)
+			break;
+		r = call(cl, names_req(scheme, first, want, true), false);
+		got = 0;
+		json_array_foreach(json_object_get(r, "names"), i, e)
+		{
+			devt = json_object_get(e, "devt");
+			printf("%" PRIu64 " %s %s\n", num(e, "lun"),
+			       str(e, "name"),
+			       json_is_string(devt) ? json_string_value(devt)
+						    : "-");
+			got++;
+		}
+		total = num(r, "total");
+		json_decref(r);
+		first += got;
+		if (have_count)
+			count -= got;
+		if (got < want || first >= total)
+			break;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"control", required_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct client cl = {.fd = -1};
+	const char *cmd;
+	int c, k, n, ret;
+	char **rest;
+
+	/* '+': stop at the command, whose arguments are its own */
+	while ((c = getopt_long(argc, argv, "+c:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cl.path = optarg;
+			break;
+		case 'j':
+			cl.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[optind];
+	/* --json may also follow the command */
+	rest = calloc((size_t)argc, sizeof(*rest));
+	if (!rest)
+		die("out of memory");
+	for (k = optind + 1, n = 0; k < argc; k++) {
+		if (strcmp(argv[k], "--json") == 0)
+			cl.json = true;
+		else
+			rest[n++] = argv[k];
+	}
+	if (strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		free(rest);
+		return 0;
+	}
+	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
+	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
+	    strcmp(cmd, "names")) {
+		fprintf(stderr, "sdswarm: unknown command '%s'\n", cmd);
+		usage(stderr);
+		free(rest);
+		return 2;
+	}
+	connect_daemon(&cl);
+	if (strcmp(cmd, "status") == 0)
+		ret = do_status(&cl, n, rest);
+	else if (strcmp(cmd, "lun") == 0)
+		ret = do_lun(&cl, n, rest);
+	else if (strcmp(cmd, "fault") == 0)
+		ret = do_fault(&cl, n, rest);
+	else if (strcmp(cmd, "stats") == 0)
+		ret = do_stats(&cl, n, rest);
+	else
+		ret = do_names(&cl, n, rest);
+	close(cl.fd);
+	free(cl.line);
+	free(rest);
+	return ret;
+}

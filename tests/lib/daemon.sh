@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: MIT
+# The shared helper of the integration scripts that run sdswarmd: sourced,
+# never run. Sources common.sh (requires, check, expect_eq, finish, tmpdir).
+#   start_daemon CONFIG [ARGS...]  start sdswarmd in the background with a
+#                        private control socket, pidfile and log under
+#                        $DAEMON_DIR; waits until the socket answers
+#                        `status`. Sets DAEMON_PID, DAEMON_CONTROL,
+#                        DAEMON_LOG. Call it from the script's own shell
+#                        (not inside $(...)), so stop_daemon can wait for it.
+#   stop_daemon          SIGTERM by PID, wait for the exit; returns the
+#                        daemon's exit status (SIGKILL after
+#                        $DAEMON_STOP_TIMEOUT seconds, then status 124)
+#   daemon_alive         true while the daemon runs
+#   ctl ARGS...          the sdswarm client on this daemon's socket
+#   ctl_raw TEXT         send TEXT as it is (no newline added) to the
+#                        socket, shut down the sending side, print what
+#                        comes back until the daemon closes
+#   free_port            print a TCP port on 127.0.0.1 nobody listens on
+#   private_dir VAR      make a private temporary folder, removed on exit,
+#                        and store its path in VAR (unlike $(tmpdir), the
+#                        removal is registered in the calling shell)
+# A daemon still running when the script exits is stopped the same way.
+# Processes are only ever ended by their PID.
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+SDSWARMD=${SDSWARMD:-$SDSWARM_BIN/sdswarmd}
+SDSWARM=${SDSWARM:-$SDSWARM_BIN/sdswarm}
+DAEMON_START_TIMEOUT=${DAEMON_START_TIMEOUT:-60}
+DAEMON_STOP_TIMEOUT=${DAEMON_STOP_TIMEOUT:-30}
+DAEMON_DIR=
+DAEMON_PID=
+DAEMON_CONTROL=
+DAEMON_LOG=
+_daemon_cleanup_set=
+
+# Skip (77) unless both programs are built.
+requires_daemon() {
+	[ -x "$SDSWARMD" ] || skip "no $SDSWARMD (build it: make SANITIZE=address $SDSWARMD)"
+	[ -x "$SDSWARM" ] || skip "no $SDSWARM (build it: make SANITIZE=address $SDSWARM)"
+}
+
+private_dir() {
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-test.XXXXXX") || return 1
+	on_exit "rm -rf '$d'"
+	printf -v "$1" '%s' "$d"
+}
+
+daemon_alive() {
+	[ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null
+}
+
+ctl() {
+	"$SDSWARM" --control "$DAEMON_CONTROL" "$@"
+}
+
+start_daemon() {
+	local config=$1 waited=0
+	shift
+	requires_daemon
+	if daemon_alive; then
+		echo "start_daemon: a daemon (pid $DAEMON_PID) is already running" >&2
+		return 1
+	fi
+	if [ -z "$DAEMON_DIR" ]; then
+		private_dir DAEMON_DIR || return 1
+	fi
+	DAEMON_CONTROL=$DAEMON_DIR/control
+	DAEMON_LOG=$DAEMON_DIR/sdswarmd.log
+	if [ -z "$_daemon_cleanup_set" ]; then
+		on_exit _daemon_cleanup
+		_daemon_cleanup_set=1
+	fi
+	"$SDSWARMD" --config "$config" --control "$DAEMON_CONTROL" \
+		--pidfile "$DAEMON_DIR/sdswarmd.pid" "$@" >"$DAEMON_LOG" 2>&1 &
+	DAEMON_PID=$!
+	# polled every 0.1 s, for up to DAEMON_START_TIMEOUT seconds
+	until ctl status >/dev/null 2>&1; do
+		if ! daemon_alive; then
+			wait "$DAEMON_PID" 2>/dev/null
+			echo "start_daemon: sdswarmd exited with status $? before answering; its log:" >&2
+			sed 's/^/  | /' "$DAEMON_LOG" >&2
+			DAEMON_PID=
+			return 1
+		fi
+		if [ "$waited" -ge $((DAEMON_START_TIMEOUT * 10)) ]; then
+			echo "start_daemon: no answer on $DAEMON_CONTROL after ${DAEMON_START_TIMEOUT}s" >&2
+			stop_daemon >/dev/null 2>&1
+			return 1
+		fi
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	if [ "$(cat "$DAEMON_DIR/sdswarmd.pid" 2>/dev/null)" != "$DAEMON_PID" ]; then
+		echo "start_daemon: the pidfile does not hold pid $DAEMON_PID" >&2
+		return 1
+	fi
+	return 0
+}
+
+stop_daemon() {
+	local pid=$DAEMON_PID waited=0 rc
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$waited" -ge $((DAEMON_STOP_TIMEOUT * 10)) ]; then
+			echo "stop_daemon: pid $pid ignored SIGTERM for ${DAEMON_STOP_TIMEOUT}s; killing it" >&2
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			DAEMON_PID=
+			return 124
+		fi
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	wait "$pid" 2>/dev/null
+	rc=$?
+	DAEMON_PID=
+	_daemon_log_check
+	return $rc
+}
+
+# A sanitizer report in the daemon's log goes into the test's own log,
+# where tests/run.sh looks for it.
+_daemon_log_check() {
+	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer' "$DAEMON_LOG" 2>/dev/null; then
+		echo "FAIL: sdswarmd's log ($DAEMON_LOG) has a sanitizer report:"
+		cat "$DAEMON_LOG"
+		_failures=$((_failures + 1))
+	fi
+}
+
+_daemon_cleanup() {
+	if daemon_alive; then
+		stop_daemon
+	else
+		_daemon_log_check
+	fi
+	return 0
+}
+
+ctl_raw() {
+	requires python3
+	python3 - "$DAEMON_CONTROL" "$1" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.settimeout(10.0)
+try:
+    s.sendall(sys.argv[2].encode('utf-8', 'surrogateescape'))
+    s.shutdown(socket.SHUT_WR)
+except (BrokenPipeError, ConnectionResetError):
+    pass
+out = b''
+while True:
+    try:
+        b = s.recv(65536)
+    except ConnectionResetError:
+        # the daemon closed with our request unread (an oversize line):
+        # what it sent before arrives first
+        break
+    except socket.timeout:
+        break
+    if not b:
+        break
+    out += b
+sys.stdout.write(out.decode('utf-8', 'replace'))
+EOF
+}
+
+free_port() {
+	if command -v python3 >/dev/null 2>&1; then
+		python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+		return
+	fi
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	return 1
+}

@@ -1,0 +1,1178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The configuration parser: every key, size suffixes, the fault-rule line
+ * both ways, command-line overrides, the built-in default, and every error
+ * path with the exact "file:line: [section] key = value: why" it prints.
+ * Also the log module the parser's log_level feeds (levels, sink, per-LUN
+ * prefix, CDB trace, no argument evaluation when off).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+
+/* Parses @text as "t.conf" and finishes; the parser is the caller's. */
+static struct cfg_parser *parse(const char *text, struct cfg **out)
+{
+	struct cfg_parser *p;
+
+	assert_int_equal(cfg_parser_create(&p), 0);
+	cfg_parse_string(p, "t.conf", text);
+	*out = NULL;
+	cfg_finish(p, out);
+	return p;
+}
+
+/* @text must parse cleanly; returns the configuration. */
+static struct cfg *good(const char *text)
+{
+	struct cfg *c;
+	struct cfg_parser *p = parse(text, &c);
+
+	if (!c)
+		fail_msg("unexpected errors:\n%s", cfg_errors(p));
+	assert_string_equal(cfg_errors(p), "");
+	cfg_parser_destroy(p);
+	return c;
+}
+
+/* Does @errors hold @want as one whole line? */
+static bool has_line(const char *errors, const char *want)
+{
+	size_t n = strlen(want);
+	const char *s = errors;
+
+	while ((s = strstr(s, want))) {
+		if ((s == errors || s[-1] == '\n') && s[n] == '\n')
+			return true;
+		s++;
+	}
+	return false;
+}
+
+/* @text must fail, and one of its messages must be exactly @want. */
+static void bad(const char *text, const char *want)
+{
+	struct cfg *c;
+	struct cfg_parser *p = parse(text, &c);
+
+	if (c)
+		fail_msg("accepted, wanted: %s", want);
+	if (!has_line(cfg_errors(p), want))
+		fail_msg("wanted the line\n  %s\ngot\n%s", want, cfg_errors(p));
+	cfg_parser_destroy(p);
+}
+
+/* ---- keys --------------------------------------------------------------- */
+
+static void test_defaults(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	c = good("");
+	assert_int_equal(c->ngroups, 0);
+	assert_int_equal(c->nfaults, 0);
+	assert_int_equal(c->target.max_luns, 262144);
+	assert_ptr_equal(c->target.scheme, &sdnum_scheme_linux);
+	assert_string_equal(c->target.name_prefix, "sd");
+	assert_string_equal(c->target.control, "");
+	assert_int_equal(c->target.log_level, LOG_NOTICE);
+	assert_int_equal(c->store.type, CFG_STORE_MEM);
+	assert_int_equal(c->store.mem.chunk_size, 4096);
+	assert_int_equal(c->store.mem.mem_limit, 0);
+	assert_false(c->iscsi.enabled);
+	assert_string_equal(c->iscsi.portal, "127.0.0.1:3260");
+	assert_int_equal(c->iscsi.targets, 16);
+	assert_int_equal(c->iscsi.luns_per_target, 16384);
+	assert_false(c->tcmu.enabled);
+	assert_string_equal(c->tcmu.hba, "user_0");
+	assert_false(c->fuse.enabled);
+	cfg_free(c);
+
+	/* an empty [luns] is one default LUN: 1 GiB, 512, thin, no table */
+	c = good("[luns]\n");
+	assert_int_equal(c->ngroups, 1);
+	assert_string_equal(c->groups[0].name, "default");
+	assert_int_equal(c->groups[0].first, 0);
+	assert_int_equal(c->groups[0].count, 1);
+	assert_int_equal(c->groups[0].size, 1ull << 30);
+	assert_int_equal(c->groups[0].block_size, 512);
+	assert_true(c->groups[0].thin);
+	assert_true(c->groups[0].lbprz);
+	assert_int_equal(c->groups[0].nparts, 0);
+	assert_string_equal(c->groups[0].vendor, "SDSWARM");
+	assert_int_equal(c->groups[0].mode_default, LUN_MODE_WCE);
+	assert_int_equal(c->groups[0].max_xfer_blocks, 8192);
+	assert_int_equal(c->groups[0].rotation_rate, 1);
+	assert_int_equal(cfg_total_luns(c), 1);
+	cfg_free(c);
+}
+
+static void test_target_keys(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	c = good("[target]\n"
+		 "seed = 0xdeadbeefcafe\n"
+		 "oui = 0x001405\n"
+		 "max_luns = 1048576\n"
+		 "scheme = dynamic\n"
+		 "name_prefix = vd\n"
+		 "control = /tmp/x/control\n"
+		 "log_level = debug\n");
+	assert_int_equal(c->target.seed, 0xdeadbeefcafeull);
+	assert_int_equal(c->target.oui, 0x001405);
+	assert_int_equal(c->target.max_luns, 1048576);
+	assert_string_equal(c->target.scheme->name, "dynamic");
+	assert_string_equal(c->target.name_prefix, "vd");
+	assert_string_equal(c->target.control, "/tmp/x/control");
+	assert_int_equal(c->target.log_level, LOG_DEBUG);
+	cfg_free(c);
+	c = good("[target]\nlog_level = 8\n");
+	assert_int_equal(c->target.log_level, LOG_TRACE);
+	cfg_free(c);
+}
+
+static void test_group_keys(void **state)
+{
+	const struct lun_group *g;
+	struct cfg *c;
+
+	(void)state;
+	c = good("[luns.big]\n"
+		 "first = 100\n"
+		 "count = 50\n"
+		 "size = 2T\n"
+		 "block_size = 4096\n"
+		 "physical_block_exponent = 3\n"
+		 "thin = no\n"
+		 "lbprz = no\n"
+		 "vendor = ACME\n"
+		 "product = Roadrunner 9000\n"
+		 "revision = 1.2\n"
+		 "partitions = 5\n"
+		 "ptable = mbr\n"
+		 "partition_sizes = 1G, 512M,4K\n"
+		 "max_transfer = 8M\n"
+		 "opt_transfer = 1M\n"
+		 "max_unmap = 2G\n"
+		 "max_unmap_descriptors = 16\n"
+		 "max_write_same = 64M\n"
+		 "rotation_rate = 7200\n"
+		 "write_cache = no\n");
+	assert_int_equal(c->ngroups, 1);
+	g = &c->groups[0];
+	assert_string_equal(g->name, "big");
+	assert_int_equal(g->first, 100);
+	assert_int_equal(g->count, 50);
+	assert_int_equal(g->size, 2ull << 40);
+	assert_int_equal(g->block_size, 4096);
+	assert_int_equal(g->phys_exp, 3);
+	assert_false(g->thin);
+	assert_false(g->lbprz);
+	assert_string_equal(g->vendor, "ACME");
+	assert_string_equal(g->product, "Roadrunner 9000");
+	assert_string_equal(g->revision, "1.2");
+	assert_int_equal(g->nparts, 5);
+	assert_int_equal(g->ptable, PTABLE_MBR);
+	/* partition sizes become blocks of the group's block size */
+	assert_int_equal(g->nsizes, 3);
+	assert_int_equal(g->part_sizes[0], (1u << 30) / 4096);
+	assert_int_equal(g->part_sizes[1], (512u << 20) / 4096);
+	assert_int_equal(g->part_sizes[2], 1);
+	assert_int_equal(g->max_xfer_blocks, 2048);
+	assert_int_equal(g->opt_xfer_blocks, 256);
+	assert_int_equal(g->max_unmap_blocks, (2u << 30) / 4096);
+	assert_int_equal(g->max_unmap_desc, 16);
+	assert_int_equal(g->max_ws_blocks, (64u << 20) / 4096);
+	assert_int_equal(g->rotation_rate, 7200);
+	assert_int_equal(g->mode_default, 0);
+	cfg_free(c);
+
+	c = good("[luns]\nrotation_rate = ssd\nptable = dos\npartitions = 1\n");
+	assert_int_equal(c->groups[0].rotation_rate, 1);
+	assert_int_equal(c->groups[0].ptable, PTABLE_MBR);
+	cfg_free(c);
+}
+
+static void test_groups_layout(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	/* an unset first follows the group before it in the file */
+	c = good("[luns.a]\ncount = 10\n[luns.b]\ncount = 5\n"
+		 "[luns.c]\nfirst = 1000\ncount = 0\n[luns.d]\ncount = 2\n");
+	assert_int_equal(c->ngroups, 4);
+	assert_int_equal(c->groups[0].first, 0);
+	assert_int_equal(c->groups[1].first, 10);
+	assert_int_equal(c->groups[2].first, 1000);
+	assert_int_equal(c->groups[2].count, 0);
+	assert_int_equal(c->groups[3].first, 1000);
+	assert_int_equal(cfg_total_luns(c), 17);
+	cfg_free(c);
+	/* adjacent ranges do not overlap; max_luns may come after [luns] */
+	c = good("[luns]\ncount = 100\n[luns.x]\nfirst = 100\ncount = 28\n"
+		 "[target]\nmax_luns = 128\n");
+	assert_int_equal(c->target.max_luns, 128);
+	cfg_free(c);
+}
+
+static void test_store_keys(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	c = good("[store]\ntype = mem\nchunk_size = 64K\nmem_limit = 1G\n"
+		 "shards = 8\n");
+	assert_int_equal(c->store.type, CFG_STORE_MEM);
+	assert_int_equal(c->store.mem.chunk_size, 65536);
+	assert_int_equal(c->store.mem.mem_limit, 1ull << 30);
+	assert_int_equal(c->store.mem.shards, 8);
+	cfg_free(c);
+	c = good("[store]\ntype = file\ndir = /var/tmp/sds\n"
+		 "max_open_files = 1000\n");
+	assert_int_equal(c->store.type, CFG_STORE_FILE);
+	assert_string_equal(c->store.dir, "/var/tmp/sds");
+	assert_int_equal(c->store.max_open_files, 1000);
+	cfg_free(c);
+}
+
+static void test_frontend_keys(void **state)
+{
+	char name[CFG_ISCSI_NAME_MAX + 1];
+	struct cfg *c;
+
+	(void)state;
+	c = good("[iscsi]\n"
+		 "enabled = yes\n"
+		 "portal = [::1]:3261\n"
+		 "targets = 4\n"
+		 "iqn_prefix = iqn.2030-01.com.example\n"
+		 "luns_per_target = 256\n"
+		 "chap_user = alice\n"
+		 "chap_secret = 0123456789ab\n"
+		 "mutual_user = target\n"
+		 "mutual_secret = ba9876543210\n"
+		 "initiators = iqn.1994-05.com.redhat:abc, "
+		 "eui.0123456789abcdef naa.60014051234567890123456789abcdef\n"
+		 "max_sessions = 8\n"
+		 "threads = 2\n"
+		 "max_recv_data_segment_length = 64K\n"
+		 "max_burst_length = 512K\n"
+		 "first_burst_length = 128K\n"
+		 "immediate_data = no\n"
+		 "initial_r2t = yes\n"
+		 "[tcmu]\n"
+		 "enabled = true\n"
+		 "hba = user_7\n"
+		 "name_prefix = sw\n"
+		 "ring_size = 64M\n"
+		 "fabric = none\n"
+		 "[fuse]\n"
+		 "mountpoint = /mnt/sds\n"
+		 "threads = 8\n"
+		 "options = allow_other,default_permissions\n"
+		 "attr_timeout = 0.5\n");
+	assert_true(c->iscsi.enabled);
+	assert_string_equal(c->iscsi.portal, "[::1]:3261");
+	assert_string_equal(c->iscsi.host, "::1");
+	assert_int_equal(c->iscsi.port, 3261);
+	assert_int_equal(c->iscsi.targets, 4);
+	assert_int_equal(c->iscsi.luns_per_target, 256);
+	assert_string_equal(c->iscsi.chap_user, "alice");
+	assert_string_equal(c->iscsi.chap_secret, "0123456789ab");
+	assert_string_equal(c->iscsi.mutual_user, "target");
+	assert_string_equal(c->iscsi.mutual_secret, "ba9876543210");
+	assert_int_equal(c->iscsi.ninitiators, 3);
+	assert_string_equal(c->iscsi.initiators[0],
+			    "iqn.1994-05.com.redhat:abc");
+	assert_string_equal(c->iscsi.initiators[1], "eui.0123456789abcdef");
+	assert_string_equal(c->iscsi.initiators[2],
+			    "naa.60014051234567890123456789abcdef");
+	assert_int_equal(c->iscsi.max_sessions, 8);
+	assert_int_equal(c->iscsi.threads, 2);
+	assert_int_equal(c->iscsi.max_recv_data_segment_length, 65536);
+	assert_int_equal(c->iscsi.max_burst_length, 524288);
+	assert_int_equal(c->iscsi.first_burst_length, 131072);
+	assert_false(c->iscsi.immediate_data);
+	assert_true(c->iscsi.initial_r2t);
+	assert_int_equal(
+		cfg_iscsi_target_name(&c->iscsi, 3, name, sizeof(name)),
+		strlen("iqn.2030-01.com.example:t3"));
+	assert_string_equal(name, "iqn.2030-01.com.example:t3");
+	assert_int_equal(
+		cfg_iscsi_target_name(&c->iscsi, 4, name, sizeof(name)),
+		-ERANGE);
+	assert_true(c->tcmu.enabled);
+	assert_string_equal(c->tcmu.hba, "user_7");
+	assert_string_equal(c->tcmu.name_prefix, "sw");
+	assert_int_equal(c->tcmu.ring_size, 64u << 20);
+	assert_int_equal(c->tcmu.fabric, CFG_TCMU_NONE);
+	assert_true(c->fuse.enabled);
+	assert_string_equal(c->fuse.mountpoint, "/mnt/sds");
+	assert_int_equal(c->fuse.threads, 8);
+	assert_string_equal(c->fuse.options, "allow_other,default_permissions");
+	assert_true(c->fuse.attr_timeout > 0.49 && c->fuse.attr_timeout < 0.51);
+	cfg_free(c);
+
+	c = good("[iscsi]\nportal = 0.0.0.0:860\n");
+	assert_string_equal(c->iscsi.host, "0.0.0.0");
+	assert_int_equal(c->iscsi.port, 860);
+	cfg_free(c);
+}
+
+static void test_file_syntax(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	/* BOM, CRLF, comments of both kinds, inline ';' comments, blanks */
+	c = good("\xef\xbb\xbf# header\r\n"
+		 "; another\r\n"
+		 "\r\n"
+		 "[luns]   ; the default group\r\n"
+		 "count = 3 ; three\r\n"
+		 "  size=2G\r\n");
+	assert_int_equal(c->groups[0].count, 3);
+	assert_int_equal(c->groups[0].size, 2ull << 30);
+	cfg_free(c);
+	/* line numbers survive comments and blank lines */
+	bad("# one\n\n; three\n[luns]\n\n\nsize = 0\n",
+	    "t.conf:7: [luns] size = 0: not a size from 512 to 8P");
+}
+
+/* ---- sizes -------------------------------------------------------------- */
+
+static void test_sizes(void **state)
+{
+	static const struct {
+		const char *text;
+		int ret;
+		uint64_t bytes;
+	} cases[] = {
+		{"0", 0, 0},
+		{"512", 0, 512},
+		{"1K", 0, 1024},
+		{"1k", 0, 1024},
+		{"1KiB", 0, 1024},
+		{"1KB", 0, 1024},
+		{"3M", 0, 3ull << 20},
+		{"1G", 0, 1ull << 30},
+		{"1T", 0, 1ull << 40},
+		{"8P", 0, 8ull << 50},
+		{"16383P", 0, 16383ull << 50},
+		{"18446744073709551615", 0, UINT64_MAX},
+		{"18446744073709551616", -ERANGE, 0},
+		{"16384P", -ERANGE, 0},
+		{"12Q", -EINVAL, 0},
+		{"1E", -EINVAL, 0},
+		{"1.5G", -EINVAL, 0},
+		{" 1G", -EINVAL, 0},
+		{"1G ", -EINVAL, 0},
+		{"-1", -EINVAL, 0},
+		{"", -EINVAL, 0},
+		{"G", -EINVAL, 0},
+		{"1Gi", -EINVAL, 0},
+		{"0x10", -EINVAL, 0},
+	};
+	char buf[24];
+	uint64_t v;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = 12345;
+		if (cfg_parse_size(cases[i].text, &v) != cases[i].ret)
+			fail_msg("'%s': want %d", cases[i].text, cases[i].ret);
+		if (!cases[i].ret && v != cases[i].bytes)
+			fail_msg("'%s': got %llu", cases[i].text,
+				 (unsigned long long)v);
+	}
+	assert_int_equal(cfg_format_size(1ull << 40, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "1T");
+	cfg_format_size(1536ull << 10, buf, sizeof(buf));
+	assert_string_equal(buf, "1536K");
+	cfg_format_size(1000, buf, sizeof(buf));
+	assert_string_equal(buf, "1000");
+	cfg_format_size(0, buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	assert_int_equal(cfg_format_size(1ull << 40, buf, 2), -ENOSPC);
+	/* format then parse is the identity */
+	for (v = 1; v < (1ull << 62); v = v * 3 + 512) {
+		cfg_format_size(v, buf, sizeof(buf));
+		uint64_t back;
+
+		assert_int_equal(cfg_parse_size(buf, &back), 0);
+		assert_int_equal(back, v);
+	}
+}
+
+/* ---- fault rules -------------------------------------------------------- */
+
+static void test_fault_parse(void **state)
+{
+	struct fault_rule r;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(cfg_fault_parse("medium-read luns=0-3 lba=100-199",
+					 LUN_MAX_LUNS, &r, why, sizeof(why)),
+			 0);
+	assert_int_equal(r.kind, FAULT_MEDIUM_READ);
+	assert_int_equal(r.lun_first, 0);
+	assert_int_equal(r.lun_last, 3);
+	assert_int_equal(r.lba_first, 100);
+	assert_int_equal(r.lba_last, 199);
+	assert_int_equal(r.ops, 0);
+	assert_int_equal(r.count, 0);
+
+	/* the example from the brief, every field */
+	assert_int_equal(cfg_fault_parse("ua luns=5 lba=7- count=1 asc=0x3f "
+					 "ascq=3 ops=read,other",
+					 1000, &r, why, sizeof(why)),
+			 0);
+	assert_int_equal(r.kind, FAULT_UA);
+	assert_int_equal(r.lun_first, 5);
+	assert_int_equal(r.lun_last, 5);
+	assert_int_equal(r.lba_first, 7);
+	assert_int_equal(r.lba_last, UINT64_MAX);
+	assert_int_equal(r.count, 1);
+	assert_int_equal(r.asc, 0x3f);
+	assert_int_equal(r.ascq, 3);
+	assert_int_equal(r.ops, FAULT_OP_READ | FAULT_OP_OTHER);
+
+	/* defaults: all LUNs, all LBAs; ua and not-ready codes */
+	assert_int_equal(cfg_fault_parse("ua", 10, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.lun_first, 0);
+	assert_int_equal(r.lun_last, UINT32_MAX);
+	assert_int_equal(r.lba_first, 0);
+	assert_int_equal(r.lba_last, UINT64_MAX);
+	assert_int_equal(r.asc, 0x29);
+	assert_int_equal(cfg_fault_parse("not-ready\tluns=all", 10, &r, why,
+					 sizeof(why)),
+			 0);
+	assert_int_equal(r.asc, 0x04);
+	assert_int_equal(r.lun_last, UINT32_MAX);
+
+	/* delays in every unit */
+	assert_int_equal(
+		cfg_fault_parse("delay delay=10ms", 10, &r, why, sizeof(why)),
+		0);
+	assert_int_equal(r.delay_ns, 10000000);
+	cfg_fault_parse("delay delay=7us", 10, &r, why, sizeof(why));
+	assert_int_equal(r.delay_ns, 7000);
+	cfg_fault_parse("delay delay=3s", 10, &r, why, sizeof(why));
+	assert_int_equal(r.delay_ns, 3000000000ull);
+	cfg_fault_parse("delay delay=1ns ops=any", 10, &r, why, sizeof(why));
+	assert_int_equal(r.delay_ns, 1);
+	assert_int_equal(r.ops, FAULT_OP_ANY);
+}
+
+static void test_fault_errors(void **state)
+{
+	static const struct {
+		const char *rule;
+		const char *why;
+	} cases[] = {
+		{"", "empty rule (KIND [luns=A-B] [lba=X-Y] [ops=...] "
+		     "[delay=T] [count=N] [asc=N] [ascq=N])"},
+		{"explode", "unknown kind 'explode' (medium-read, "
+			    "medium-write, delay, hang, ua, not-ready)"},
+		{"hang luns", "'luns' is not FIELD=VALUE"},
+		{"hang =5", "'=5' is not FIELD=VALUE"},
+		{"hang colour=red", "unknown field 'colour' (luns, lba, ops, "
+				    "delay, count, asc, ascq)"},
+		{"hang luns=1 luns=2", "luns= given twice"},
+		{"hang luns=9-3", "luns=9-3: first above last"},
+		{"hang luns=x", "luns=x: not all, N, A-B or A-"},
+		{"hang luns=100", "luns=100: past max_luns (100)"},
+		{"hang luns=5-100", "luns=5-100: past max_luns (100)"},
+		{"hang lba=10-5", "lba=10-5: first above last"},
+		{"hang lba=-5", "lba=-5: not all, N, X-Y or X-"},
+		{"hang ops=read,bogus", "ops=read,bogus: not a comma list of "
+					"read, write, other, any"},
+		{"delay", "kind delay needs delay=TIME"},
+		{"delay delay=10", "delay=10: not a time from 1ns to 600s (a "
+				   "number and ns, us, ms or s)"},
+		{"delay delay=601s", "delay=601s: not a time from 1ns to 600s "
+				     "(a number and ns, us, ms or s)"},
+		{"delay delay=0ms", "delay=0ms: not a time from 1ns to 600s "
+				    "(a number and ns, us, ms or s)"},
+		{"hang delay=1s", "delay= applies only to kind delay"},
+		{"medium-read asc=0x11", "asc= and ascq= apply only to kinds "
+					 "ua and not-ready"},
+		{"ua asc=256", "asc=256: not a byte (0..255 or 0x00..0xff)"},
+		{"ua count=-1", "count=-1: not a number from 0 (forever) to "
+				"4294967295"},
+	};
+	struct fault_rule r;
+	char why[256];
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = '\0';
+		if (cfg_fault_parse(cases[i].rule, 100, &r, why, sizeof(why)) !=
+		    -EINVAL)
+			fail_msg("'%s' accepted", cases[i].rule);
+		if (strcmp(why, cases[i].why) != 0)
+			fail_msg("'%s': want '%s', got '%s'", cases[i].rule,
+				 cases[i].why, why);
+	}
+}
+
+static void test_fault_round_trip(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *canon;
+	} cases[] = {
+		{"medium-read luns=0-3 lba=100-199",
+		 "medium-read luns=0-3 lba=100-199"},
+		{"medium-write   lba=5   luns=7", "medium-write luns=7 lba=5"},
+		{"delay delay=1500ms luns=0- count=2",
+		 "delay delay=1500ms count=2"},
+		{"delay delay=2000ms", "delay delay=2s"},
+		{"delay delay=2000000ns ops=write",
+		 "delay ops=write delay=2ms"},
+		{"hang ops=read,write,other", "hang ops=any"},
+		{"hang luns=4-", "hang luns=4-"},
+		{"ua luns=all lba=all", "ua asc=0x29 ascq=0x00"},
+		{"ua luns=16-17 asc=0x3f ascq=0x03 count=1",
+		 "ua luns=16-17 count=1 asc=0x3f ascq=0x03"},
+		{"not-ready lba=0x10-0x1f ascq=1",
+		 "not-ready lba=16-31 asc=0x04 ascq=0x01"},
+	};
+	struct fault_rule r, back;
+	char buf[256], why[256];
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cfg_fault_parse(cases[i].in, LUN_MAX_LUNS, &r, why,
+				    sizeof(why)))
+			fail_msg("'%s': %s", cases[i].in, why);
+		assert_true(cfg_fault_format(&r, buf, sizeof(buf)) > 0);
+		if (strcmp(buf, cases[i].canon) != 0)
+			fail_msg("'%s': want '%s', got '%s'", cases[i].in,
+				 cases[i].canon, buf);
+		assert_int_equal(cfg_fault_parse(buf, LUN_MAX_LUNS, &back, why,
+						 sizeof(why)),
+				 0);
+		assert_memory_equal(&r, &back, sizeof(r));
+	}
+	assert_int_equal(cfg_fault_format(&r, buf, 8), -ENOSPC);
+}
+
+static void test_faults_section(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	/* rules come out in N order, whatever the file order */
+	c = good("[faults]\n"
+		 "fault.10 = hang luns=3\n"
+		 "fault.2 = delay delay=5ms\n"
+		 "fault.7 = medium-read lba=0-7\n");
+	assert_int_equal(c->nfaults, 3);
+	assert_int_equal(c->faults[0].kind, FAULT_DELAY);
+	assert_int_equal(c->faults[1].kind, FAULT_MEDIUM_READ);
+	assert_int_equal(c->faults[2].kind, FAULT_HANG);
+	cfg_free(c);
+}
+
+/* ---- error paths -------------------------------------------------------- */
+
+static void test_syntax_errors(void **state)
+{
+	char line[CFG_LINE_MAX + 40];
+
+	(void)state;
+	bad("[lunz]\nx = 1\n",
+	    "t.conf:1: [lunz]: unknown section (sections: target, luns, "
+	    "luns.NAME, store, faults, iscsi, tcmu, fuse)");
+	bad("size = 1G\n",
+	    "t.conf:1: size = 1G: a key before any [section] (sections: "
+	    "target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse)");
+	bad("[luns]\nthis is not a key\n",
+	    "t.conf:2: this is not a key: not KEY = VALUE, a [section] or a "
+	    "comment");
+	bad("[luns]\n[store\n", "t.conf:2: [store: a section header needs a "
+				"closing ]");
+	bad("[luns] x\n", "t.conf:1: [luns] x: text after the section header");
+	bad("[luns]\n= 5\n", "t.conf:2: [luns] = 5: the key name is missing");
+	bad("[target]\n[target]\n",
+	    "t.conf:2: [target]: section repeated (first on line 1)");
+	bad("[luns]\n[luns.default]\n", "t.conf:2: [luns.default]: group "
+					"default already defined on line 1");
+	bad("[luns.]\n", "t.conf:1: [luns.]: a group name is 1 to 31 "
+			 "characters");
+	bad("[luns.a b]\n", "t.conf:1: [luns.a b]: a group name is letters, "
+			    "digits, _ and -");
+	bad("[luns]\nsise = 1G\n",
+	    "t.conf:2: [luns] sise = 1G: unknown key (did you mean size?)");
+	bad("[store]\ncolour = blue\n", "t.conf:2: [store] colour = blue: "
+					"unknown key (see sdswarm.conf(5))");
+	bad("[luns]\nsize = 1G\ncount = 2\nsize = 2G\n",
+	    "t.conf:4: [luns] size = 2G: duplicate key (first set on line 2)");
+	/* indented lines are keys, not continuations of the one above */
+	bad("[luns]\nproduct = A\n  product = B\n",
+	    "t.conf:3: [luns] product = B: duplicate key (first set on line "
+	    "2)");
+	memset(line, 'x', sizeof(line));
+	memcpy(line, "[luns]\nvendor = ", 16);
+	line[CFG_LINE_MAX + 20] = '\n';
+	line[CFG_LINE_MAX + 21] = '\0';
+	bad(line, "t.conf:2: line longer than 4000 characters");
+}
+
+/* 108 characters: a socket path one too long with its leading '/' */
+#define LONG108                                                                \
+	"0123456789012345678901234567890123456789012345678901234567890123"     \
+	"456789012345678901234567890123456789012345678"
+
+static void test_value_errors(void **state)
+{
+	(void)state;
+	bad("[luns]\nsize = 12Q\n",
+	    "t.conf:2: [luns] size = 12Q: not a size (use a number with K, M, "
+	    "G, T or P)");
+	bad("[luns]\nsize = 16P\n",
+	    "t.conf:2: [luns] size = 16P: not a size from 512 to 8P");
+	bad("[luns]\ncount = many\n",
+	    "t.conf:2: [luns] count = many: not a number");
+	bad("[target]\nmax_luns = 1048577\n",
+	    "t.conf:2: [target] max_luns = 1048577: not a number from 1 to "
+	    "1048576");
+	bad("[target]\nmax_luns = 0\n",
+	    "t.conf:2: [target] max_luns = 0: not a number from 1 to 1048576");
+	bad("[target]\noui = 0x1000000\n",
+	    "t.conf:2: [target] oui = 0x1000000: not a number from 0 to "
+	    "16777215");
+	bad("[target]\nseed = 010x\n",
+	    "t.conf:2: [target] seed = 010x: not a number");
+	bad("[target]\nscheme = bsd\n",
+	    "t.conf:2: [target] scheme = bsd: unknown scheme (legacy, naive, "
+	    "wilcox, linux, dynamic)");
+	bad("[target]\nname_prefix = SD\n",
+	    "t.conf:2: [target] name_prefix = SD: not lower-case letters");
+	bad("[target]\nlog_level = loud\n",
+	    "t.conf:2: [target] log_level = loud: not a log level (err, "
+	    "warning, notice, info, debug, trace or 0..8)");
+	bad("[target]\ncontrol = /" LONG108 "\n",
+	    "t.conf:2: [target] control = /" LONG108 ": longer than 107 "
+	    "characters");
+	bad("[luns]\nblock_size = 1024\n",
+	    "t.conf:2: [luns] block_size = 1024: not 512 or 4096");
+	bad("[luns]\nthin = maybe\n",
+	    "t.conf:2: [luns] thin = maybe: not yes or no");
+	bad("[luns]\nptable = bsd\n",
+	    "t.conf:2: [luns] ptable = bsd: not gpt or mbr");
+	bad("[luns]\npartitions = 64\n",
+	    "t.conf:2: [luns] partitions = 64: not a number from 0 to 63");
+	bad("[luns]\nphysical_block_exponent = 16\n",
+	    "t.conf:2: [luns] physical_block_exponent = 16: not a number from "
+	    "0 to 15");
+	bad("[luns]\nvendor = TOOLONGVENDOR\n",
+	    "t.conf:2: [luns] vendor = TOOLONGVENDOR: longer than 8 "
+	    "characters");
+	bad("[luns]\nproduct = caf\xc3\xa9\n",
+	    "t.conf:2: [luns] product = caf\xc3\xa9: not printable ASCII");
+	bad("[luns]\nrevision = 12345\n",
+	    "t.conf:2: [luns] revision = 12345: longer than 4 characters");
+	bad("[luns]\nrotation_rate = 2\n",
+	    "t.conf:2: [luns] rotation_rate = 2: not 0 (not reported), 1 or "
+	    "ssd (non-rotating), or 1025..65534 rpm");
+	bad("[luns]\npartitions = 2\npartition_sizes = 1G,,2G\n",
+	    "t.conf:3: [luns] partition_sizes = 1G,,2G: size 2 is empty or too "
+	    "long");
+	bad("[luns]\npartitions = 2\npartition_sizes = 1G,2X\n",
+	    "t.conf:3: [luns] partition_sizes = 1G,2X: '2X' is not a size (use "
+	    "a number with K, M, G, T or P)");
+	bad("[luns]\npartitions = 2\npartition_sizes = 1G,\n",
+	    "t.conf:3: [luns] partition_sizes = 1G,: ends in a comma");
+	bad("[store]\ntype = disk\n",
+	    "t.conf:2: [store] type = disk: not mem or file");
+	bad("[store]\nchunk_size = 3K\n",
+	    "t.conf:2: [store] chunk_size = 3K: not a power of two from 512 to "
+	    "1M");
+	bad("[store]\nshards = 3\n",
+	    "t.conf:2: [store] shards = 3: not a power of two from 1 to 4096");
+	bad("[iscsi]\nportal = localhost:3260\n",
+	    "t.conf:2: [iscsi] portal = localhost:3260: not ADDRESS:PORT (a "
+	    "numeric IPv4 address, or [IPv6], and a port 1..65535)");
+	bad("[iscsi]\nportal = 127.0.0.1:0\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:0: not ADDRESS:PORT (a "
+	    "numeric IPv4 address, or [IPv6], and a port 1..65535)");
+	bad("[iscsi]\ntargets = 17\n",
+	    "t.conf:2: [iscsi] targets = 17: not a number from 1 to 16");
+	bad("[iscsi]\nluns_per_target = 16385\n",
+	    "t.conf:2: [iscsi] luns_per_target = 16385: not a number from 1 to "
+	    "16384");
+	bad("[iscsi]\niqn_prefix = iqn.2026.org.x\n",
+	    "t.conf:2: [iscsi] iqn_prefix = iqn.2026.org.x: not an iqn. name "
+	    "(iqn.YYYY-MM.reversed.domain, lower case, at most 219 "
+	    "characters)");
+	bad("[iscsi]\ninitiators = iqn.2020-01.org.a, host7\n",
+	    "t.conf:2: [iscsi] initiators = iqn.2020-01.org.a, host7: 'host7' "
+	    "is "
+	    "not an iSCSI name (iqn., eui. or naa.)");
+	bad("[iscsi]\nchap_user = a b\n",
+	    "t.conf:2: [iscsi] chap_user = a b: not printable ASCII without "
+	    "spaces");
+	bad("[iscsi]\nmax_burst_length = 16M\n",
+	    "t.conf:2: [iscsi] max_burst_length = 16M: not a size from 512 to "
+	    "16777215");
+	bad("[tcmu]\nhba = loop_0\n",
+	    "t.conf:2: [tcmu] hba = loop_0: not user_N (configfs's name for a "
+	    "TCMU HBA)");
+	bad("[tcmu]\nring_size = 1536K\n",
+	    "t.conf:2: [tcmu] ring_size = 1536K: not a whole number of MiB");
+	bad("[tcmu]\nfabric = fc\n",
+	    "t.conf:2: [tcmu] fabric = fc: not loopback "
+	    "or none");
+	bad("[fuse]\noptions = allow_other,,ro\n",
+	    "t.conf:2: [fuse] options = allow_other,,ro: has an empty option");
+	bad("[fuse]\noptions = a b\n", "t.conf:2: [fuse] options = a b: not a "
+				       "comma list of mount options");
+	bad("[fuse]\nattr_timeout = soon\n",
+	    "t.conf:2: [fuse] attr_timeout = soon: not a number of seconds "
+	    "from "
+	    "0 to 86400");
+	bad("[fuse]\nthreads = 0\n",
+	    "t.conf:2: [fuse] threads = 0: not a number from 1 to 256");
+	bad("[faults]\nrule1 = hang\n",
+	    "t.conf:2: [faults] rule1 = hang: unknown key (rules are fault.N = "
+	    "RULE, N from 1)");
+	bad("[faults]\nfault.0 = hang\n",
+	    "t.conf:2: [faults] fault.0 = hang: unknown key (rules are fault.N "
+	    "= RULE, N from 1)");
+	bad("[faults]\nfault.1 = hang\nfault.1 = ua\n",
+	    "t.conf:3: [faults] fault.1 = ua: duplicate key (first set on line "
+	    "2)");
+	bad("[faults]\nfault.3 = medium-read lba=9-1\n",
+	    "t.conf:2: [faults] fault.3 = medium-read lba=9-1: lba=9-1: first "
+	    "above last");
+}
+
+/* @prefix followed by ptable_check()'s reason for this geometry. */
+static const char *layout_line(const char *prefix, enum ptable_kind kind,
+			       uint64_t nblocks, unsigned int nparts,
+			       const uint64_t *sizes, unsigned int nsizes)
+{
+	static char line[512];
+	struct ptable_geom g = {.kind = kind,
+				.block_size = 512,
+				.nblocks = nblocks,
+				.nparts = nparts,
+				.sizes = sizes,
+				.nsizes = nsizes};
+	const char *why = NULL;
+
+	assert_int_equal(ptable_check(&g, &why), -EINVAL);
+	assert_non_null(why);
+	snprintf(line, sizeof(line), "%s%s", prefix, why);
+	return line;
+}
+
+static void test_whole_errors(void **state)
+{
+	(void)state;
+	/* ranges against max_luns, wherever max_luns is set */
+	bad("[luns]\ncount = 200\n[target]\nmax_luns = 100\n",
+	    "t.conf:2: [luns] count = 200: LUNs 0-199 pass max_luns (100)");
+	bad("[luns]\nfirst = 90\ncount = 20\n[target]\nmax_luns = 100\n",
+	    "t.conf:3: [luns] count = 20: LUNs 90-109 pass max_luns (100)");
+	bad("[target]\nmax_luns = 100\n[luns.t]\nfirst = 100\ncount = 0\n",
+	    "t.conf:4: [luns.t] first = 100: first LUN 100 is past max_luns "
+	    "(100)");
+	bad("[luns.a]\ncount = 150\n[luns.b]\nfirst = 100\ncount = 10\n",
+	    "t.conf:4: [luns.b] first = 100: LUNs 100-109 overlap [luns.a] "
+	    "(LUNs 0-149, line 1)");
+	bad("[luns.a]\nfirst = 10\ncount = 10\n[luns.b]\ncount = 20\n"
+	    "first = 0\n",
+	    "t.conf:2: [luns.a] first = 10: LUNs 10-19 overlap [luns.b] "
+	    "(LUNs 0-19, line 4)");
+	/* layouts: ptable_check() says why, in its own words */
+	bad("[luns]\nsize = 64M\npartitions = 63\n",
+	    layout_line("t.conf:3: [luns] partitions = 63: the gpt partition "
+			"table does not fit a 64M disk: ",
+			PTABLE_GPT, 64u << 11, 63, NULL, 0));
+	bad("[luns]\nsize = 1G\npartitions = 2\npartition_sizes = 1G\n",
+	    layout_line("t.conf:4: [luns] partition_sizes = 1G: the gpt "
+			"partition table does not fit a 1G disk: ",
+			PTABLE_GPT, 1u << 21, 2, (const uint64_t[]){1u << 21},
+			1));
+	bad("[luns]\npartitions = 1\nptable = mbr\npartition_sizes = 1M,1M\n",
+	    layout_line("t.conf:4: [luns] partition_sizes = 1M,1M: the mbr "
+			"partition table does not fit a 1G disk: ",
+			PTABLE_MBR, 1u << 21, 1, (const uint64_t[]){2048, 2048},
+			2));
+	bad("[luns]\npartition_sizes = 1G\n",
+	    "t.conf:2: [luns] partition_sizes = 1G: needs partitions = N");
+	bad("[luns]\nblock_size = 4096\npartitions = 2\n"
+	    "partition_sizes = 1001K\n",
+	    "t.conf:4: [luns] partition_sizes = 1001K: size 1 (1001K) is not a "
+	    "multiple of block_size 4096");
+	bad("[luns]\nblock_size = 4096\nsize = 1001K\n",
+	    "t.conf:3: [luns] size = 1001K: not a multiple of block_size 4096");
+	bad("[luns]\nblock_size = 4096\nmax_transfer = 6K\n",
+	    "t.conf:3: [luns] max_transfer = 6K: not a multiple of block_size "
+	    "4096");
+	bad("[luns]\nmax_transfer = 1M\nopt_transfer = 2M\n",
+	    "t.conf:3: [luns] opt_transfer = 2M: above max_transfer");
+	/* the store */
+	bad("[store]\nmem_limit = 100\n", "t.conf:2: [store] mem_limit = 100: "
+					  "less than one chunk (chunk_size "
+					  "4K); 0 means no limit");
+	bad("[store]\nmem_limit = 6K\n", "t.conf:2: [store] mem_limit = 6K: "
+					 "not a multiple of chunk_size 4K");
+	bad("[store]\ntype = file\n",
+	    "t.conf:2: [store] type = file: needs dir = DIRECTORY");
+	bad("[store]\ntype = file\ndir = /x\nmem_limit = 1G\n",
+	    "t.conf:4: [store] mem_limit = 1G: applies only to type = mem");
+	bad("[store]\ndir = /x\n",
+	    "t.conf:2: [store] dir = /x: applies only to type = file");
+	/* iSCSI pairs and RFC 7143's rules */
+	bad("[iscsi]\nchap_user = alice\n",
+	    "t.conf:2: [iscsi] chap_user = alice: needs chap_secret too");
+	bad("[iscsi]\nchap_user = alice\nchap_secret = short\n",
+	    "t.conf:3: [iscsi] chap_secret = short: shorter than 12 characters "
+	    "(RFC 7143 asks for 96 bits)");
+	bad("[iscsi]\nmutual_user = t\nmutual_secret = 0123456789ab\n",
+	    "t.conf:2: [iscsi] mutual_user = t: mutual CHAP needs chap_user "
+	    "and "
+	    "chap_secret");
+	bad("[iscsi]\nchap_user = a\nchap_secret = 0123456789ab\n"
+	    "mutual_user = t\nmutual_secret = 0123456789ab\n",
+	    "t.conf:5: [iscsi] mutual_secret = 0123456789ab: the same as "
+	    "chap_secret (RFC 7143 12.1.3)");
+	bad("[iscsi]\nfirst_burst_length = 1M\nmax_burst_length = 512K\n",
+	    "t.conf:2: [iscsi] first_burst_length 1048576 is above "
+	    "max_burst_length 524288 (RFC 7143 13.14)");
+	/* fault LUNs against max_luns, checked once max_luns is known */
+	bad("[faults]\nfault.1 = hang luns=5-200\n[target]\nmax_luns = 100\n",
+	    "t.conf:2: [faults] fault.1 = hang luns=5-200: LUN 200 is past "
+	    "max_luns (100)");
+}
+
+static void test_error_cap(void **state)
+{
+	char text[4096], *s = text;
+	struct cfg_parser *p;
+	struct cfg *c;
+	int i;
+
+	(void)state;
+	s += sprintf(s, "[luns]\n");
+	for (i = 0; i < 60; i++)
+		s += sprintf(s, "bogus%d = 1\n", i);
+	p = parse(text, &c);
+	assert_null(c);
+	assert_int_equal(cfg_error_count(p), 60);
+	assert_true(has_line(cfg_errors(p),
+			     "t.conf:51: [luns] bogus49 = 1: "
+			     "unknown key (see sdswarm.conf(5))"));
+	assert_false(strstr(cfg_errors(p), "bogus50"));
+	assert_true(has_line(cfg_errors(p), "t.conf: more errors not shown"));
+	cfg_parser_destroy(p);
+}
+
+static void test_file_errors(void **state)
+{
+	struct cfg_parser *p;
+	struct cfg *c = NULL;
+	char path[] = "/tmp/test-config-XXXXXX";
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_parse_file(p, "/nonexistent/x.conf"), -ENOENT);
+	assert_string_equal(cfg_errors(p), "/nonexistent/x.conf: cannot open: "
+					   "No such file or directory\n");
+	assert_int_equal(cfg_finish(p, &c), -EINVAL);
+	assert_null(c);
+	cfg_parser_destroy(p);
+
+	/* a real file: messages name its path */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("[luns]\ncount = 3\nsize = 12Q\n", f);
+	fclose(f);
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_parse_file(p, path), -EINVAL);
+	assert_int_equal(cfg_parse_string(p, "again", ""), -EALREADY);
+	assert_true(strstr(cfg_errors(p), ":3: [luns] size = 12Q: not a size"));
+	assert_true(strncmp(cfg_errors(p), path, strlen(path)) == 0);
+	cfg_parser_destroy(p);
+	unlink(path);
+}
+
+/* ---- overrides and the built-in default --------------------------------- */
+
+static void test_overrides(void **state)
+{
+	struct cfg_parser *p;
+	struct cfg *c;
+
+	(void)state;
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_parse_string(p, "t.conf",
+					  "[store]\nmem_limit = 1G\n"
+					  "[target]\ncontrol = /a\n"),
+			 0);
+	/* the command line replaces the file's values: no duplicate error */
+	assert_int_equal(cfg_override(p, "store", "mem_limit", "2G"), 0);
+	assert_int_equal(cfg_override(p, "target", "control", "/b"), 0);
+	assert_int_equal(cfg_override(p, "fuse", "mountpoint", "/mnt"), 0);
+	assert_int_equal(cfg_finish(p, &c), 0);
+	assert_int_equal(c->store.mem.mem_limit, 2ull << 30);
+	assert_string_equal(c->target.control, "/b");
+	assert_true(c->fuse.enabled);
+	cfg_free(c);
+	cfg_parser_destroy(p);
+
+	/* errors from the command line say so */
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_override(p, "store", "mem_limit", "12Q"), -EINVAL);
+	assert_int_equal(cfg_override(p, "store", "colour", "1"), -EINVAL);
+	assert_int_equal(cfg_override(p, "luns", "size", "1G"), -EINVAL);
+	assert_true(has_line(
+		cfg_errors(p),
+		"command line: [store] mem_limit = "
+		"12Q: not a size (use a number with K, M, G, T or P)"));
+	assert_true(has_line(cfg_errors(p),
+			     "command line: [store] colour = 1: "
+			     "unknown key (see sdswarm.conf(5))"));
+	assert_true(has_line(cfg_errors(p),
+			     "command line: [luns] size = 1G: "
+			     "not a section the command line can set"));
+	cfg_parser_destroy(p);
+
+	/* --store DIR on a file that tunes the mem store */
+	assert_int_equal(cfg_parser_create(&p), 0);
+	cfg_parse_string(p, "t.conf", "[store]\nchunk_size = 8K\n");
+	cfg_override(p, "store", "type", "file");
+	cfg_override(p, "store", "dir", "/d");
+	assert_int_equal(cfg_finish(p, &c), -EINVAL);
+	assert_true(has_line(cfg_errors(p), "t.conf:2: [store] chunk_size = "
+					    "8K: applies only to type = mem"));
+	cfg_parser_destroy(p);
+}
+
+static void test_luns_override(void **state)
+{
+	struct cfg_parser *p;
+	struct cfg *c;
+
+	(void)state;
+	/* fewer: groups in LUN order keep theirs until the total is reached */
+	assert_int_equal(cfg_parser_create(&p), 0);
+	cfg_parse_string(p, "t.conf",
+			 "[luns.b]\nfirst = 100\ncount = 50\n"
+			 "[luns.a]\nfirst = 0\ncount = 100\n"
+			 "[luns.c]\nfirst = 500\ncount = 10\n");
+	cfg_override_luns(p, 120);
+	assert_int_equal(cfg_finish(p, &c), 0);
+	assert_int_equal(c->groups[0].count, 20); /* b: 100-119 */
+	assert_int_equal(c->groups[1].count, 100); /* a: 0-99 */
+	assert_int_equal(c->groups[2].count, 0); /* c */
+	assert_int_equal(cfg_total_luns(c), 120);
+	cfg_free(c);
+	cfg_parser_destroy(p);
+
+	/* more: the last group grows; the usual range checks then apply */
+	assert_int_equal(cfg_parser_create(&p), 0);
+	cfg_parse_string(p, "t.conf",
+			 "[target]\nmax_luns = 1000\n"
+			 "[luns]\ncount = 10\n");
+	cfg_override_luns(p, 1001);
+	assert_int_equal(cfg_finish(p, &c), -EINVAL);
+	assert_true(has_line(cfg_errors(p),
+			     "command line: [luns] count = 1001: "
+			     "LUNs 0-1000 pass max_luns (1000)"));
+	cfg_parser_destroy(p);
+
+	assert_int_equal(cfg_parser_create(&p), 0);
+	cfg_override_luns(p, 5);
+	assert_int_equal(cfg_finish(p, &c), -EINVAL);
+	assert_true(has_line(cfg_errors(p),
+			     "command line: --luns 5: the "
+			     "configuration has no [luns] group"));
+	cfg_parser_destroy(p);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static void test_builtin_default(void **state)
+{
+	const char *top = getenv("SDSWARM_TOP");
+	char path[4096];
+	char *file;
+	struct cfg *c;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/configs/default.conf",
+		 top ? top : ".");
+	file = slurp(path);
+	if (!file)
+		fail_msg("cannot read %s (run from the top of the tree or set "
+			 "SDSWARM_TOP)",
+			 path);
+	/* the daemon's embedded default is configs/default.conf, verbatim */
+	assert_string_equal(cfg_default_text(), file);
+	free(file);
+	c = good(cfg_default_text());
+	assert_int_equal(c->ngroups, 1);
+	assert_int_equal(cfg_total_luns(c), 18279);
+	assert_int_equal(c->groups[0].size, 1ull << 40);
+	assert_int_equal(c->groups[0].nparts, 4);
+	assert_int_equal(c->groups[0].ptable, PTABLE_GPT);
+	assert_true(c->groups[0].thin);
+	assert_int_equal(c->store.type, CFG_STORE_MEM);
+	cfg_free(c);
+}
+
+/* ---- the log module ----------------------------------------------------- */
+
+struct capture {
+	int n;
+	int level;
+	char line[LOG_LINE_MAX];
+};
+
+static void capture_sink(void *arg, int level, const char *line)
+{
+	struct capture *cap = arg;
+
+	cap->n++;
+	cap->level = level;
+	snprintf(cap->line, sizeof(cap->line), "%s", line);
+}
+
+static int evaluated;
+
+static int count_eval(void)
+{
+	return ++evaluated;
+}
+
+static void test_log(void **state)
+{
+	static const uint8_t cdb[10] = {0x28, 0, 0, 0, 8, 0, 0, 0, 8, 0};
+	struct capture cap = {0};
+	char big[2 * LOG_LINE_MAX];
+	int level;
+
+	(void)state;
+	log_set_sink(capture_sink, &cap);
+	log_set_level(LOG_NOTICE);
+	log_info("dropped %d", count_eval());
+	assert_int_equal(cap.n, 0);
+	/* a disabled message does not even evaluate its arguments */
+	assert_int_equal(evaluated, 0);
+	log_warn("kept %d", 7);
+	assert_int_equal(cap.n, 1);
+	assert_int_equal(cap.level, LOG_WARNING);
+	assert_string_equal(cap.line, "kept 7");
+	log_lun_err(17, "bad block %u", 5u);
+	assert_string_equal(cap.line, "lun 17: bad block 5");
+	log_lun_info(3, "quiet");
+	assert_int_equal(cap.n, 2);
+
+	log_cdb(3, cdb, sizeof(cdb));
+	assert_int_equal(cap.n, 2);
+	log_set_level(LOG_TRACE);
+	log_cdb(3, cdb, sizeof(cdb));
+	assert_int_equal(cap.level, LOG_TRACE);
+	assert_string_equal(cap.line,
+			    "lun 3: cdb 28 00 00 00 08 00 00 00 08 00");
+	log_debug("now %d", count_eval());
+	assert_int_equal(evaluated, 1);
+
+	memset(big, 'y', sizeof(big));
+	big[sizeof(big) - 1] = '\0';
+	log_err("%s", big);
+	assert_int_equal(strlen(cap.line), LOG_LINE_MAX - 1);
+	assert_string_equal(cap.line + LOG_LINE_MAX - 4, "...");
+
+	log_set_level(99);
+	assert_int_equal(log_get_level(), LOG_TRACE);
+	log_set_level(-3);
+	assert_int_equal(log_get_level(), LOG_EMERG);
+	log_set_level(LOG_DEFAULT_LEVEL);
+	log_set_sink(NULL, NULL);
+
+	assert_int_equal(log_level_parse("warning", &level), 0);
+	assert_int_equal(level, LOG_WARNING);
+	assert_int_equal(log_level_parse("warn", &level), 0);
+	assert_int_equal(level, LOG_WARNING);
+	assert_int_equal(log_level_parse("error", &level), 0);
+	assert_int_equal(level, LOG_ERR);
+	assert_int_equal(log_level_parse("6", &level), 0);
+	assert_int_equal(level, LOG_INFO);
+	assert_int_equal(log_level_parse("9", &level), -EINVAL);
+	assert_int_equal(log_level_parse("", &level), -EINVAL);
+	assert_string_equal(log_level_name(LOG_TRACE), "trace");
+	assert_string_equal(log_level_name(42), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_target_keys),
+		cmocka_unit_test(test_group_keys),
+		cmocka_unit_test(test_groups_layout),
+		cmocka_unit_test(test_store_keys),
+		cmocka_unit_test(test_frontend_keys),
+		cmocka_unit_test(test_file_syntax),
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_fault_parse),
+		cmocka_unit_test(test_fault_errors),
+		cmocka_unit_test(test_fault_round_trip),
+		cmocka_unit_test(test_faults_section),
+		cmocka_unit_test(test_syntax_errors),
+		cmocka_unit_test(test_value_errors),
+		cmocka_unit_test(test_whole_errors),
+		cmocka_unit_test(test_error_cap),
+		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_overrides),
+		cmocka_unit_test(test_luns_override),
+		cmocka_unit_test(test_builtin_default),
+		cmocka_unit_test(test_log),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
