@@ -29,6 +29,9 @@
 	  "names, dev_t schemes, id allocators, dev_t registry, per-disk slab") \
 	X(target, "target",                                                  \
 	  "LUN creation, bytes/LUN, in-process 4K IOPS through scsi/")       \
+	X(open_all, "open-all", "io_uring open+read+close of every node")    \
+	X(mktree, "mktree", "make a tree of disk/partition files (tmpfs)")   \
+	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")       \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);

@@ -1,0 +1,2445 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sdswarm-bench open-all and mktree. open-all opens, reads the head of and
+ * closes every disk and partition node of a tree through io_uring (linked
+ * OPENAT -> READ -> CLOSE chains on direct descriptors, --depth of them in
+ * flight) against a plain open/pread/close loop over the same names in the
+ * same run. mktree makes such a tree of empty or sparse files: on tmpfs it
+ * is the reference, the kernel's own VFS cost with no driver below it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include <jansson.h>
+#include <liburing.h>
+
+#include "bench.h"
+#include "sdnum.h"
+
+extern char **environ;
+
+/* Chains in flight by default, and at most: 3 SQEs each, and the kernel's
+ * ring holds 32768 SQEs. */
+#define OA_DEPTH     64u
+#define OA_MAX_DEPTH 4096u
+/* Bytes read from each node by default, and at most. */
+#define OA_READ_SIZE 4096u
+#define OA_MAX_READ  (1u << 20)
+/* Buffer alignment: enough for O_DIRECT on any logical block size up to a
+ * page, which is what every disk and tmpfs want. */
+#define OA_ALIGN 4096u
+/* O_DIRECT transfers are whole logical blocks: at least 512 bytes each. */
+#define OA_DIRECT_UNIT 512u
+/* Disk indices sdnum can name: 0..INT_MAX. */
+#define OA_MAX_DISKS (1ull << 31)
+/* The partitions a disk has when --parts is not given: the classic 16
+ * minors per disk, a whole disk and 15 partitions. */
+#define OA_PARTS 15u
+
+/* The progress bar waits this long, so short runs do not flicker, and is
+ * redrawn at most this often. */
+#define OA_PROGRESS_AFTER_NS 2000000000ull
+#define OA_PROGRESS_EVERY_NS 200000000ull
+/* The open rate over time is sampled in ticks of 100 ms. */
+#define OA_TICK_NS 100000000ull
+/* The synchronous loop reads the clock once per this many nodes (~20 ns a
+ * read against ~1 us a node: well under 0.1%). */
+#define OA_SYNC_CLOCK_EVERY 64u
+
+/*
+ * Latency histogram: log-linear, 32 sub-buckets per power of two, so a
+ * bucket is at most 1/32 of its value wide and a percentile read from its
+ * middle is within 1.6% of the true one. Values below 64 ns have a bucket
+ * each. 1920 buckets cover all of uint64_t: 15 KiB, no allocation, O(1) add.
+ */
+#define OA_HIST_SUB_BITS 5u
+#define OA_HIST_SUB	 (1u << OA_HIST_SUB_BITS)
+#define OA_HIST_BUCKETS	 ((64u - OA_HIST_SUB_BITS + 1u) * OA_HIST_SUB)
+
+/* errno values a failure is counted under; Linux's are below 134, and the
+ * last slot takes anything past the table. */
+#define OA_ERRNO_SLOTS 256u
+
+enum oa_stage { OA_OPEN, OA_READ, OA_CLOSE, OA_STAGES };
+
+static const char *const oa_stage_name[OA_STAGES] = {"open", "read", "close"};
+
+struct oa_hist {
+	uint64_t count;
+	uint64_t sum;
+	uint64_t min;
+	uint64_t max;
+	uint64_t b[OA_HIST_BUCKETS];
+};
+
+/* Completions per OA_TICK_NS since the pass began. */
+struct oa_timeline {
+	uint32_t *n;
+	size_t len;
+	size_t cap;
+};
+
+/* What one pass over the nodes found. */
+struct oa_pass {
+	uint64_t ns;
+	uint64_t opens;
+	uint64_t failed;
+	uint64_t bytes;
+	uint64_t err[OA_STAGES][OA_ERRNO_SLOTS];
+	/* The first failure, named on stderr. */
+	bool have_first;
+	uint64_t first_node;
+	int first_stage;
+	int first_err;
+	struct oa_hist hist;
+	struct oa_timeline tl;
+};
+
+/*
+ * The nodes: with --disks, node i is disk i / (parts + 1), partition
+ * i % (parts + 1) (0 is the whole disk), generated when needed; from a
+ * readdir, the sorted (disk << 8 | partition) keys of what was found.
+ */
+struct oa_nodes {
+	const char *prefix;
+	uint64_t ndisks;
+	unsigned int parts;
+	uint64_t *keys;
+	uint64_t count;
+	uint64_t skipped;
+};
+
+/* One chain in flight; its slot number is also its direct descriptor and
+ * its registered buffer. */
+struct oa_chain {
+	uint64_t node;
+	uint64_t t_submit;
+	int res[OA_STAGES];
+	unsigned int seen;
+	unsigned int expect;
+	char name[SDNUM_NAME_MAX];
+};
+
+struct oa_ring {
+	struct io_uring ring;
+	bool ring_ok;
+	unsigned int setup_flags;
+	/* Direct descriptors (linked chains); else plain descriptors, the
+	 * READ and CLOSE submitted when the OPENAT has completed. */
+	bool direct;
+	/* Why there are no direct descriptors, for the notes. */
+	char plain_why[96];
+	bool fixed_bufs;
+	int bufs_err;
+	/* The tree's files lack FMODE_NOWAIT: READs go to io-wq at once. */
+	bool async_read;
+	unsigned int depth;
+	struct oa_chain *chains;
+	unsigned int *free;
+	unsigned int nfree;
+	unsigned int *batch;
+	/* Room for a whole CQ ring: one peek takes every ready CQE. */
+	struct io_uring_cqe **cqes;
+	unsigned int ncqes;
+	uint8_t *bufs;
+	size_t read_size;
+	int open_flags;
+	int dirfd;
+};
+
+struct oa_opts {
+	struct bench_opts common;
+	const char *dir;
+	const char *prefix;
+	const struct sdnum_scheme *scheme;
+	bool have_disks;
+	bool have_parts;
+	uint64_t ndisks;
+	unsigned int parts;
+	uint64_t read_size;
+	unsigned int depth;
+	bool direct;
+	bool run_sync;
+	bool run_uring;
+	bool plain_fds;
+	const char *reference;
+	const char *plot;
+	unsigned int reps;
+};
+
+/* ---- small helpers ------------------------------------------------- */
+
+static void oa_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void oa_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	bench_progress_done();
+	fprintf(stderr, "sdswarm-bench %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* "ENOENT" for 2; "E999" for a number glibc has no name for. */
+static const char *oa_errno_name(int err, char *buf, size_t len)
+{
+	const char *s = strerrorname_np(err);
+
+	if (s)
+		return s;
+	snprintf(buf, len, "E%d", err);
+	return buf;
+}
+
+static json_t *oa_jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* json_object_set_new() takes @v even when it fails (and fails on NULL):
+ * one check covers a failed constructor too. */
+static int oa_jset(json_t *o, const char *key, json_t *v)
+{
+	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
+}
+
+/*
+ * Print @r as JSON with @extra's keys added at the top level after the
+ * common ones: bench_report_print() renders into memory, jansson parses it
+ * back and merges. Costs one copy of a few KiB.
+ */
+static int oa_print_json(const struct bench_report *r, json_t *extra)
+{
+	json_error_t jerr;
+	json_t *root;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	ret = bench_report_print(r, f, true);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret)
+		goto out_free;
+	root = json_loadb(buf, len, 0, &jerr);
+	if (!root) {
+		ret = -EINVAL;
+		goto out_free;
+	}
+	ret = json_object_update(root, extra) ? -ENOMEM : 0;
+	if (!ret)
+		ret = json_dumpf(root, stdout,
+				 JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+					 JSON_REAL_PRECISION(6))
+			      ? -EIO
+			      : 0;
+	if (!ret && (fputc('\n', stdout) == EOF || fflush(stdout)))
+		ret = -EIO;
+	json_decref(root);
+out_free:
+	free(buf);
+	return ret;
+}
+
+/* Whether @fd's file system is tmpfs (the reference). */
+static bool oa_is_tmpfs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+}
+
+static void oa_progress(const char *what, uint64_t done, uint64_t total,
+			uint64_t t0, uint64_t now, uint64_t *last)
+{
+	char bar[33];
+	unsigned int fill, i;
+	double secs;
+
+	if (now - t0 < OA_PROGRESS_AFTER_NS ||
+	    now - *last < OA_PROGRESS_EVERY_NS)
+		return;
+	*last = now;
+	fill = total ? (unsigned int)(done * 32 / total) : 32;
+	for (i = 0; i < 32; i++)
+		bar[i] = i < fill ? '#' : '-';
+	bar[32] = '\0';
+	secs = (double)(now - t0) / 1e9;
+	bench_progress("%s [%s] %3u%% %" PRIu64 "/%" PRIu64 " %.0f/s", what,
+		       bar, total ? (unsigned int)(done * 100 / total) : 100,
+		       done, total, (double)done / secs);
+}
+
+/* ---- histogram ------------------------------------------------------ */
+
+static unsigned int oa_hist_bucket(uint64_t v)
+{
+	unsigned int msb, shift;
+
+	if (v < 2 * OA_HIST_SUB)
+		return (unsigned int)v;
+	msb = 63u - (unsigned int)__builtin_clzll(v);
+	shift = msb - OA_HIST_SUB_BITS;
+	return (shift + 1) * OA_HIST_SUB + (unsigned int)(v >> shift) -
+	       OA_HIST_SUB;
+}
+
+static uint64_t oa_hist_low(unsigned int i)
+{
+	if (i < 2 * OA_HIST_SUB)
+		return i;
+	return (uint64_t)(OA_HIST_SUB + i % OA_HIST_SUB)
+	       << (i / OA_HIST_SUB - 1);
+}
+
+static uint64_t oa_hist_width(unsigned int i)
+{
+	return i < 2 * OA_HIST_SUB ? 1 : 1ull << (i / OA_HIST_SUB - 1);
+}
+
+static void oa_hist_init(struct oa_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+static inline void oa_hist_add(struct oa_hist *h, uint64_t v)
+{
+	h->b[oa_hist_bucket(v)]++;
+	h->count++;
+	h->sum += v;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
+/* The @p-th percentile (0..100): the middle of the bucket holding the
+ * value of rank ceil(p% of count), clamped to the exact min and max. */
+static double oa_hist_percentile(const struct oa_hist *h, double p)
+{
+	uint64_t rank, seen = 0;
+	double v;
+	unsigned int i;
+
+	if (!h->count)
+		return NAN;
+	rank = (uint64_t)ceil(p / 100.0 * (double)h->count);
+	if (rank < 1)
+		rank = 1;
+	for (i = 0; i < OA_HIST_BUCKETS; i++) {
+		seen += h->b[i];
+		if (seen < rank)
+			continue;
+		v = (double)oa_hist_low(i) +
+		    (double)(oa_hist_width(i) - 1) / 2.0;
+		if (v < (double)h->min)
+			v = (double)h->min;
+		if (v > (double)h->max)
+			v = (double)h->max;
+		return v;
+	}
+	return (double)h->max;
+}
+
+/* ---- timeline ------------------------------------------------------- */
+
+static int oa_timeline_add(struct oa_timeline *t, uint64_t since_ns, uint32_t k)
+{
+	size_t tick = since_ns / OA_TICK_NS, cap;
+	uint32_t *n;
+
+	if (tick >= t->cap) {
+		cap = t->cap ? t->cap : 1024;
+		while (cap <= tick)
+			cap *= 2;
+		n = realloc(t->n, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + t->cap, 0, (cap - t->cap) * sizeof(*n));
+		t->n = n;
+		t->cap = cap;
+	}
+	t->n[tick] += k;
+	if (tick + 1 > t->len)
+		t->len = tick + 1;
+	return 0;
+}
+
+/* ---- passes --------------------------------------------------------- */
+
+static struct oa_pass *oa_pass_new(void)
+{
+	struct oa_pass *p = calloc(1, sizeof(*p));
+
+	if (p)
+		oa_hist_init(&p->hist);
+	return p;
+}
+
+static void oa_pass_free(struct oa_pass *p)
+{
+	if (!p)
+		return;
+	free(p->tl.n);
+	free(p);
+}
+
+static void oa_count_err(struct oa_pass *p, uint64_t node, int stage, int err)
+{
+	unsigned int slot = err > 0 && (unsigned int)err < OA_ERRNO_SLOTS - 1
+				    ? (unsigned int)err
+				    : OA_ERRNO_SLOTS - 1;
+
+	p->err[stage][slot]++;
+	if (!p->have_first) {
+		p->have_first = true;
+		p->first_node = node;
+		p->first_stage = stage;
+		p->first_err = err;
+	}
+}
+
+/*
+ * One node's outcome: @res as the kernel reported them (>= 0 success, a
+ * descriptor, slot or byte count; -errno failure). A failed open is the
+ * node's only error (the READ and CLOSE after it were cancelled); after a
+ * good open a failed read or close still fails the node.
+ */
+static void oa_node_done(struct oa_pass *p, uint64_t node,
+			 const int res[OA_STAGES], bool read)
+{
+	bool failed = false;
+
+	if (res[OA_OPEN] < 0) {
+		oa_count_err(p, node, OA_OPEN, -res[OA_OPEN]);
+		p->failed++;
+		return;
+	}
+	p->opens++;
+	if (read && res[OA_READ] < 0) {
+		oa_count_err(p, node, OA_READ, -res[OA_READ]);
+		failed = true;
+	} else if (read) {
+		p->bytes += (uint64_t)res[OA_READ];
+	}
+	if (res[OA_CLOSE] < 0) {
+		oa_count_err(p, node, OA_CLOSE, -res[OA_CLOSE]);
+		failed = true;
+	}
+	p->failed += failed;
+}
+
+/* ---- the nodes ------------------------------------------------------ */
+
+static int oa_node_name(const struct oa_nodes *n, uint64_t i, char *buf,
+			size_t len)
+{
+	uint32_t disk;
+	unsigned int part;
+
+	if (n->keys) {
+		disk = (uint32_t)(n->keys[i] >> 8);
+		part = (unsigned int)(n->keys[i] & 0xff);
+	} else {
+		disk = (uint32_t)(i / (n->parts + 1));
+		part = (unsigned int)(i % (n->parts + 1));
+	}
+	return sdnum_name_part(n->prefix, disk, part, buf, len);
+}
+
+static int oa_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Every entry of @dirfd that is a disk or partition name of @n->prefix
+ * (sdnum_parse() is strict, so only names the kernel would give) and a
+ * block device or a regular file; other entries are counted as skipped.
+ * @disks_only keeps whole disks only. O(entries log entries).
+ */
+static int oa_nodes_readdir(struct oa_nodes *n, int dirfd, bool disks_only)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	struct stat st;
+	uint32_t index;
+	unsigned int part;
+	uint64_t *keys;
+	DIR *d;
+	int fd, ret = 0;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	n->count = 0;
+	n->skipped = 0;
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			ret = -errno;
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (sdnum_parse(n->prefix, de->d_name, &index, &part) ||
+		    (disks_only && part)) {
+			n->skipped++;
+			continue;
+		}
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dirfd, de->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW)) {
+				n->skipped++;
+				continue;
+			}
+			if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
+				n->skipped++;
+				continue;
+			}
+		} else if (de->d_type != DT_BLK && de->d_type != DT_REG) {
+			n->skipped++;
+			continue;
+		}
+		if (n->count == cap) {
+			cap = cap ? cap * 2 : 4096;
+			keys = realloc(n->keys, cap * sizeof(*keys));
+			if (!keys) {
+				ret = -ENOMEM;
+				break;
+			}
+			n->keys = keys;
+		}
+		n->keys[n->count++] = (uint64_t)index << 8 | part;
+	}
+	closedir(d);
+	if (ret) {
+		free(n->keys);
+		n->keys = NULL;
+		n->count = 0;
+		return ret;
+	}
+	if (n->keys)
+		qsort(n->keys, n->count, sizeof(*n->keys), oa_cmp_u64);
+	return 0;
+}
+
+/*
+ * Whether the tree's files can be read inline by io_uring. Without
+ * FMODE_NOWAIT (tmpfs on Linux 6.18 is one) io_uring tries each
+ * READ, gets -EAGAIN and hands it to an io-wq worker; preadv2(RWF_NOWAIT)
+ * fails with EOPNOTSUPP on exactly those files. Probes the first of the
+ * first 16 nodes that opens. 1 inline-capable, 0 not, -errno unknown.
+ */
+static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
+			   void *buf, size_t len)
+{
+	char name[SDNUM_NAME_MAX];
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	uint64_t i;
+	ssize_t got;
+	int fd, ret = -ENOENT;
+
+	for (i = 0; i < n->count && i < 16; i++) {
+		oa_node_name(n, i, name, sizeof(name));
+		fd = openat(dirfd, name, flags | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		got = preadv2(fd, &iov, 1, 0, RWF_NOWAIT);
+		ret = got >= 0 || errno == EAGAIN ? 1
+		      : errno == EOPNOTSUPP	  ? 0
+						  : -errno;
+		close(fd);
+		break;
+	}
+	return ret;
+}
+
+/* ---- options shared by open-all and mktree ------------------------- */
+
+/* Bytes: digits and an optional K, M, G or T (powers of 1024). */
+static int oa_parse_size(const char *s, uint64_t max, uint64_t *out)
+{
+	static const char units[] = "kmgt";
+	const char *u;
+	char digits[24];
+	size_t n = strspn(s, "0123456789");
+	uint64_t v;
+	unsigned int shift = 0;
+
+	if (!n || n >= sizeof(digits))
+		return -EINVAL;
+	if (s[n]) {
+		u = s[n + 1] ? NULL : strchr(units, s[n] | 0x20);
+		if (!u || !*u)
+			return -EINVAL;
+		shift = 10 * (unsigned int)(u - units + 1);
+	}
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	if (bench_parse_u64(digits, 0, max >> shift, &v))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+/*
+ * --disks, --parts and --scheme together: every disk index must have a
+ * name (0..INT_MAX) and, with a scheme, a number in it.
+ */
+static int oa_check_shape(const char *cmd, const struct oa_opts *o)
+{
+	if (o->scheme && o->ndisks > o->scheme->max_disks) {
+		oa_err(cmd,
+		       "--disks %" PRIu64
+		       ": the %s scheme numbers at most %" PRIu32 " disks",
+		       o->ndisks, o->scheme->name, o->scheme->max_disks);
+		return -EINVAL;
+	}
+	if (o->scheme && o->parts > o->scheme->max_parts) {
+		oa_err(cmd,
+		       "--parts %u: the %s scheme has at most %" PRIu32
+		       " partitions per disk",
+		       o->parts, o->scheme->name, o->scheme->max_parts);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Options that name the tree; 1 applied, 0 not one of them, -EINVAL. */
+static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
+			const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'N':
+		if (bench_parse_u64(arg, 1, OA_MAX_DISKS, &v)) {
+			oa_err(cmd, "--disks '%s': need 1..%llu", arg,
+			       OA_MAX_DISKS);
+			return -EINVAL;
+		}
+		o->ndisks = v;
+		o->have_disks = true;
+		return 1;
+	case 'P':
+		if (bench_parse_u64(arg, 0, SDNUM_MAX_PART_NUMBER, &v)) {
+			oa_err(cmd, "--parts '%s': need 0..%u", arg,
+			       SDNUM_MAX_PART_NUMBER);
+			return -EINVAL;
+		}
+		o->parts = (unsigned int)v;
+		o->have_parts = true;
+		return 1;
+	case 'S':
+		o->scheme = sdnum_scheme_find(arg);
+		if (!o->scheme) {
+			oa_err(cmd,
+			       "--scheme '%s': legacy, naive, wilcox, linux or "
+			       "dynamic",
+			       arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'X':
+		if (!*arg || strlen(arg) > SDNUM_MAX_PREFIX ||
+		    strchr(arg, '/')) {
+			oa_err(cmd,
+			       "--prefix '%s': need 1..%u characters, no '/'",
+			       arg, SDNUM_MAX_PREFIX);
+			return -EINVAL;
+		}
+		o->prefix = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ---- io_uring ------------------------------------------------------- */
+
+static inline uint64_t oa_ud(unsigned int slot, int stage)
+{
+	return (uint64_t)slot << 2 | (unsigned int)stage;
+}
+
+static void oa_ring_flags_str(unsigned int flags, char *buf, size_t len)
+{
+	static const struct {
+		unsigned int flag;
+		const char *name;
+	} names[] = {
+		{IORING_SETUP_SUBMIT_ALL, "SUBMIT_ALL"},
+		{IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
+		{IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER"},
+		{IORING_SETUP_DEFER_TASKRUN, "DEFER_TASKRUN"},
+	};
+	size_t used = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; i < BENCH_ARRAY_SIZE(names); i++) {
+		if (!(flags & names[i].flag))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 used ? "|" : "", names[i].name);
+		if (used >= len)
+			return;
+	}
+	if (!used)
+		snprintf(buf, len, "none");
+}
+
+/*
+ * A ring of @entries SQEs with the cheapest completion mode the kernel
+ * has: one task submits and reaps, so SINGLE_ISSUER|DEFER_TASKRUN (6.1)
+ * runs completions only when we wait, in a batch; COOP_TASKRUN (5.19)
+ * avoids the interrupt-style task work before that; plain before that.
+ */
+static int oa_ring_init(struct io_uring *ring, unsigned int entries,
+			unsigned int *flags)
+{
+	static const unsigned int tries[] = {
+		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER |
+			IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	struct io_uring_params p;
+	unsigned int i;
+	int ret = -EINVAL;
+
+	for (i = 0; i < BENCH_ARRAY_SIZE(tries); i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = tries[i];
+		ret = io_uring_queue_init_params(entries, ring, &p);
+		if (!ret) {
+			*flags = tries[i];
+			/* Saves an fget/fput of the ring per io_uring_enter
+			 * (5.18); without it the ring works the same. */
+			io_uring_register_ring_fd(ring);
+			return 0;
+		}
+		if (ret != -EINVAL)
+			break;
+	}
+	return ret;
+}
+
+/*
+ * Direct descriptors need openat_direct and close_direct (5.15), a sparse
+ * table (5.19 register_files_sparse; before it a table of -1 entries) and
+ * IORING_FEAT_LINKED_FILE (5.18): the READ's fixed file must be looked up
+ * when the READ runs, after its OPENAT, not when the chain is submitted.
+ * A kernel that ignores file_index answers an openat_direct with a plain
+ * descriptor, so a probe open of "." tells. 0 when all of it works, else
+ * -errno with @why set.
+ */
+static int oa_ring_probe_direct(struct oa_ring *r, char *why, size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret, res, *minus;
+	unsigned int i;
+
+	if (!(r->ring.features & IORING_FEAT_LINKED_FILE)) {
+		snprintf(why, len,
+			 "kernel lacks IORING_FEAT_LINKED_FILE (5.18)");
+		return -EOPNOTSUPP;
+	}
+	ret = io_uring_register_files_sparse(&r->ring, r->depth);
+	if (ret == -EINVAL) {
+		minus = malloc(r->depth * sizeof(*minus));
+		if (!minus)
+			return -ENOMEM;
+		for (i = 0; i < r->depth; i++)
+			minus[i] = -1;
+		ret = io_uring_register_files(&r->ring, minus, r->depth);
+		free(minus);
+	}
+	if (ret) {
+		snprintf(why, len, "no sparse file table: %s", strerror(-ret));
+		return ret;
+	}
+	sqe = io_uring_get_sqe(&r->ring);
+	io_uring_prep_openat_direct(sqe, r->dirfd, ".", O_RDONLY | O_DIRECTORY,
+				    0, 0);
+	ret = io_uring_submit_and_wait(&r->ring, 1);
+	if (ret < 0)
+		goto out_unregister;
+	ret = io_uring_wait_cqe(&r->ring, &cqe);
+	if (ret)
+		goto out_unregister;
+	res = cqe->res;
+	io_uring_cqe_seen(&r->ring, cqe);
+	if (res > 0) {
+		close(res);
+		snprintf(why, len,
+			 "kernel ignores openat's file_index (before 5.15)");
+		ret = -EOPNOTSUPP;
+		goto out_unregister;
+	}
+	if (res < 0) {
+		snprintf(why, len, "openat_direct: %s", strerror(-res));
+		ret = res;
+		goto out_unregister;
+	}
+	sqe = io_uring_get_sqe(&r->ring);
+	io_uring_prep_close_direct(sqe, 0);
+	ret = io_uring_submit_and_wait(&r->ring, 1);
+	if (ret < 0)
+		goto out_unregister;
+	ret = io_uring_wait_cqe(&r->ring, &cqe);
+	if (ret)
+		goto out_unregister;
+	res = cqe->res;
+	io_uring_cqe_seen(&r->ring, cqe);
+	if (res < 0) {
+		snprintf(why, len, "close_direct: %s", strerror(-res));
+		ret = res;
+		goto out_unregister;
+	}
+	return 0;
+out_unregister:
+	if (!why[0])
+		snprintf(why, len, "probe failed: %s", strerror(-ret));
+	io_uring_unregister_files(&r->ring);
+	return ret;
+}
+
+static void oa_ring_destroy(struct oa_ring *r)
+{
+	if (!r)
+		return;
+	if (r->ring_ok)
+		io_uring_queue_exit(&r->ring);
+	free(r->chains);
+	free(r->free);
+	free(r->batch);
+	free(r->cqes);
+	free(r->bufs);
+	free(r);
+}
+
+static void oa_ring_reset(struct oa_ring *r)
+{
+	unsigned int i;
+
+	/* Slot 0 on top: a small tree reuses the same few cache lines. */
+	for (i = 0; i < r->depth; i++)
+		r->free[i] = r->depth - 1 - i;
+	r->nfree = r->depth;
+}
+
+static int oa_ring_create(struct oa_ring **out, const struct oa_opts *o,
+			  int dirfd, int open_flags)
+{
+	struct io_uring_probe *probe;
+	struct oa_ring *r;
+	struct iovec *iov;
+	unsigned int i;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->depth = o->depth;
+	r->read_size = o->read_size;
+	r->open_flags = open_flags;
+	r->dirfd = dirfd;
+	r->chains = calloc(r->depth, sizeof(*r->chains));
+	r->free = calloc(r->depth, sizeof(*r->free));
+	r->batch = calloc(r->depth, sizeof(*r->batch));
+	if (!r->chains || !r->free || !r->batch) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	if (r->read_size) {
+		r->bufs = aligned_alloc(OA_ALIGN, r->depth * r->read_size);
+		if (!r->bufs) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		memset(r->bufs, 0, r->depth * r->read_size);
+	}
+	/* Three SQEs per chain; a plain-descriptor chain never has more
+	 * than two waiting in the SQ. The CQ is twice that (the default). */
+	ret = oa_ring_init(&r->ring, 3 * r->depth, &r->setup_flags);
+	if (ret)
+		goto out_free;
+	r->ring_ok = true;
+	r->ncqes = r->ring.cq.ring_entries;
+	r->cqes = calloc(r->ncqes, sizeof(*r->cqes));
+	if (!r->cqes) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	probe = io_uring_get_probe_ring(&r->ring);
+	if (!probe || !io_uring_opcode_supported(probe, IORING_OP_OPENAT) ||
+	    !io_uring_opcode_supported(probe, IORING_OP_READ) ||
+	    !io_uring_opcode_supported(probe, IORING_OP_CLOSE)) {
+		io_uring_free_probe(probe);
+		ret = -EOPNOTSUPP;
+		goto out_free;
+	}
+	io_uring_free_probe(probe);
+
+	if (o->plain_fds)
+		snprintf(r->plain_why, sizeof(r->plain_why), "--plain-fds");
+	else
+		r->direct = oa_ring_probe_direct(r, r->plain_why,
+						 sizeof(r->plain_why)) == 0;
+
+	/* Registered buffers spare the kernel a page-table walk and a pin
+	 * per READ; they count against RLIMIT_MEMLOCK, so a refusal only
+	 * costs that and is noted. */
+	if (r->read_size) {
+		iov = calloc(r->depth, sizeof(*iov));
+		if (!iov) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		for (i = 0; i < r->depth; i++) {
+			iov[i].iov_base = r->bufs + (size_t)i * r->read_size;
+			iov[i].iov_len = r->read_size;
+		}
+		r->bufs_err =
+			io_uring_register_buffers(&r->ring, iov, r->depth);
+		r->fixed_bufs = r->bufs_err == 0;
+		free(iov);
+	}
+	oa_ring_reset(r);
+	*out = r;
+	return 0;
+out_free:
+	oa_ring_destroy(r);
+	return ret;
+}
+
+static struct io_uring_sqe *oa_sqe(struct oa_ring *r)
+{
+	/* The SQ holds three entries per slot and a slot never has more
+	 * than three unsubmitted: this cannot be NULL. */
+	return io_uring_get_sqe(&r->ring);
+}
+
+static void oa_prep_read(struct oa_ring *r, unsigned int slot, int fd,
+			 bool fixed_file)
+{
+	struct io_uring_sqe *sqe = oa_sqe(r);
+	void *buf = r->bufs + (size_t)slot * r->read_size;
+
+	if (r->fixed_bufs)
+		io_uring_prep_read_fixed(
+			sqe, fd, buf, (unsigned int)r->read_size, 0, (int)slot);
+	else
+		io_uring_prep_read(sqe, fd, buf, (unsigned int)r->read_size, 0);
+	/* HARDLINK: a short read (an empty file) or a failed one fails the
+	 * link; the CLOSE after it must run anyway. */
+	sqe->flags |= IOSQE_IO_HARDLINK | (fixed_file ? IOSQE_FIXED_FILE : 0) |
+		      (r->async_read ? IOSQE_ASYNC : 0);
+	io_uring_sqe_set_data64(sqe, oa_ud(slot, OA_READ));
+}
+
+/*
+ * Direct: OPENAT into slot @slot -> READ from it -> CLOSE it, linked, all
+ * three in this submission. IORING_FILE_INDEX_ALLOC cannot be used: the
+ * READ must name its descriptor when it is prepared, before the OPENAT has
+ * picked one, so each chain owns an explicit slot from the free list.
+ * Plain: the OPENAT alone; the READ and CLOSE follow its completion.
+ */
+static void oa_prep_chain(struct oa_ring *r, unsigned int slot)
+{
+	struct oa_chain *c = &r->chains[slot];
+	struct io_uring_sqe *sqe = oa_sqe(r);
+
+	c->seen = 0;
+	c->res[OA_OPEN] = c->res[OA_READ] = c->res[OA_CLOSE] = 0;
+	if (!r->direct) {
+		io_uring_prep_openat(sqe, r->dirfd, c->name, r->open_flags, 0);
+		io_uring_sqe_set_data64(sqe, oa_ud(slot, OA_OPEN));
+		c->expect = 1;
+		return;
+	}
+	io_uring_prep_openat_direct(sqe, r->dirfd, c->name, r->open_flags, 0,
+				    slot);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, oa_ud(slot, OA_OPEN));
+	if (r->read_size)
+		oa_prep_read(r, slot, (int)slot, true);
+	sqe = oa_sqe(r);
+	io_uring_prep_close_direct(sqe, slot);
+	io_uring_sqe_set_data64(sqe, oa_ud(slot, OA_CLOSE));
+	c->expect = r->read_size ? 3 : 2;
+}
+
+/* A plain descriptor opened: queue its READ and CLOSE. */
+static void oa_prep_tail(struct oa_ring *r, unsigned int slot, int fd)
+{
+	struct oa_chain *c = &r->chains[slot];
+	struct io_uring_sqe *sqe;
+
+	if (r->read_size)
+		oa_prep_read(r, slot, fd, false);
+	sqe = oa_sqe(r);
+	io_uring_prep_close(sqe, fd);
+	io_uring_sqe_set_data64(sqe, oa_ud(slot, OA_CLOSE));
+	c->expect += r->read_size ? 2 : 1;
+}
+
+/*
+ * Every CQE ready: a chain is done when all the CQEs it will post are in
+ * (three, or two without a READ; one for a plain OPENAT that failed), in
+ * whatever order they come. Its latency runs from its submission to now,
+ * the moment its last CQE is seen. Returns chains finished.
+ */
+static unsigned int oa_reap(struct oa_ring *r, struct oa_pass *p, uint64_t now)
+{
+	struct io_uring_cqe *cqe;
+	struct oa_chain *c;
+	unsigned int i, n, done = 0, slot;
+	int stage;
+
+	n = io_uring_peek_batch_cqe(&r->ring, r->cqes, r->ncqes);
+	for (i = 0; i < n; i++) {
+		cqe = r->cqes[i];
+		slot = (unsigned int)(cqe->user_data >> 2);
+		stage = (int)(cqe->user_data & 3);
+		c = &r->chains[slot];
+		c->res[stage] = cqe->res;
+		c->seen++;
+		if (!r->direct && stage == OA_OPEN && cqe->res >= 0)
+			oa_prep_tail(r, slot, cqe->res);
+		if (c->seen < c->expect)
+			continue;
+		oa_node_done(p, c->node, c->res, r->read_size > 0);
+		oa_hist_add(&p->hist, now - c->t_submit);
+		r->free[r->nfree++] = slot;
+		done++;
+	}
+	io_uring_cq_advance(&r->ring, n);
+	return done;
+}
+
+/*
+ * One pass of every node through the ring: fill every free slot with a
+ * chain, submit them all and wait for at least one completion in one
+ * io_uring_enter, reap all that are ready, repeat. 0 or -errno (a ring
+ * failure; node failures are counted in @p).
+ */
+static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
+			 struct oa_pass *p, const char *what)
+{
+	uint64_t next = 0, t0, now, last = 0;
+	unsigned int inflight = 0, nb, i, done, slot;
+	int ret;
+
+	oa_ring_reset(r);
+	t0 = bench_now_ns();
+	now = t0;
+	while (next < nodes->count || inflight) {
+		nb = 0;
+		while (r->nfree && next < nodes->count) {
+			slot = r->free[--r->nfree];
+			r->chains[slot].node = next;
+			oa_node_name(nodes, next, r->chains[slot].name,
+				     sizeof(r->chains[slot].name));
+			oa_prep_chain(r, slot);
+			r->batch[nb++] = slot;
+			next++;
+		}
+		inflight += nb;
+		now = bench_now_ns();
+		for (i = 0; i < nb; i++)
+			r->chains[r->batch[i]].t_submit = now;
+		ret = io_uring_submit_and_wait(&r->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+			return ret;
+		now = bench_now_ns();
+		done = oa_reap(r, p, now);
+		inflight -= done;
+		if (done && oa_timeline_add(&p->tl, now - t0, done))
+			return -ENOMEM;
+		oa_progress(what, next - inflight, nodes->count, t0, now,
+			    &last);
+	}
+	p->ns = now - t0;
+	return 0;
+}
+
+/* The baseline: open, pread and close each node in turn, the same names
+ * and flags. Returns 0 or -ENOMEM. */
+static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
+			void *buf, size_t read_size, struct oa_pass *p)
+{
+	char name[SDNUM_NAME_MAX];
+	uint64_t i, t0, now, last = 0, mark = 0;
+	int res[OA_STAGES], fd;
+	ssize_t got;
+
+	t0 = bench_now_ns();
+	for (i = 0; i < nodes->count; i++) {
+		oa_node_name(nodes, i, name, sizeof(name));
+		res[OA_READ] = res[OA_CLOSE] = 0;
+		fd = openat(dirfd, name, flags);
+		if (fd < 0) {
+			res[OA_OPEN] = -errno;
+		} else {
+			res[OA_OPEN] = fd;
+			if (read_size) {
+				got = pread(fd, buf, read_size, 0);
+				res[OA_READ] = got < 0 ? -errno : (int)got;
+			}
+			res[OA_CLOSE] = close(fd) ? -errno : 0;
+		}
+		oa_node_done(p, i, res, read_size > 0);
+		if ((i + 1) % OA_SYNC_CLOCK_EVERY)
+			continue;
+		now = bench_now_ns();
+		if (oa_timeline_add(&p->tl, now - t0, (uint32_t)(i + 1 - mark)))
+			return -ENOMEM;
+		mark = i + 1;
+		oa_progress("open-all sync", i + 1, nodes->count, t0, now,
+			    &last);
+	}
+	now = bench_now_ns();
+	if (i > mark && oa_timeline_add(&p->tl, now - t0, (uint32_t)(i - mark)))
+		return -ENOMEM;
+	p->ns = now - t0;
+	return 0;
+}
+
+/* ---- the plot ------------------------------------------------------- */
+
+/* Whether @prog is an executable file in a $PATH directory. */
+static bool oa_in_path(const char *prog)
+{
+	const char *path = getenv("PATH"), *s, *e;
+	char buf[PATH_MAX];
+	int len;
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (s = path;; s = e + 1) {
+		e = strchrnul(s, ':');
+		/* An empty element is the current folder. */
+		if (e == s)
+			len = snprintf(buf, sizeof(buf), "./%s", prog);
+		else
+			len = snprintf(buf, sizeof(buf), "%.*s/%s",
+				       (int)(e - s), s, prog);
+		if (len > 0 && (size_t)len < sizeof(buf) &&
+		    access(buf, X_OK) == 0)
+			return true;
+		if (!*e)
+			return false;
+	}
+}
+
+/* @s as a gnuplot single-quoted string: a quote inside is doubled. */
+static void oa_gp_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+/* The open rate per tick, as steps; the last, partial tick is scaled to
+ * its real length and closed at the pass's end. */
+static void oa_write_rate(FILE *f, const struct oa_pass *p)
+{
+	uint64_t start, dur;
+	double rate = 0;
+	size_t i;
+
+	for (i = 0; i < p->tl.len; i++) {
+		start = (uint64_t)i * OA_TICK_NS;
+		dur = OA_TICK_NS;
+		if (i + 1 == p->tl.len && p->ns > start && p->ns - start < dur)
+			dur = p->ns - start;
+		rate = (double)p->tl.n[i] * 1e9 / (double)dur;
+		fprintf(f, "%.3f %.1f\n", (double)start / 1e9, rate);
+	}
+	if (p->tl.len)
+		fprintf(f, "%.3f %.1f\n", (double)p->ns / 1e9, rate);
+}
+
+static int oa_write_file(const char *dir, const char *name, FILE **out,
+			 char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s", dir, name);
+	*out = fopen(path, "we");
+	return *out ? 0 : -errno;
+}
+
+static int oa_spawn_gnuplot(const char *script)
+{
+	posix_spawn_file_actions_t fa;
+	char prog[] = "gnuplot", *argv[3];
+	pid_t pid;
+	int ret, status;
+
+	argv[0] = prog;
+	argv[1] = (char *)script;
+	argv[2] = NULL;
+	ret = posix_spawn_file_actions_init(&fa);
+	if (ret)
+		return -ret;
+	/* Our stdout may be JSON: anything gnuplot says goes to stderr. */
+	ret = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO,
+					       STDOUT_FILENO);
+	if (!ret)
+		ret = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret)
+		return -ret;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return -ECHILD;
+	return 0;
+}
+
+/*
+ * --plot: a latency histogram of the io_uring pass and the open rate over
+ * time of both passes, in one PNG. The data and the script go to a private
+ * temporary folder, removed afterwards; gnuplot runs as a child.
+ */
+static int oa_plot(const char *png, const char *dir, uint64_t nodes,
+		   unsigned int depth, const struct oa_pass *u,
+		   const struct oa_pass *s)
+{
+	static const char *const files[] = {"hist.dat", "uring.dat", "sync.dat",
+					    "plot.gp"};
+	char tmp[PATH_MAX], path[PATH_MAX + 16], hist[PATH_MAX + 16],
+		rate[PATH_MAX + 16], srate[PATH_MAX + 16];
+	const char *base = getenv("TMPDIR");
+	bool have_hist = u && u->hist.count;
+	FILE *f;
+	unsigned int i;
+	int ret;
+
+	if (!base || !*base)
+		base = "/tmp";
+	snprintf(tmp, sizeof(tmp), "%s/sdswarm-plot.XXXXXX", base);
+	if (!mkdtemp(tmp))
+		return -errno;
+
+	ret = oa_write_file(tmp, "hist.dat", &f, hist, sizeof(hist));
+	if (ret)
+		goto out_rm;
+	if (have_hist)
+		for (i = 0; i < OA_HIST_BUCKETS; i++)
+			if (u->hist.b[i])
+				fprintf(f, "%.4f %.4f %" PRIu64 "\n",
+					((double)oa_hist_low(i) +
+					 (double)oa_hist_width(i) / 2) /
+						1e3,
+					(double)oa_hist_width(i) / 1e3,
+					u->hist.b[i]);
+	if (fclose(f))
+		ret = -EIO;
+	if (!ret)
+		ret = oa_write_file(tmp, "uring.dat", &f, rate, sizeof(rate));
+	if (ret)
+		goto out_rm;
+	if (u)
+		oa_write_rate(f, u);
+	if (fclose(f))
+		ret = -EIO;
+	if (!ret)
+		ret = oa_write_file(tmp, "sync.dat", &f, srate, sizeof(srate));
+	if (ret)
+		goto out_rm;
+	if (s)
+		oa_write_rate(f, s);
+	if (fclose(f))
+		ret = -EIO;
+	if (!ret)
+		ret = oa_write_file(tmp, "plot.gp", &f, path, sizeof(path));
+	if (ret)
+		goto out_rm;
+
+	fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+	      "  set terminal pngcairo size 1000,900 noenhanced\n"
+	      "} else {\n"
+	      "  set terminal png size 1000,900 noenhanced\n"
+	      "}\nset output ",
+	      f);
+	oa_gp_quote(f, png);
+	fprintf(f, "\nset multiplot layout %d,1 title ", have_hist ? 2 : 1);
+	{
+		char title[PATH_MAX + 96];
+
+		snprintf(title, sizeof(title),
+			 "sdswarm-bench open-all %s: %" PRIu64
+			 " nodes, depth %u",
+			 dir, nodes, depth);
+		oa_gp_quote(f, title);
+	}
+	fputs("\nset grid\n", f);
+	if (have_hist) {
+		fputs("set title 'latency per chain, submission to its CLOSE "
+		      "(io_uring)'\n"
+		      "set logscale xy\nset xlabel 'microseconds'\n"
+		      "set ylabel 'chains'\nset yrange [0.8:*]\n"
+		      "set style fill solid 0.5 border -1\n",
+		      f);
+		fprintf(f,
+			"set arrow 1 from %.4f, graph 0 to %.4f, graph 1 "
+			"nohead lc rgb 'dark-green'\n"
+			"set arrow 2 from %.4f, graph 0 to %.4f, graph 1 "
+			"nohead lc rgb 'orange'\n"
+			"set arrow 3 from %.4f, graph 0 to %.4f, graph 1 "
+			"nohead lc rgb 'red'\n",
+			oa_hist_percentile(&u->hist, 50) / 1e3,
+			oa_hist_percentile(&u->hist, 50) / 1e3,
+			oa_hist_percentile(&u->hist, 99) / 1e3,
+			oa_hist_percentile(&u->hist, 99) / 1e3,
+			oa_hist_percentile(&u->hist, 99.9) / 1e3,
+			oa_hist_percentile(&u->hist, 99.9) / 1e3);
+		fputs("plot ", f);
+		oa_gp_quote(f, hist);
+		fputs(" using 1:3:2 with boxes lc rgb 'steelblue' title "
+		      "'chains', "
+		      "NaN with lines lw 2 lc rgb 'dark-green' title 'p50', "
+		      "NaN with lines lw 2 lc rgb 'orange' title 'p99', "
+		      "NaN with lines lw 2 lc rgb 'red' title 'p99.9'\n"
+		      "unset arrow\nunset logscale\nset yrange [0:*]\n",
+		      f);
+	}
+	fputs("set title 'open rate per 100 ms'\nset xlabel 'seconds into the "
+	      "pass'\n"
+	      "set ylabel 'opens/s'\nset format y '%.0s%c'\nplot ",
+	      f);
+	if (u) {
+		oa_gp_quote(f, rate);
+		fputs(" using 1:2 with steps lw 2 title 'io_uring'", f);
+	}
+	if (s) {
+		fputs(u ? ", " : "", f);
+		oa_gp_quote(f, srate);
+		fputs(" using 1:2 with steps lw 2 title 'sync "
+		      "open/pread/close'",
+		      f);
+	}
+	fputs("\nunset multiplot\n", f);
+	if (fclose(f))
+		ret = -EIO;
+	if (!ret)
+		ret = oa_spawn_gnuplot(path);
+out_rm:
+	for (i = 0; i < BENCH_ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, files[i]);
+		unlink(path);
+	}
+	rmdir(tmp);
+	return ret;
+}
+
+/* ---- reporting ------------------------------------------------------ */
+
+/* Whole nanoseconds: a JSON real keeps 6 significant digits, which could
+ * print a percentile clamped to the max as more than the max. */
+static json_t *oa_jns(double ns)
+{
+	return isfinite(ns) ? json_integer((json_int_t)llround(ns))
+			    : json_null();
+}
+
+static json_t *oa_json_latency(const struct oa_hist *h)
+{
+	json_t *o;
+
+	if (!h->count)
+		return json_null();
+	o = json_object();
+	if (!o)
+		return NULL;
+	if (oa_jset(o, "p50", oa_jns(oa_hist_percentile(h, 50))) ||
+	    oa_jset(o, "p99", oa_jns(oa_hist_percentile(h, 99))) ||
+	    oa_jset(o, "p99.9", oa_jns(oa_hist_percentile(h, 99.9))) ||
+	    oa_jset(o, "max", json_integer((json_int_t)h->max)) ||
+	    oa_jset(o, "mean", oa_jns((double)h->sum / (double)h->count))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* {"open": {"ENOENT": 12}, "read": {}, "close": {}} */
+static json_t *oa_json_errors(const struct oa_pass *p)
+{
+	json_t *o = json_object(), *st;
+	char nb[16];
+	unsigned int s, e;
+
+	if (!o)
+		return NULL;
+	for (s = 0; s < OA_STAGES; s++) {
+		st = json_object();
+		if (oa_jset(o, oa_stage_name[s], st))
+			goto out_free;
+		for (e = 0; e < OA_ERRNO_SLOTS; e++)
+			if (p->err[s][e] &&
+			    oa_jset(st, oa_errno_name((int)e, nb, sizeof(nb)),
+				    json_integer((json_int_t)p->err[s][e])))
+				goto out_free;
+	}
+	return o;
+out_free:
+	json_decref(o);
+	return NULL;
+}
+
+static void oa_print_errors(FILE *f, const char *what, const struct oa_pass *p,
+			    uint64_t nodes)
+{
+	char nb[16];
+	unsigned int s, e;
+
+	if (!p || !p->failed)
+		return;
+	fprintf(f,
+		"\nerrors, %s pass: %" PRIu64 " of %" PRIu64 " nodes failed\n",
+		what, p->failed, nodes);
+	for (s = 0; s < OA_STAGES; s++)
+		for (e = 0; e < OA_ERRNO_SLOTS; e++)
+			if (p->err[s][e])
+				fprintf(f, "  %-5s  %-12s %" PRIu64 "\n",
+					oa_stage_name[s],
+					oa_errno_name((int)e, nb, sizeof(nb)),
+					p->err[s][e]);
+}
+
+static void oa_say_first(const char *dir, const char *what,
+			 const struct oa_nodes *nodes, const struct oa_pass *p)
+{
+	char name[SDNUM_NAME_MAX];
+
+	if (!p || !p->have_first)
+		return;
+	oa_node_name(nodes, p->first_node, name, sizeof(name));
+	oa_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
+	       what, dir, name, oa_stage_name[p->first_stage],
+	       strerror(p->first_err), p->failed, p->failed == 1 ? "" : "s");
+}
+
+static int oa_latency_table(FILE *f, const struct oa_hist *h, const char *what)
+{
+	double mean_us = (double)h->sum / (double)h->count / 1e3;
+	struct bench_table *t;
+	int ret;
+
+	ret = bench_table_create(&t, 6, "lrrrrr");
+	if (ret)
+		return ret;
+	ret = bench_table_add(t, "latency per node, us") ?:
+	      bench_table_add(t, "p50") ?: bench_table_add(t, "p99") ?:
+	      bench_table_add(t, "p99.9") ?: bench_table_add(t, "max") ?:
+	      bench_table_add(t, "mean") ?:
+	      bench_table_add(t, "%s", what) ?:
+	      bench_table_add(t, "%.1f", oa_hist_percentile(h, 50) / 1e3) ?:
+	      bench_table_add(t, "%.1f", oa_hist_percentile(h, 99) / 1e3) ?:
+	      bench_table_add(t, "%.1f", oa_hist_percentile(h, 99.9) / 1e3) ?:
+	      bench_table_add(t, "%.1f", (double)h->max / 1e3) ?:
+	      bench_table_add(t, "%.1f", mean_us);
+	if (!ret) {
+		fputc('\n', f);
+		ret = bench_table_print(t, f);
+	}
+	bench_table_destroy(t);
+	return ret;
+}
+
+/* ---- open-all ------------------------------------------------------- */
+
+static void oa_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sdswarm-bench open-all DIR [--disks N [--parts P]] "
+		"[--scheme S]\n"
+		"                   [--prefix sd] [--read BYTES] [--depth D] "
+		"[--direct]\n"
+		"                   [--baseline-only | --no-baseline] "
+		"[--plain-fds]\n"
+		"                   [--reference DIR2] [--plot FILE.png] "
+		"[--json] [--reps R]\n\n"
+		"Opens every disk and partition node of DIR, reads its first "
+		"--read bytes\n"
+		"and closes it, through io_uring: linked OPENAT -> READ -> "
+		"CLOSE chains on\n"
+		"direct descriptors, --depth chains in flight; then the same "
+		"names through\n"
+		"a plain open/pread/close loop, the baseline. Prints both "
+		"rates, their\n"
+		"ratio, the latency per chain (p50, p99, p99.9) and errors by "
+		"errno.\n\n"
+		"  DIR               without --disks: every entry named as the "
+		"kernel names\n"
+		"                    disks and partitions (sda, sdaa12) that "
+		"is a block\n"
+		"                    device or a regular file (one readdir)\n"
+		"  --disks N         instead, exactly DIR/sda, sda1..sdaP, ... "
+		"for disks\n"
+		"                    0..N-1 (no readdir), with --parts P "
+		"(default 15)\n"
+		"  --scheme S        check N and P fit the dev_t scheme "
+		"(default: any)\n"
+		"  --prefix P        driver prefix of the names (default sd)\n"
+		"  --read BYTES      read this much of each node, 0..1048576 "
+		"(default 4096)\n"
+		"  --depth D         chains in flight, 1..4096 (default 64)\n"
+		"  --direct          open with O_DIRECT (--read a multiple of "
+		"512)\n"
+		"  --baseline-only   only the synchronous loop\n"
+		"  --no-baseline     only io_uring\n"
+		"  --plain-fds       plain descriptors: READ and CLOSE after "
+		"the OPENAT\n"
+		"                    completes (what is used when direct ones "
+		"are missing)\n"
+		"  --reference DIR2  also run io_uring over the same names in "
+		"DIR2 (a tmpfs\n"
+		"                    tree made by mktree) and report the rate "
+		"against it\n"
+		"  --plot FILE.png   latency histogram and open rate over time "
+		"(gnuplot)\n"
+		"  --json            one JSON object instead of the tables\n"
+		"  --reps R          passes of each, alternating, best kept "
+		"(default 1)\n"
+		"Exit status 0; 1 when any node failed to open, read or close "
+		"(the report\n"
+		"is printed first), on a usage or setup error, or when --plot "
+		"failed.\n");
+}
+
+enum {
+	OA_OPT_READ = 0x200,
+	OA_OPT_DEPTH,
+	OA_OPT_DIRECT,
+	OA_OPT_BASELINE_ONLY,
+	OA_OPT_NO_BASELINE,
+	OA_OPT_PLAIN,
+	OA_OPT_REFERENCE,
+	OA_OPT_PLOT,
+	OA_OPT_SIZE,
+	OA_OPT_FORCE,
+};
+
+static int oa_parse(int argc, char **argv, struct oa_opts *o)
+{
+	static const struct option lopts[] = {
+		BENCH_COMMON_LONGOPTS,
+		{"disks", required_argument, NULL, 'N'},
+		{"parts", required_argument, NULL, 'P'},
+		{"scheme", required_argument, NULL, 'S'},
+		{"prefix", required_argument, NULL, 'X'},
+		{"read", required_argument, NULL, OA_OPT_READ},
+		{"depth", required_argument, NULL, OA_OPT_DEPTH},
+		{"direct", no_argument, NULL, OA_OPT_DIRECT},
+		{"baseline-only", no_argument, NULL, OA_OPT_BASELINE_ONLY},
+		{"no-baseline", no_argument, NULL, OA_OPT_NO_BASELINE},
+		{"plain-fds", no_argument, NULL, OA_OPT_PLAIN},
+		{"reference", required_argument, NULL, OA_OPT_REFERENCE},
+		{"plot", required_argument, NULL, OA_OPT_PLOT},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t v;
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		ret = bench_common_opt(&o->common, opt, optarg, "open-all");
+		if (!ret)
+			ret = oa_shape_opt("open-all", o, opt, optarg);
+		if (ret < 0)
+			return 1;
+		if (ret)
+			continue;
+		switch (opt) {
+		case 'h':
+			oa_usage(stdout);
+			return 0;
+		case OA_OPT_READ:
+			if (bench_parse_u64(optarg, 0, OA_MAX_READ, &v)) {
+				oa_err("open-all",
+				       "--read '%s': need 0..%u bytes", optarg,
+				       OA_MAX_READ);
+				return 1;
+			}
+			o->read_size = v;
+			break;
+		case OA_OPT_DEPTH:
+			if (bench_parse_u64(optarg, 1, OA_MAX_DEPTH, &v)) {
+				oa_err("open-all", "--depth '%s': need 1..%u",
+				       optarg, OA_MAX_DEPTH);
+				return 1;
+			}
+			o->depth = (unsigned int)v;
+			break;
+		case OA_OPT_DIRECT:
+			o->direct = true;
+			break;
+		case OA_OPT_BASELINE_ONLY:
+			o->run_uring = false;
+			break;
+		case OA_OPT_NO_BASELINE:
+			o->run_sync = false;
+			break;
+		case OA_OPT_PLAIN:
+			o->plain_fds = true;
+			break;
+		case OA_OPT_REFERENCE:
+			o->reference = optarg;
+			break;
+		case OA_OPT_PLOT:
+			if (!*optarg || strchr(optarg, '\n')) {
+				oa_err("open-all", "--plot: need a file name "
+						   "without newlines");
+				return 1;
+			}
+			o->plot = optarg;
+			break;
+		default:
+			oa_usage(stderr);
+			return 1;
+		}
+	}
+	if (optind + 1 != argc) {
+		if (optind < argc)
+			oa_err("open-all", "one DIR, not '%s'",
+			       argv[optind + 1 < argc ? optind + 1 : optind]);
+		oa_usage(stderr);
+		return 1;
+	}
+	o->dir = argv[optind];
+	if (!o->run_sync && !o->run_uring) {
+		oa_err("open-all", "--baseline-only and --no-baseline leave "
+				   "nothing to run");
+		return 1;
+	}
+	if (o->have_parts && !o->have_disks) {
+		oa_err("open-all", "--parts needs --disks");
+		return 1;
+	}
+	if (o->direct && o->read_size % OA_DIRECT_UNIT) {
+		oa_err("open-all",
+		       "--direct: --read %" PRIu64 " is not a multiple of %u",
+		       o->read_size, OA_DIRECT_UNIT);
+		return 1;
+	}
+	if (o->reference && !o->run_uring) {
+		oa_err("open-all", "--reference measures io_uring: not with "
+				   "--baseline-only");
+		return 1;
+	}
+	if (o->have_disks && oa_check_shape("open-all", o))
+		return 1;
+	return -1;
+}
+
+/* All the passes of one path; the best (shortest) one is kept in *@best,
+ * every pass's ns per node in @samples. */
+struct oa_series {
+	struct oa_pass *best;
+	double samples[BENCH_MAX_REPS];
+	unsigned int n;
+	bool any_failed;
+	/* The tree the passes ran on is tmpfs. */
+	bool tmpfs;
+};
+
+static void oa_series_keep(struct oa_series *s, struct oa_pass **p,
+			   uint64_t nodes)
+{
+	s->samples[s->n++] = (double)(*p)->ns / (double)nodes;
+	s->any_failed |= (*p)->failed > 0;
+	if (!s->best || (*p)->ns < s->best->ns) {
+		oa_pass_free(s->best);
+		s->best = *p;
+		*p = NULL;
+	}
+}
+
+static void oa_series_result(struct oa_series *s, uint64_t nodes,
+			     struct bench_result *res)
+{
+	double tmp[BENCH_MAX_REPS];
+
+	memcpy(tmp, s->samples, s->n * sizeof(*tmp));
+	bench_result_set(res, tmp, s->n, nodes);
+}
+
+/* @reps io_uring passes over @nodes through @r, kept in @s. */
+static int oa_run_uring_series(struct oa_ring *r, const struct oa_nodes *nodes,
+			       unsigned int reps, struct oa_series *s,
+			       const char *what)
+{
+	struct oa_pass *p;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < reps; i++) {
+		p = oa_pass_new();
+		if (!p)
+			return -ENOMEM;
+		ret = oa_uring_pass(r, nodes, p, what);
+		if (ret) {
+			oa_pass_free(p);
+			return ret;
+		}
+		oa_series_keep(s, &p, nodes->count);
+	}
+	return 0;
+}
+
+static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
+		    const struct oa_nodes *nodes, const struct oa_ring *r,
+		    bool tmpfs, int open_flags)
+{
+	char flags[96], last[SDNUM_NAME_MAX];
+	int ret;
+
+	if (nodes->keys)
+		ret = bench_report_note(rep,
+					"%s%s: %" PRIu64
+					" nodes by readdir (%" PRIu64
+					" other entries skipped)",
+					o->dir, tmpfs ? " (tmpfs)" : "",
+					nodes->count, nodes->skipped);
+	else {
+		oa_node_name(nodes, nodes->count - 1, last, sizeof(last));
+		ret = bench_report_note(
+			rep,
+			"%s%s: %" PRIu64 " disks x %u nodes = %" PRIu64
+			" names, %sa .. %s (no readdir)",
+			o->dir, tmpfs ? " (tmpfs)" : "", nodes->ndisks,
+			nodes->parts + 1, nodes->count, nodes->prefix, last);
+	}
+	if (!ret)
+		ret = bench_report_note(
+			rep,
+			"each node: open O_RDONLY%s, read the first %" PRIu64
+			" bytes, close; best of %u pass%s each%s",
+			open_flags & O_DIRECT ? "|O_DIRECT" : "", o->read_size,
+			o->reps, o->reps == 1 ? "" : "es",
+			o->run_sync && o->run_uring
+				? ", io_uring first in each round"
+				: "");
+	if (ret || !r)
+		return ret;
+	oa_ring_flags_str(r->setup_flags, flags, sizeof(flags));
+	if (r->direct)
+		ret = bench_report_note(
+			rep,
+			"io_uring: OPENAT(direct) -> READ%s(fixed file) -> "
+			"CLOSE(direct), linked, depth %u, one io_uring_enter "
+			"per batch; explicit slots from a free list (a linked "
+			"READ must name its slot before the OPENAT runs, so "
+			"not IORING_FILE_INDEX_ALLOC); ring %s",
+			r->fixed_bufs ? "_FIXED" : "", r->depth, flags);
+	else
+		ret = bench_report_note(
+			rep,
+			"io_uring: plain descriptors (%s): OPENAT, then READ%s "
+			"-> CLOSE linked once it completes; depth %u; ring %s",
+			r->plain_why, r->fixed_bufs ? "_FIXED" : "", r->depth,
+			flags);
+	if (!ret && r->async_read)
+		ret = bench_report_note(
+			rep,
+			"the files lack FMODE_NOWAIT (preadv2 RWF_NOWAIT: "
+			"EOPNOTSUPP): io_uring cannot read them inline, so "
+			"each "
+			"READ is sent to an io-wq worker at once (IOSQE_ASYNC) "
+			"instead of failing inline first");
+	if (!ret && r->read_size && !r->fixed_bufs)
+		ret = bench_report_note(
+			rep, "registered buffers refused (%s): plain READ",
+			strerror(-r->bufs_err));
+	if (!ret)
+		ret = bench_report_note(
+			rep,
+			"latency per node: from the chain's submission to the "
+			"moment its last CQE (the CLOSE's) is seen");
+	return ret;
+}
+
+static int oa_build_json(json_t **out, const struct oa_opts *o,
+			 const struct oa_nodes *nodes,
+			 const struct oa_series *u, const struct oa_series *s,
+			 const struct oa_series *ref, const struct oa_ring *r)
+{
+	const struct oa_pass *head = u->best ? u->best : s->best;
+	double rate = NAN, base = NAN, ref_rate = NAN;
+	json_t *x = json_object();
+
+	if (!x)
+		return -ENOMEM;
+	if (u->best)
+		rate = (double)nodes->count * 1e9 / (double)u->best->ns;
+	if (s->best)
+		base = (double)nodes->count * 1e9 / (double)s->best->ns;
+	if (ref->best)
+		ref_rate = (double)nodes->count * 1e9 / (double)ref->best->ns;
+	if (oa_jset(x, "dir", json_string(o->dir)) ||
+	    oa_jset(x, "names",
+		    json_string(nodes->keys ? "readdir" : "list")) ||
+	    oa_jset(x, "nodes", json_integer((json_int_t)nodes->count)) ||
+	    oa_jset(x, "disks",
+		    nodes->keys ? json_null()
+				: json_integer((json_int_t)nodes->ndisks)) ||
+	    oa_jset(x, "parts",
+		    nodes->keys ? json_null() : json_integer(nodes->parts)) ||
+	    oa_jset(x, "depth", json_integer(o->depth)) ||
+	    oa_jset(x, "read_bytes", json_integer((json_int_t)o->read_size)) ||
+	    oa_jset(x, "direct", json_boolean(o->direct)) ||
+	    oa_jset(x, "descriptors",
+		    !r ? json_null()
+		       : json_string(r->direct ? "direct" : "plain")) ||
+	    oa_jset(x, "opens", json_integer((json_int_t)head->opens)) ||
+	    oa_jset(x, "errors", json_integer((json_int_t)head->failed)) ||
+	    oa_jset(x, "errors_by_errno", oa_json_errors(head)) ||
+	    oa_jset(x, "bytes_read", json_integer((json_int_t)head->bytes)) ||
+	    oa_jset(x, "seconds",
+		    u->best ? json_real((double)u->best->ns / 1e9)
+			    : json_null()) ||
+	    oa_jset(x, "opens_per_s", oa_jnum(rate)) ||
+	    oa_jset(x, "latency_ns",
+		    u->best ? oa_json_latency(&u->best->hist) : json_null()) ||
+	    oa_jset(x, "baseline_opens",
+		    s->best ? json_integer((json_int_t)s->best->opens)
+			    : json_null()) ||
+	    oa_jset(x, "baseline_errors",
+		    s->best ? json_integer((json_int_t)s->best->failed)
+			    : json_null()) ||
+	    oa_jset(x, "baseline_seconds",
+		    s->best ? json_real((double)s->best->ns / 1e9)
+			    : json_null()) ||
+	    oa_jset(x, "baseline_opens_per_s", oa_jnum(base)) ||
+	    oa_jset(x, "ratio", oa_jnum(rate / base)) ||
+	    oa_jset(x, "reference_dir",
+		    o->reference ? json_string(o->reference) : json_null()) ||
+	    oa_jset(x, "reference_opens_per_s", oa_jnum(ref_rate)) ||
+	    oa_jset(x, "reference_ratio", oa_jnum(rate / ref_rate))) {
+		json_decref(x);
+		return -ENOMEM;
+	}
+	*out = x;
+	return 0;
+}
+
+static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
+		     struct oa_series *u, struct oa_series *s,
+		     struct oa_series *ref, const struct oa_ring *r, bool tmpfs,
+		     int open_flags)
+{
+	struct bench_report *rep;
+	struct bench_result ures, sres, rres;
+	char name[96];
+	json_t *extra;
+	double rate_ratio = NAN, ref_ratio = NAN;
+	int ret;
+
+	ret = bench_report_create(&rep, "open-all");
+	if (ret)
+		return ret;
+	ret = oa_notes(rep, o, nodes, r, tmpfs, open_flags);
+	if (!ret && s->best) {
+		oa_series_result(s, nodes->count, &sres);
+		ret = bench_report_add(rep, "open-all", "sync open+pread+close",
+				       nodes->count, &sres, NAN);
+	}
+	if (!ret && u->best) {
+		oa_series_result(u, nodes->count, &ures);
+		snprintf(name, sizeof(name), "io_uring %s, depth %u",
+			 r->direct ? "OPENAT->READ->CLOSE"
+				   : "OPENAT, READ->CLOSE",
+			 o->depth);
+		ret = bench_report_add(rep, "open-all", name, nodes->count,
+				       &ures, s->best ? sres.ns_per_op : NAN);
+		if (s->best)
+			rate_ratio = sres.ns_per_op / ures.ns_per_op;
+	}
+	if (!ret && ref->best) {
+		oa_series_result(ref, nodes->count, &rres);
+		ret = bench_report_add(rep, "reference",
+				       "io_uring, same names in DIR2",
+				       nodes->count, &rres, NAN);
+		ref_ratio = rres.ns_per_op / ures.ns_per_op;
+		if (!ret)
+			ret = bench_report_note(
+				rep, "reference DIR2: %s%s", o->reference,
+				ref->tmpfs ? " (tmpfs)" : " (not tmpfs)");
+	}
+	if (!ret)
+		ret = bench_report_target(rep, "io_uring / sync open rate",
+					  rate_ratio, BENCH_AT_LEAST, 1.5);
+	if (!ret)
+		/* the issue's target: FUSE reaches >= 25% of the tmpfs rate */
+		ret = bench_report_target(rep,
+					  "open rate / tmpfs reference rate",
+					  ref_ratio, BENCH_AT_LEAST, 0.25);
+	if (ret)
+		goto out;
+	if (o->common.json) {
+		ret = oa_build_json(&extra, o, nodes, u, s, ref, r);
+		if (!ret) {
+			ret = oa_print_json(rep, extra);
+			json_decref(extra);
+		}
+		goto out;
+	}
+	ret = bench_report_print(rep, stdout, false);
+	if (!ret && u->best && u->best->hist.count)
+		ret = oa_latency_table(stdout, &u->best->hist,
+				       "io_uring chain");
+	oa_print_errors(stdout, "io_uring", u->best, nodes->count);
+	oa_print_errors(stdout, "sync", s->best, nodes->count);
+	oa_print_errors(stdout, "reference", ref->best, nodes->count);
+	if (!ret && fflush(stdout))
+		ret = -EIO;
+out:
+	bench_report_destroy(rep);
+	return ret;
+}
+
+int bench_open_all(int argc, char **argv)
+{
+	struct oa_opts o = {
+		.prefix = "sd",
+		.parts = OA_PARTS,
+		.read_size = OA_READ_SIZE,
+		.depth = OA_DEPTH,
+		.run_sync = true,
+		.run_uring = true,
+	};
+	struct oa_nodes nodes = {0};
+	struct oa_series u = {0}, s = {0}, ref = {0};
+	struct oa_ring *r = NULL, *rr = NULL;
+	struct oa_pass *p = NULL;
+	void *buf = NULL;
+	int dirfd = -1, refd = -1, flags, ret, status = 1;
+	unsigned int i;
+	bool tmpfs;
+
+	ret = oa_parse(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	o.reps = o.common.reps ? o.common.reps : 1;
+	nodes.prefix = o.prefix;
+	if (o.plot && !oa_in_path("gnuplot")) {
+		oa_err("open-all",
+		       "--plot: gnuplot is not installed (no gnuplot in $PATH; "
+		       "Debian: apt install gnuplot-nox)");
+		return 1;
+	}
+	flags = O_RDONLY | (o.direct ? O_DIRECT : 0);
+
+	dirfd = open(o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		oa_err("open-all", "%s: %s", o.dir, strerror(errno));
+		return 1;
+	}
+	tmpfs = oa_is_tmpfs(dirfd);
+	if (o.have_disks) {
+		nodes.ndisks = o.ndisks;
+		nodes.parts = o.parts;
+		nodes.count = o.ndisks * (o.parts + 1);
+	} else {
+		ret = oa_nodes_readdir(&nodes, dirfd, false);
+		if (ret) {
+			oa_err("open-all", "%s: readdir: %s", o.dir,
+			       strerror(-ret));
+			goto out;
+		}
+		if (!nodes.count) {
+			oa_err("open-all",
+			       "%s: no %s disk or partition nodes in it "
+			       "(%" PRIu64 " other entries)",
+			       o.dir, o.prefix, nodes.skipped);
+			goto out;
+		}
+	}
+	if (o.read_size) {
+		buf = aligned_alloc(OA_ALIGN, o.read_size);
+		if (!buf) {
+			oa_err("open-all", "out of memory");
+			goto out;
+		}
+		memset(buf, 0, o.read_size);
+	}
+	if (o.run_uring) {
+		ret = oa_ring_create(&r, &o, dirfd, flags);
+		if (!ret && o.read_size)
+			r->async_read = oa_probe_nowait(dirfd, &nodes, flags,
+							buf, o.read_size) == 0;
+		if (ret) {
+			oa_err("open-all", "io_uring: %s%s", strerror(-ret),
+			       ret == -EOPNOTSUPP
+				       ? " (the kernel lacks OPENAT, READ or "
+					 "CLOSE; --baseline-only runs without "
+					 "it)"
+				       : "");
+			goto out;
+		}
+	}
+	if (o.reference) {
+		refd = open(o.reference, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (refd < 0) {
+			oa_err("open-all", "--reference %s: %s", o.reference,
+			       strerror(errno));
+			goto out;
+		}
+		ref.tmpfs = oa_is_tmpfs(refd);
+		ret = oa_ring_create(&rr, &o, refd, flags);
+		if (!ret && o.read_size)
+			rr->async_read = oa_probe_nowait(refd, &nodes, flags,
+							 buf, o.read_size) == 0;
+		if (ret) {
+			oa_err("open-all", "io_uring: %s", strerror(-ret));
+			goto out;
+		}
+	}
+
+	/* io_uring first in each round: if the tree's caches start cold,
+	 * the path under test pays for warming them, not the baseline. */
+	for (i = 0; i < o.reps; i++) {
+		if (o.run_uring) {
+			ret = oa_run_uring_series(r, &nodes, 1, &u,
+						  "open-all io_uring");
+			if (ret) {
+				oa_err("open-all", "io_uring pass: %s",
+				       strerror(-ret));
+				goto out;
+			}
+		}
+		if (o.run_sync) {
+			p = oa_pass_new();
+			ret = p ? oa_sync_pass(dirfd, &nodes, flags, buf,
+					       o.read_size, p)
+				: -ENOMEM;
+			if (ret) {
+				oa_err("open-all", "sync pass: %s",
+				       strerror(-ret));
+				goto out;
+			}
+			oa_series_keep(&s, &p, nodes.count);
+		}
+	}
+	if (rr) {
+		ret = oa_run_uring_series(rr, &nodes, o.reps, &ref,
+					  "open-all reference");
+		if (ret) {
+			oa_err("open-all", "reference pass: %s",
+			       strerror(-ret));
+			goto out;
+		}
+	}
+	bench_progress_done();
+
+	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags);
+	if (ret) {
+		oa_err("open-all", "printing the report: %s", strerror(-ret));
+		goto out;
+	}
+	oa_say_first(o.dir, "io_uring", &nodes, u.best);
+	oa_say_first(o.dir, "sync", &nodes, s.best);
+	oa_say_first(o.reference, "reference", &nodes, ref.best);
+	status = u.any_failed || s.any_failed || ref.any_failed;
+	if (o.plot) {
+		ret = oa_plot(o.plot, o.dir, nodes.count, o.depth, u.best,
+			      s.best);
+		if (ret) {
+			oa_err("open-all", "--plot %s: %s", o.plot,
+			       ret == -ECHILD ? "gnuplot failed"
+					      : strerror(-ret));
+			status = 1;
+		}
+	}
+out:
+	bench_progress_done();
+	oa_pass_free(p);
+	oa_pass_free(u.best);
+	oa_pass_free(s.best);
+	oa_pass_free(ref.best);
+	oa_ring_destroy(rr);
+	oa_ring_destroy(r);
+	free(buf);
+	free(nodes.keys);
+	if (refd >= 0)
+		close(refd);
+	close(dirfd);
+	return status;
+}
+
+/* ---- mktree --------------------------------------------------------- */
+
+static void mk_usage(FILE *f)
+{
+	fprintf(f, "usage: sdswarm-bench mktree DIR --disks N [--parts P] "
+		   "[--size BYTES]\n"
+		   "                   [--scheme S] [--prefix sd] [--force] "
+		   "[--json]\n\n"
+		   "Makes DIR (if missing) and in it one file per disk and "
+		   "partition node,\n"
+		   "named as the kernel names them: sda, sda1..sdaP, sdb, ... "
+		   "for disks\n"
+		   "0..N-1, empty (one mknodat each) or, with --size, sparse "
+		   "files of that\n"
+		   "size. On tmpfs (/dev/shm) this is open-all's reference: "
+		   "the kernel's own\n"
+		   "VFS cost, with no driver below it. Prints files/s.\n\n"
+		   "  --disks N       disks 0..N-1 (required)\n"
+		   "  --parts P       partitions per disk, 0..255 (default 15: "
+		   "16 files a disk)\n"
+		   "  --size BYTES    sparse files of this size, K/M/G/T "
+		   "suffixes (default 0)\n"
+		   "  --scheme S      check N and P fit the dev_t scheme "
+		   "(default: any)\n"
+		   "  --prefix P      driver prefix (default sd)\n"
+		   "  --force         write into a non-empty DIR: files of the "
+		   "tree's names\n"
+		   "                  are truncated to --size, other entries "
+		   "are kept\n"
+		   "  --json          one JSON object instead of the table\n"
+		   "Refuses a non-empty DIR without --force, and a tree larger "
+		   "than the\n"
+		   "file system's free inodes. Exit status 0, or 1 on an "
+		   "error.\n");
+}
+
+/* 0 if DIR has no entry but . and .., -ENOTEMPTY if it has, -errno. */
+static int mk_check_empty(int dirfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, ret = 0;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			ret = -ENOTEMPTY;
+			break;
+		}
+	closedir(d);
+	return ret;
+}
+
+/* An existing entry @name (--force): it must be a regular file, and ends
+ * up @size bytes long. */
+static int mk_reuse(int dirfd, const char *name, uint64_t size)
+{
+	struct stat st;
+	int fd, ret = 0;
+
+	/* O_NONBLOCK: a FIFO of that name must not hang us; O_NOFOLLOW: a
+	 * symlink is not followed out of the tree. */
+	fd = openat(dirfd, name,
+		    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == EISDIR || errno == ENXIO
+			       ? -EEXIST
+			       : -errno;
+	if (fstat(fd, &st))
+		ret = -errno;
+	else if (!S_ISREG(st.st_mode))
+		ret = -EEXIST;
+	else if ((uint64_t)st.st_size != size && ftruncate(fd, (off_t)size))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int mk_one(int dirfd, const char *name, uint64_t size, bool force)
+{
+	int fd, ret = 0;
+
+	if (!size) {
+		/* One syscall and no descriptor: the cheapest way to make
+		 * an empty file. */
+		if (!mknodat(dirfd, name, S_IFREG | 0644, 0))
+			return 0;
+		ret = -errno;
+	} else {
+		fd = openat(dirfd, name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			if (ftruncate(fd, (off_t)size))
+				ret = -errno;
+			close(fd);
+			return ret;
+		}
+		ret = -errno;
+	}
+	if (ret == -EEXIST && force)
+		ret = mk_reuse(dirfd, name, size);
+	return ret;
+}
+
+static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
+		    bool *force)
+{
+	static const struct option lopts[] = {
+		BENCH_COMMON_LONGOPTS,
+		{"disks", required_argument, NULL, 'N'},
+		{"parts", required_argument, NULL, 'P'},
+		{"scheme", required_argument, NULL, 'S'},
+		{"prefix", required_argument, NULL, 'X'},
+		{"size", required_argument, NULL, OA_OPT_SIZE},
+		{"force", no_argument, NULL, OA_OPT_FORCE},
+		{NULL, 0, NULL, 0},
+	};
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		ret = bench_common_opt(&o->common, opt, optarg, "mktree");
+		if (!ret)
+			ret = oa_shape_opt("mktree", o, opt, optarg);
+		if (ret < 0)
+			return 1;
+		if (ret)
+			continue;
+		switch (opt) {
+		case 'h':
+			mk_usage(stdout);
+			return 0;
+		case OA_OPT_SIZE:
+			if (oa_parse_size(optarg, INT64_MAX, size)) {
+				oa_err("mktree",
+				       "--size '%s': need bytes (K, M, G, T: "
+				       "powers of 1024), up to 2^63-1",
+				       optarg);
+				return 1;
+			}
+			break;
+		case OA_OPT_FORCE:
+			*force = true;
+			break;
+		default:
+			mk_usage(stderr);
+			return 1;
+		}
+	}
+	if (optind + 1 != argc) {
+		mk_usage(stderr);
+		return 1;
+	}
+	o->dir = argv[optind];
+	if (!o->have_disks) {
+		oa_err("mktree", "--disks N is required");
+		return 1;
+	}
+	if (oa_check_shape("mktree", o))
+		return 1;
+	return -1;
+}
+
+/* "MemAvailable:" of /proc/meminfo in bytes; 0 if unknown. */
+static uint64_t mk_mem_available(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/*
+ * A tmpfs file costs about 1 KiB of unswappable kernel memory (inode,
+ * dentry, their slab overhead) before any data: a tree of millions of
+ * files is gigabytes. Inodes are a hard limit (nr_inodes); memory only
+ * warned about.
+ */
+#define MK_TMPFS_FILE_BYTES 1024ull
+
+static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
+{
+	struct statvfs sv;
+	uint64_t avail;
+
+	if (fstatvfs(dirfd, &sv) == 0 && sv.f_files && sv.f_favail < count) {
+		oa_err("mktree",
+		       "%s: %llu free inodes, the tree needs %" PRIu64 "%s",
+		       dir, (unsigned long long)sv.f_favail, count,
+		       tmpfs ? " (tmpfs: mount with a larger nr_inodes=, or "
+			       "make fewer disks)"
+			     : "");
+		return -ENOSPC;
+	}
+	avail = mk_mem_available();
+	if (tmpfs && avail && count * MK_TMPFS_FILE_BYTES > avail / 2)
+		fprintf(stderr,
+			"sdswarm-bench mktree: warning: %" PRIu64
+			" tmpfs files cost about %" PRIu64
+			" MiB of kernel memory; %" PRIu64
+			" MiB are available\n",
+			count, (uint64_t)(count * MK_TMPFS_FILE_BYTES >> 20),
+			avail >> 20);
+	return 0;
+}
+
+int bench_mktree(int argc, char **argv)
+{
+	struct oa_opts o = {.prefix = "sd", .parts = OA_PARTS};
+	struct oa_nodes nodes = {0};
+	struct bench_report *rep = NULL;
+	struct bench_result res;
+	char name[SDNUM_NAME_MAX];
+	uint64_t size = 0, i, t0, now, last = 0;
+	json_t *extra = NULL;
+	bool force = false, tmpfs;
+	double ns;
+	int dirfd, ret, status = 1;
+
+	ret = mk_parse(argc, argv, &o, &size, &force);
+	if (ret >= 0)
+		return ret;
+	nodes.prefix = o.prefix;
+	nodes.ndisks = o.ndisks;
+	nodes.parts = o.parts;
+	nodes.count = o.ndisks * (o.parts + 1);
+
+	if (mkdir(o.dir, 0755) && errno != EEXIST) {
+		oa_err("mktree", "%s: %s", o.dir, strerror(errno));
+		return 1;
+	}
+	dirfd = open(o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		oa_err("mktree", "%s: %s", o.dir, strerror(errno));
+		return 1;
+	}
+	tmpfs = oa_is_tmpfs(dirfd);
+	ret = mk_check_empty(dirfd);
+	if (ret == -ENOTEMPTY && !force) {
+		oa_err("mktree",
+		       "%s is not empty: --force writes the tree into it",
+		       o.dir);
+		goto out;
+	}
+	if (ret && ret != -ENOTEMPTY) {
+		oa_err("mktree", "%s: readdir: %s", o.dir, strerror(-ret));
+		goto out;
+	}
+	if (mk_check_room(dirfd, o.dir, nodes.count, tmpfs))
+		goto out;
+
+	t0 = bench_now_ns();
+	for (i = 0; i < nodes.count; i++) {
+		oa_node_name(&nodes, i, name, sizeof(name));
+		ret = mk_one(dirfd, name, size, force);
+		if (ret) {
+			oa_err("mktree",
+			       "%s/%s: %s (after %" PRIu64
+			       " files; the files made are left in place)",
+			       o.dir, name, strerror(-ret), i);
+			goto out;
+		}
+		if ((i + 1) % OA_SYNC_CLOCK_EVERY == 0) {
+			now = bench_now_ns();
+			oa_progress("mktree", i + 1, nodes.count, t0, now,
+				    &last);
+		}
+	}
+	now = bench_now_ns();
+	bench_progress_done();
+
+	ns = (double)(now - t0) / (double)nodes.count;
+	bench_result_set(&res, &ns, 1, nodes.count);
+	ret = bench_report_create(&rep, "mktree");
+	if (!ret)
+		ret = bench_report_note(
+			rep,
+			"%s%s: %" PRIu64 " disks x %u files = %" PRIu64
+			" files, %s, in %.3f s",
+			o.dir, tmpfs ? " (tmpfs)" : "", o.ndisks, o.parts + 1,
+			nodes.count, size ? "sparse" : "empty",
+			(double)(now - t0) / 1e9);
+	if (!ret)
+		ret = bench_report_add(rep, "mktree",
+				       size ? "openat(O_CREAT)+ftruncate+close"
+					    : "mknodat(S_IFREG)",
+				       nodes.count, &res, NAN);
+	if (ret)
+		goto out_report;
+	if (!o.common.json) {
+		ret = bench_report_print(rep, stdout, false);
+		goto out_report;
+	}
+	extra = json_object();
+	if (!extra || oa_jset(extra, "dir", json_string(o.dir)) ||
+	    oa_jset(extra, "disks", json_integer((json_int_t)o.ndisks)) ||
+	    oa_jset(extra, "parts", json_integer(o.parts)) ||
+	    oa_jset(extra, "size", json_integer((json_int_t)size)) ||
+	    oa_jset(extra, "tmpfs", json_boolean(tmpfs)) ||
+	    oa_jset(extra, "files", json_integer((json_int_t)nodes.count)) ||
+	    oa_jset(extra, "seconds", json_real((double)(now - t0) / 1e9)) ||
+	    oa_jset(extra, "files_per_s", oa_jnum(res.ops_per_s)))
+		ret = -ENOMEM;
+	else
+		ret = oa_print_json(rep, extra);
+out_report:
+	if (ret)
+		oa_err("mktree", "printing the report: %s", strerror(-ret));
+	else
+		status = 0;
+	json_decref(extra);
+	bench_report_destroy(rep);
+out:
+	close(dirfd);
+	return status;
+}
