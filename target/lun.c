@@ -124,6 +124,12 @@ uint32_t lun_count(const struct lun_table *t)
 				    memory_order_relaxed);
 }
 
+unsigned int lun_luns_generation(const struct lun_table *t)
+{
+	return atomic_load_explicit(&((struct lun_table *)t)->luns_gen,
+				    memory_order_relaxed);
+}
+
 size_t lun_table_bytes(const struct lun_table *t)
 {
 	/* resident part of the slot array: the slots of created LUNs */

@@ -247,6 +247,19 @@ int lun_next(const struct lun_table *t, uint32_t from, uint32_t limit);
 uint32_t lun_count(const struct lun_table *t);
 
 /**
+ * lun_luns_generation() - a counter that changes whenever the set of LUNs
+ * changes (lun_add(), lun_remove(), lun_ua_set_all() with
+ * LUN_UA_LUNS_CHANGED): the notifier a front end polls to tell its
+ * initiators (iSCSI's Async Message) instead of a callback into its
+ * threads.
+ * @t: the table.
+ *
+ * Context: any thread; one relaxed atomic load.
+ * Return: the counter (16 bits; compare for inequality, it wraps).
+ */
+unsigned int lun_luns_generation(const struct lun_table *t);
+
+/**
  * lun_max() - the table's LUN number limit.
  * @t: the table.
  *

@@ -19,6 +19,8 @@ enum {
 	WRITE_6 = 0x0a,
 	INQUIRY = 0x12,
 	MODE_SELECT_6 = 0x15,
+	RESERVE_6 = 0x16,
+	RELEASE_6 = 0x17,
 	MODE_SENSE_6 = 0x1a,
 	START_STOP_UNIT = 0x1b,
 	PREVENT_ALLOW_MEDIUM_REMOVAL = 0x1e,
@@ -31,7 +33,11 @@ enum {
 	WRITE_SAME_10 = 0x41,
 	UNMAP = 0x42,
 	MODE_SELECT_10 = 0x55,
+	RESERVE_10 = 0x56,
+	RELEASE_10 = 0x57,
 	MODE_SENSE_10 = 0x5a,
+	PERSISTENT_RESERVE_IN = 0x5e,
+	PERSISTENT_RESERVE_OUT = 0x5f,
 	READ_16 = 0x88,
 	COMPARE_AND_WRITE = 0x89,
 	WRITE_16 = 0x8a,
@@ -65,6 +71,14 @@ enum {
 #define F_MEDIUM_IN (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_DATA_IN)
 #define F_LUN_IN (SCSI_OP_LUN | SCSI_OP_DATA_IN)
 #define F_ANY_LUN_IN (SCSI_OP_NO_UA | SCSI_OP_DATA_IN)
+#define F_LUN_OUT (SCSI_OP_LUN | SCSI_OP_DATA_OUT)
+
+/*
+ * .resv: who may run a command on a LUN another I_T nexus reserved
+ * (SCSI_RESV_*, scsi_i.h), from the command's row in SPC-4's and SBC-4's
+ * tables of commands allowed in the presence of reservations. Left 0, as
+ * for every write, MODE SELECT and SYNCHRONIZE CACHE: it conflicts.
+ */
 
 /*
  * CDB usage data. What each byte allows is what the handler reads; every
@@ -80,6 +94,7 @@ static const struct scsi_op service_action_in16_ops[] = {
 	{
 		.name = "READ_CAPACITY_16",
 		.fn = sbc_service_action_in16,
+		.resv = SCSI_RESV_ANY,
 		.flags = F_MEDIUM_IN,
 		.cdb_len = 16,
 		.sa = SA_READ_CAPACITY_16,
@@ -91,6 +106,7 @@ static const struct scsi_op service_action_in16_ops[] = {
 	{
 		.name = "GET_LBA_STATUS",
 		.fn = sbc_service_action_in16,
+		.resv = SCSI_RESV_WE,
 		.flags = F_MEDIUM_IN,
 		.cdb_len = 16,
 		.sa = SA_GET_LBA_STATUS,
@@ -104,6 +120,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 	{
 		.name = "REPORT_SUPPORTED_OPERATION_CODES",
 		.fn = spc_report_opcodes,
+		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN,
 		.cdb_len = 12,
 		.sa = SA_REPORT_OPCODES,
@@ -115,6 +132,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 	{
 		.name = "REPORT_SUPPORTED_TASK_MANAGEMENT_FUNCTIONS",
 		.fn = spc_report_tmfs,
+		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN,
 		.cdb_len = 12,
 		.sa = SA_REPORT_TMFS,
@@ -125,21 +143,69 @@ static const struct scsi_op maintenance_in_ops[] = {
 	},
 };
 
+/* PERSISTENT RESERVE IN: allocation length; the handler takes every SA */
+#define PRIN_OP(sa_, name_) {						\
+		.name = name_, .fn = scsi_pr_in, .flags = F_LUN_IN,	\
+		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
+		.has_sa = true,						\
+		.usage = { PERSISTENT_RESERVE_IN, SA_MASK, 0, 0, 0, 0, 0, \
+			   0xff, 0xff, 0x00 },				\
+	}
+
+static const struct scsi_op pr_in_ops[] = {
+	PRIN_OP(SCSI_PRIN_READ_KEYS, "PERSISTENT_RESERVE_IN_READ_KEYS"),
+	PRIN_OP(SCSI_PRIN_READ_RESERVATION,
+		"PERSISTENT_RESERVE_IN_READ_RESERVATION"),
+	PRIN_OP(SCSI_PRIN_REPORT_CAPABILITIES,
+		"PERSISTENT_RESERVE_IN_REPORT_CAPABILITIES"),
+	PRIN_OP(SCSI_PRIN_READ_FULL_STATUS,
+		"PERSISTENT_RESERVE_IN_READ_FULL_STATUS"),
+};
+
+/*
+ * PERSISTENT RESERVE OUT: SCOPE and TYPE (ignored where a service action
+ * does not use them, as SPC-4 says), parameter list length.
+ */
+#define PROUT_OP(sa_, name_) {						\
+		.name = name_, .fn = scsi_pr_out, .flags = F_LUN_OUT,	\
+		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
+		.has_sa = true,						\
+		.usage = { PERSISTENT_RESERVE_OUT, SA_MASK, 0xff, 0, 0,	\
+			   LBA4, 0x00 },				\
+	}
+
+static const struct scsi_op pr_out_ops[] = {
+	PROUT_OP(SCSI_PROUT_REGISTER, "PERSISTENT_RESERVE_OUT_REGISTER"),
+	PROUT_OP(SCSI_PROUT_RESERVE, "PERSISTENT_RESERVE_OUT_RESERVE"),
+	PROUT_OP(SCSI_PROUT_RELEASE, "PERSISTENT_RESERVE_OUT_RELEASE"),
+	PROUT_OP(SCSI_PROUT_CLEAR, "PERSISTENT_RESERVE_OUT_CLEAR"),
+	PROUT_OP(SCSI_PROUT_PREEMPT, "PERSISTENT_RESERVE_OUT_PREEMPT"),
+	PROUT_OP(SCSI_PROUT_PREEMPT_AND_ABORT,
+		 "PERSISTENT_RESERVE_OUT_PREEMPT_AND_ABORT"),
+	PROUT_OP(SCSI_PROUT_REGISTER_AND_IGNORE,
+		 "PERSISTENT_RESERVE_OUT_REGISTER_AND_IGNORE_EXISTING_KEY"),
+	PROUT_OP(SCSI_PROUT_REGISTER_AND_MOVE,
+		 "PERSISTENT_RESERVE_OUT_REGISTER_AND_MOVE"),
+};
+
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 const struct scsi_op scsi_ops[256] = {
 	[TEST_UNIT_READY] = {
 		.name = "TEST_UNIT_READY", .fn = spc_test_unit_ready,
+		.resv = SCSI_RESV_ANY,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 6,
 		.usage = { TEST_UNIT_READY, 0, 0, 0, 0, 0 },
 	},
 	[REQUEST_SENSE] = {
 		.name = "REQUEST_SENSE", .fn = spc_request_sense,
+		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 6,
 		.usage = { REQUEST_SENSE, 0x01, 0, 0, 0xff, 0 },
 	},
 	[READ_6] = {
 		.name = "READ_6", .fn = sbc_read, .flags = F_READ,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 6,
 		.usage = { READ_6, 0x1f, 0xff, 0xff, 0xff, 0 },
 	},
@@ -150,6 +216,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[INQUIRY] = {
 		.name = "INQUIRY", .fn = spc_inquiry,
+		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 6,
 		/* EVPD; page code; allocation length (CMDDT is obsolete) */
 		.usage = { INQUIRY, 0x01, 0xff, 0xff, 0xff, 0 },
@@ -160,31 +227,47 @@ const struct scsi_op scsi_ops[256] = {
 		/* PF only: SP = 1 fails here, nothing is saved */
 		.usage = { MODE_SELECT_6, 0x10, 0, 0, 0xff, 0 },
 	},
+	[RESERVE_6] = {
+		.name = "RESERVE_6", .fn = scsi_pr_reserve,
+		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 6,
+		/* no third-party or extent reservation (obsolete fields) */
+		.usage = { RESERVE_6, 0, 0, 0, 0, 0 },
+	},
+	[RELEASE_6] = {
+		.name = "RELEASE_6", .fn = scsi_pr_release,
+		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 6,
+		.usage = { RELEASE_6, 0, 0, 0, 0, 0 },
+	},
 	[MODE_SENSE_6] = {
 		.name = "MODE_SENSE_6", .fn = spc_mode_sense,
+		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN, .cdb_len = 6,
 		/* DBD; PC, page code; subpage; allocation length */
 		.usage = { MODE_SENSE_6, 0x08, 0xff, 0xff, 0xff, 0 },
 	},
 	[START_STOP_UNIT] = {
 		.name = "START_STOP_UNIT", .fn = spc_start_stop_unit,
+		.resv = SCSI_RESV_CDB,
 		.flags = SCSI_OP_LUN, .cdb_len = 6,
 		/* IMMED; POWER CONDITION, NO_FLUSH, LOEJ, START */
 		.usage = { START_STOP_UNIT, 0x01, 0, 0, 0xf7, 0 },
 	},
 	[PREVENT_ALLOW_MEDIUM_REMOVAL] = {
 		.name = "PREVENT_ALLOW_MEDIUM_REMOVAL", .fn = spc_prevent_allow,
+		.resv = SCSI_RESV_CDB,
 		.flags = SCSI_OP_LUN, .cdb_len = 6,
 		.usage = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 0x03, 0 },
 	},
 	[READ_CAPACITY_10] = {
 		.name = "READ_CAPACITY_10", .fn = sbc_read_capacity10,
+		.resv = SCSI_RESV_ANY,
 		.flags = F_MEDIUM_IN, .cdb_len = 10,
 		/* obsolete LBA and PMI: sbc.c still checks them as SBC-3 */
 		.usage = { READ_CAPACITY_10, 0, LBA4, 0, 0, 0x01, 0 },
 	},
 	[READ_10] = {
 		.name = "READ_10", .fn = sbc_read, .flags = F_READ,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 10,
 		/* DPO, FUA, RARC */
 		.usage = { READ_10, 0x1c, LBA4, 0, 0xff, 0xff, 0 },
@@ -203,6 +286,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[VERIFY_10] = {
 		.name = "VERIFY_10", .fn = sbc_verify, .flags = F_VERIFY,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 10,
 		.usage = { VERIFY_10, 0x16, LBA4, 0, 0xff, 0xff, 0 },
 	},
@@ -229,15 +313,36 @@ const struct scsi_op scsi_ops[256] = {
 		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 10,
 		.usage = { MODE_SELECT_10, 0x10, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
 	},
+	[RESERVE_10] = {
+		.name = "RESERVE_10", .fn = scsi_pr_reserve,
+		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 10,
+		/* 3RDPTY 0, LONGID 0: no parameter list */
+		.usage = { RESERVE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	},
+	[RELEASE_10] = {
+		.name = "RELEASE_10", .fn = scsi_pr_release,
+		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 10,
+		.usage = { RELEASE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	},
 	[MODE_SENSE_10] = {
 		.name = "MODE_SENSE_10", .fn = spc_mode_sense,
+		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN, .cdb_len = 10,
 		/* LLBAA, DBD; PC, page code; subpage; allocation length */
 		.usage = { MODE_SENSE_10, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff,
 			   0 },
 	},
+	[PERSISTENT_RESERVE_IN] = {
+		.name = "PERSISTENT_RESERVE_IN", .cdb_len = 10,
+		.nsa = NELEM(pr_in_ops), .sa_ops = pr_in_ops,
+	},
+	[PERSISTENT_RESERVE_OUT] = {
+		.name = "PERSISTENT_RESERVE_OUT", .cdb_len = 10,
+		.nsa = NELEM(pr_out_ops), .sa_ops = pr_out_ops,
+	},
 	[READ_16] = {
 		.name = "READ_16", .fn = sbc_read, .flags = F_READ,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 16,
 		.usage = { READ_16, 0x1c, LBA8, LBA4, 0, 0 },
 	},
@@ -259,6 +364,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[VERIFY_16] = {
 		.name = "VERIFY_16", .fn = sbc_verify, .flags = F_VERIFY,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 16,
 		.usage = { VERIFY_16, 0x16, LBA8, LBA4, 0, 0 },
 	},
@@ -280,6 +386,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[REPORT_LUNS] = {
 		.name = "REPORT_LUNS", .fn = spc_report_luns,
+		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 12,
 		/* SELECT REPORT; allocation length */
 		.usage = { REPORT_LUNS, 0, 0xff, 0, 0, 0, LBA4, 0, 0 },
@@ -291,6 +398,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[READ_12] = {
 		.name = "READ_12", .fn = sbc_read, .flags = F_READ,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 12,
 		.usage = { READ_12, 0x1c, LBA4, LBA4, 0, 0 },
 	},
@@ -306,6 +414,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[VERIFY_12] = {
 		.name = "VERIFY_12", .fn = sbc_verify, .flags = F_VERIFY,
+		.resv = SCSI_RESV_WE,
 		.cdb_len = 12,
 		.usage = { VERIFY_12, 0x16, LBA4, LBA4, 0, 0 },
 	},
@@ -479,8 +588,11 @@ size_t scsi_copy_out(struct scsi_ctx *c, void *buf, size_t len, size_t off)
 
 bool scsi_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq)
 {
-	return c->have_lun &&
-	       lun_ua_take(c->cmd->tgt->luns, &c->li, asc, ascq) != 0;
+	if (!c->have_lun)
+		return false;
+	/* the LUN's own conditions first, then this I_T nexus's (pr.c) */
+	return lun_ua_take(c->cmd->tgt->luns, &c->li, asc, ascq) != 0 ||
+	       scsi_pr_ua_take(c, asc, ascq);
 }
 
 enum scsi_disposition scsi_check_faults(struct scsi_ctx *c, uint64_t lba,
@@ -556,13 +668,15 @@ static void pin_lun(struct scsi_ctx *c)
 		return;
 	c->table_lun = (uint32_t)lun;
 	c->have_lun = lun_get(cmd->tgt->luns, c->table_lun, &c->li) == 0;
+	c->pr = c->have_lun && scsi_pr_active(cmd->tgt);
 }
 
 /*
  * The checks, in order: the opcode and its service action, the CDB's
  * length and usage data, a present LUN (LOGICAL UNIT NOT SUPPORTED), a
- * pending unit attention, injected faults without an LBA, the LUN's state
- * for medium access, software write protect for writes; then the handler.
+ * pending unit attention, injected faults without an LBA, a reservation
+ * conflict, the LUN's state for medium access, software write protect for
+ * writes; then the handler.
  */
 static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 {
@@ -613,6 +727,10 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 				return d;
 		}
 	}
+	if (scsi_pr_conflict(c)) {
+		cmd->status = SCSI_RESERVATION_CONFLICT;
+		return SCSI_DONE;
+	}
 	if ((op->flags & SCSI_OP_MEDIUM) &&
 	    scsi_state_sense(c->li.state, &asc, &ascq)) {
 		scsi_sense(c, SK_NOT_READY, asc, ascq);
@@ -623,6 +741,105 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 		return SCSI_DONE;
 	}
 	return op->fn(c);
+}
+
+/*
+ * The bytes @c's CDB asks to move, for the transport's residuals: block
+ * counts times the block size for medium access, the allocation or
+ * parameter list length otherwise. One switch on the opcode, after the
+ * handler ran (the block size needs the pinned LUN).
+ */
+static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
+{
+	const struct scsi_cmd *cmd = c->cmd;
+	const uint8_t *cdb = cmd->cdb;
+	uint64_t bs = c->have_lun ? c->li.block_size : 0, n;
+	uint8_t need;
+
+	if (!cdb || !cmd->cdb_len)
+		return cmd->xfer_len;
+	need = scsi_ops[cdb[0]].cdb_len;
+	if (!need || cmd->cdb_len < need)
+		return cmd->xfer_len;
+	switch (cdb[0]) {
+	case TEST_UNIT_READY:
+	case START_STOP_UNIT:
+	case PREVENT_ALLOW_MEDIUM_REMOVAL:
+	case SYNCHRONIZE_CACHE_10:
+	case SYNCHRONIZE_CACHE_16:
+		return 0;
+	case REQUEST_SENSE:
+	case MODE_SELECT_6:
+	case MODE_SENSE_6:
+		return cdb[4];
+	case INQUIRY:
+		return get_be16(cdb + 3);
+	case UNMAP:
+	case MODE_SELECT_10:
+	case MODE_SENSE_10:
+		return get_be16(cdb + 7);
+	case READ_CAPACITY_10:
+		return 8;
+	case REPORT_LUNS:
+	case MAINTENANCE_IN:
+		return get_be32(cdb + 6);
+	case SERVICE_ACTION_IN_16:
+		return get_be32(cdb + 10);
+	default:
+		break;
+	}
+	if (!bs)
+		return cmd->xfer_len;
+	switch (cdb[0]) {
+	case READ_6:
+	case WRITE_6:
+		n = cdb[4] ? cdb[4] : 256;
+		break;
+	case READ_10:
+	case WRITE_10:
+	case WRITE_VERIFY_10:
+		n = get_be16(cdb + 7);
+		break;
+	case READ_12:
+	case WRITE_12:
+	case WRITE_VERIFY_12:
+		n = get_be32(cdb + 6);
+		break;
+	case READ_16:
+	case WRITE_16:
+	case WRITE_VERIFY_16:
+		n = get_be32(cdb + 10);
+		break;
+	case VERIFY_10:
+	case VERIFY_12:
+	case VERIFY_16:
+		/* BYTCHK 00b: no Data-Out; 11b: one block for them all */
+		switch ((cdb[1] >> 1) & 3) {
+		case 0:
+			return 0;
+		case 3:
+			n = 1;
+			break;
+		default:
+			n = cdb[0] == VERIFY_10	  ? get_be16(cdb + 7) :
+			    cdb[0] == VERIFY_12 ? get_be32(cdb + 6) :
+						  get_be32(cdb + 10);
+		}
+		break;
+	case WRITE_SAME_10:
+		n = 1;
+		break;
+	case WRITE_SAME_16:
+		n = (cdb[1] & 1) ? 0 : 1; /* NDOB */
+		break;
+	case COMPARE_AND_WRITE:
+		n = 2u * cdb[13];
+		break;
+	default:
+		return cmd->xfer_len;
+	}
+	n *= bs;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 static uint64_t now_ns(void)
@@ -648,6 +865,7 @@ enum scsi_disposition scsi_exec(struct scsi_cmd *cmd)
 	cmd->delay_ns = 0;
 	pin_lun(&c);
 	d = exec_checked(&c);
+	cmd->cdb_xfer_len = cdb_xfer_bytes(&c);
 	if (c.have_lun)
 		lun_put(cmd->tgt->luns, &c.li);
 	/* an injected delay holds whatever the handler returned */

@@ -14,6 +14,8 @@
 struct lun_table;
 struct fault_table;
 struct scsi_stats;
+struct scsi_cmd;
+struct scsi_pr;
 
 /* SAM status codes */
 #define SCSI_GOOD 0x00
@@ -82,6 +84,25 @@ struct scsi_target {
 	 */
 	uint8_t protocol_id;
 	bool protocol_valid;
+	/*
+	 * PREEMPT AND ABORT: abort the commands in flight on table LUN @lun
+	 * from each of the @n I_T nexus ids in @nexus, all but @self (the
+	 * PREEMPT AND ABORT itself, whose own nexus may be in the list).
+	 * Called from scsi_exec() of @self on its thread, no scsi/ lock
+	 * held; it must not wait for the aborted commands. NULL: nothing
+	 * is aborted; the reservation changes happen either way.
+	 */
+	void (*pr_abort)(void *arg, const struct scsi_cmd *self, uint32_t lun,
+			 const uint32_t *nexus, unsigned int n);
+	void *pr_abort_arg;
+	/*
+	 * Reservation state, private to scsi/ (pr.c): created on the first
+	 * PERSISTENT RESERVE OUT or RESERVE, freed by scsi_target_fini().
+	 * A zeroed target has none; one that never sees a reservation
+	 * command costs nothing more.
+	 */
+	struct scsi_pr *pr;
+	uint32_t pr_active;          /* LUNs whose commands pr.c checks */
 };
 
 /* SPC-4 protocol identifiers for struct scsi_target.protocol_id */
@@ -97,6 +118,17 @@ struct scsi_cmd {
 	const struct scsi_view *view;
 	uint32_t lun;                /* LUN number in the view (decoded) */
 	uint32_t nexus;              /* I_T nexus id, for reservations */
+	/*
+	 * The initiator port name, or NULL: for iSCSI "iqn...,i,0x" and the
+	 * ISID in 12 hex digits (READ FULL STATUS reports it as a TransportID
+	 * of format 01b; a name without ",i,0x" as format 00b). With a name,
+	 * reservations know the I_T nexus by it, case-insensitively, so a
+	 * registration survives the session (a new nexus id with the same
+	 * name is the same I_T nexus); without one, by @nexus alone. A front
+	 * end sets it on every command or on none. At most 255 bytes; a
+	 * longer or empty one counts as NULL.
+	 */
+	const char *initiator_name;
 	const uint8_t *cdb;
 	uint8_t cdb_len;
 	enum scsi_dir dir;           /* the direction the transport declared */
@@ -109,6 +141,13 @@ struct scsi_cmd {
 	uint8_t status;
 	uint8_t sense_len;
 	uint32_t data_len;           /* bytes moved (Data-In or Data-Out) */
+	/*
+	 * Bytes the CDB itself asks to move: its transfer length in bytes,
+	 * or its allocation or parameter list length; xfer_len for a CDB
+	 * that names no length scsi/ knows. A transport compares it with
+	 * xfer_len for residual overflow (iSCSI's O bit, FCP_RESID_OVER).
+	 */
+	uint32_t cdb_xfer_len;
 	uint64_t delay_ns;           /* for SCSI_DELAY */
 	uint8_t sense[SCSI_SENSE_MAX];
 };
@@ -117,19 +156,76 @@ struct scsi_cmd {
  * scsi_exec() - execute one command.
  * @cmd: the command; its out fields are written: status (GOOD unless a
  *	CHECK CONDITION with sense_len bytes of sense in the LUN's D_SENSE
- *	format), data_len, delay_ns.
+ *	format), data_len, cdb_xfer_len, delay_ns.
  *
  * Checks in this order, before the command runs: opcode and service
  * action, CDB length, CDB usage data (reserved bits, NACA), the LUN,
- * a pending unit attention, injected faults, the LUN's readiness, software
- * write protect.
+ * a pending unit attention (the LUN's, then the reservation ones of
+ * @cmd's I_T nexus), injected faults, a reservation conflict (status
+ * RESERVATION CONFLICT, no sense), the LUN's readiness, software write
+ * protect.
  * Context: any thread; commands on different or the same LUNs may run
- * concurrently. No allocation; a few KiB of stack (REPORT LUNS streams
- * through 4 KiB). Blocks only in the store (file store I/O). The clock is
- * read only when @cmd->stats is set.
+ * concurrently. No allocation but the reservation state PERSISTENT
+ * RESERVE OUT and RESERVE create; a few KiB of stack (REPORT LUNS streams
+ * through 4 KiB). Blocks only in the store (file store I/O) and, on a
+ * LUN with reservation state, on the reservation mutex. The clock is read
+ * only when @cmd->stats is set.
  * Return: what to do with the completion (enum scsi_disposition).
  */
 enum scsi_disposition scsi_exec(struct scsi_cmd *cmd);
+
+/**
+ * scsi_target_fini() - free what scsi/ allocated for @t on demand.
+ * @t: the target.
+ *
+ * The reservation state, which the first PERSISTENT RESERVE OUT or
+ * RESERVE creates (there is no init: a zeroed struct scsi_target is
+ * ready). @t is left as a zeroed one would be: no reservations. A target
+ * that never saw a reservation command has nothing to free; calling it
+ * twice is harmless. The daemon calls it after stopping the front ends.
+ * Context: no scsi_exec() or scsi_pr_*() call on @t may be running or
+ * start while it runs.
+ */
+void scsi_target_fini(struct scsi_target *t);
+
+/**
+ * scsi_pr_nexus_lost() - an I_T nexus is gone (iSCSI: the session ended
+ * or was reinstated): release the RESERVE(6)/(10) reservations it holds
+ * on every LUN, and forget the unit attentions pending for it if it had
+ * no initiator name (its nexus id will not come back). Persistent
+ * reservations and registrations stay (SPC-4 5.12.1).
+ * @t: the target.
+ * @nexus: the nexus id its commands carried.
+ *
+ * Context: any thread; takes the reservation mutex. Cost: O(LUNs with
+ * reservation state), nothing without any.
+ */
+void scsi_pr_nexus_lost(struct scsi_target *t, uint32_t nexus);
+
+/**
+ * scsi_pr_lun_reset() - a LOGICAL UNIT RESET: release the LUN's
+ * RESERVE(6)/(10) reservation. Persistent reservations stay. The reset
+ * unit attention is the caller's (lun_ua_set()).
+ * @t: the target.
+ * @view: the initiator's view, or NULL (as in struct scsi_cmd).
+ * @lun: the LUN number in @view.
+ *
+ * Context: any thread; takes the reservation mutex. O(1).
+ */
+void scsi_pr_lun_reset(struct scsi_target *t, const struct scsi_view *view,
+		       uint32_t lun);
+
+/**
+ * scsi_pr_target_reset() - a TARGET WARM or COLD RESET: release the
+ * RESERVE(6)/(10) reservations of every LUN in @view. Persistent
+ * reservations stay.
+ * @t: the target.
+ * @view: the LUNs reset, or NULL for the whole table.
+ *
+ * Context: any thread; takes the reservation mutex. Cost: O(LUNs with
+ * reservation state).
+ */
+void scsi_pr_target_reset(struct scsi_target *t, const struct scsi_view *view);
 
 /**
  * scsi_cdb_len() - the CDB length implied by an opcode's group code.

@@ -19,6 +19,9 @@ struct scsi_ctx {
 	bool have_lun;
 	uint32_t table_lun;          /* view LUN translated to a table LUN */
 	const struct scsi_op *op;    /* the table entry (the SA's, if any) */
+	bool pr;                     /* the target has reservation state that
+				      * commands must pass (scsi_pr_active(),
+				      * read once, when the LUN is pinned) */
 };
 
 /* flags of a struct scsi_op */
@@ -29,6 +32,27 @@ struct scsi_ctx {
 #define SCSI_OP_DATA_OUT 0x10u /* carries Data-Out */
 #define SCSI_OP_DATA_IN  0x20u /* returns Data-In */
 #define SCSI_OP_FAULTS   0x40u /* injected LBA faults, checked by the handler */
+
+/*
+ * @resv of a struct scsi_op: who may run the command on a LUN reserved by
+ * another I_T nexus (scsi_pr_conflict()). For persistent reservations the
+ * bits follow SPC-4 table "SPC commands that are allowed in the presence
+ * of various reservations" and its SBC-4 counterpart: under Write
+ * Exclusive and Exclusive Access the columns hold for every I_T nexus but
+ * the holder; under the registrants only and all registrants types every
+ * registered I_T nexus may run everything and the other ones follow the
+ * Write Exclusive or Exclusive Access column. 0 conflicts with every
+ * reservation: the safe default for a command added without a thought.
+ */
+#define SCSI_RESV_WE   0x01u /* allowed through Write Exclusive types */
+#define SCSI_RESV_EA   0x02u /* allowed through Exclusive Access types */
+#define SCSI_RESV_ANY  (SCSI_RESV_WE | SCSI_RESV_EA)
+#define SCSI_RESV_SPC2 0x04u /* allowed through another's RESERVE(6)/(10) */
+#define SCSI_RESV_CDB  0x08u /* pr.c decides from the CDB: START STOP UNIT
+			      * (START 1, POWER CONDITION 0 allowed) and
+			      * PREVENT ALLOW (PREVENT 00b allowed) */
+#define SCSI_RESV_SELF 0x10u /* the handler applies the rules itself: PR IN,
+			      * PR OUT, RESERVE, RELEASE */
 
 /*
  * An emulated command. @fn sees a validated LUN (per @flags) and returns
@@ -46,6 +70,7 @@ struct scsi_op {
 	const char *name;
 	enum scsi_disposition (*fn)(struct scsi_ctx *c);
 	uint8_t flags;
+	uint8_t resv;                /* SCSI_RESV_* */
 	uint8_t cdb_len;
 	uint16_t sa;
 	bool has_sa;
@@ -207,6 +232,56 @@ enum scsi_disposition sbc_sync_cache(struct scsi_ctx *c);    /* 10/16 */
 enum scsi_disposition sbc_read_capacity10(struct scsi_ctx *c);
 /* 0x9e: READ CAPACITY (16), GET LBA STATUS */
 enum scsi_disposition sbc_service_action_in16(struct scsi_ctx *c);
+
+/* pr.c: reservations. Service actions (SPC-4 6.15.1, 6.16.2). */
+#define SCSI_PRIN_READ_KEYS 0x00
+#define SCSI_PRIN_READ_RESERVATION 0x01
+#define SCSI_PRIN_REPORT_CAPABILITIES 0x02
+#define SCSI_PRIN_READ_FULL_STATUS 0x03
+#define SCSI_PROUT_REGISTER 0x00
+#define SCSI_PROUT_RESERVE 0x01
+#define SCSI_PROUT_RELEASE 0x02
+#define SCSI_PROUT_CLEAR 0x03
+#define SCSI_PROUT_PREEMPT 0x04
+#define SCSI_PROUT_PREEMPT_AND_ABORT 0x05
+#define SCSI_PROUT_REGISTER_AND_IGNORE 0x06
+#define SCSI_PROUT_REGISTER_AND_MOVE 0x07
+
+enum scsi_disposition scsi_pr_in(struct scsi_ctx *c);      /* 0x5e, all SAs */
+enum scsi_disposition scsi_pr_out(struct scsi_ctx *c);     /* 0x5f, all SAs */
+enum scsi_disposition scsi_pr_reserve(struct scsi_ctx *c); /* (6) and (10) */
+enum scsi_disposition scsi_pr_release(struct scsi_ctx *c); /* (6) and (10) */
+
+/*
+ * Whether any LUN of @t has reservation state a command must pass (a
+ * reservation of either kind, or a unit attention pending for some I_T
+ * nexus). The whole cost of reservations on the command path of a target
+ * without any: one load (acquire, a plain load on x86; it pairs with the
+ * release pr.c counts with, and a nonzero count sends the command into
+ * pr.c, which takes its mutex). A command racing the first RESERVE on
+ * another I_T nexus may pass before it, as it may on a real disk.
+ */
+static inline bool scsi_pr_active(const struct scsi_target *t)
+{
+	return __atomic_load_n(&t->pr_active, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * Before the handler runs (c->op set, the LUN pinned): whether the
+ * command conflicts with a reservation on the LUN (the access rules of
+ * c->op->resv); scsi_exec() then ends it with RESERVATION CONFLICT.
+ * False at once unless c->pr.
+ */
+bool scsi_pr_conflict(struct scsi_ctx *c);
+
+/*
+ * Take the highest-priority reservation unit attention pending for this
+ * command's I_T nexus on its LUN (RESERVATIONS PREEMPTED 2Ah/03h, then
+ * RESERVATIONS RELEASED 2Ah/04h, then REGISTRATIONS PREEMPTED 2Ah/05h),
+ * clearing it. scsi_ua_take() asks here after the LUN's own ones. Return:
+ * false (at once unless c->pr) when none is pending.
+ */
+bool scsi_pr_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq);
 
 /* The opcode table (scsi.c) and the service-action sub-tables. */
 extern const struct scsi_op scsi_ops[256];
