@@ -22,6 +22,7 @@
 #include "config.h"
 #include "control.h"
 #include "fault.h"
+#include "frontend/fuse/fusefe.h"
 #include "log.h"
 #include "lun.h"
 #include "scsi/scsi.h"
@@ -30,9 +31,8 @@
 /*
  * The front ends. Each start() reads its own section of the configuration
  * and returns 0 when it is running, 1 when the configuration does not ask
- * for it, or -errno; stop() undoes a start() that returned 0. None is
- * compiled in yet: iSCSI, TCMU and FUSE each add their entry here, and the
- * daemon stops them in reverse order.
+ * for it, or -errno; stop() undoes a start() that returned 0. They start
+ * in table order and the daemon stops them in reverse order.
  */
 struct frontend {
 	const char *name;
@@ -42,6 +42,7 @@ struct frontend {
 };
 
 static const struct frontend frontends[] = {
+	{.name = "fuse", .start = fusefe_start, .stop = fusefe_stop},
 	{.name = NULL},
 };
 
@@ -586,6 +587,7 @@ out_frontends:
 out_ctl:
 	ctl_server_destroy(ctl);
 out_faults:
+	scsi_target_fini(&tgt); /* reservation state, if any was made */
 	fault_table_destroy(faults);
 out_luns:
 	lun_table_destroy(luns);

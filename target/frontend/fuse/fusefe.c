@@ -1,0 +1,2108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The FUSE front end (libfuse 3 low-level API). Nothing is kept per name:
+ * LOOKUP parses the name, READDIR walks the LUN bitmap, inode numbers and
+ * directory offsets are functions of (LUN, partition). A partition file is
+ * a window onto its disk, found in the synthetic table (computed, O(1)) or,
+ * once the host owns the table, in a small cache of parsed tables. I/O goes
+ * to lun.h's block calls; byte ranges that do not cover whole blocks are
+ * read-modify-written through a per-thread bounce buffer.
+ */
+#define FUSE_USE_VERSION 314
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <inttypes.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fault.h"
+#include "frontend/fuse/fusefe.h"
+#include "log.h"
+#include "lun.h"
+#include "ptable.h"
+#include "scsi/scsi.h"
+#include "sdnum.h"
+#include "store/store.h"
+
+#define FE_FUSE_MAGIC	 0x65735546 /* FUSE_SUPER_MAGIC */
+#define FE_PART_BITS	 8
+#define FE_PART_MASK	 ((1u << FE_PART_BITS) - 1)
+#define FE_DIR_BASE	 3 /* directory offset of (LUN 0, disk) */
+#define FE_NS		 1000000000ull
+#define FE_TICK_NS	 (FE_NS / 10) /* hang/delay slices; stop latency */
+#define FE_POLL_NS	 FE_NS /* LUN add/remove scan */
+#define FE_TABLE_TTL_NS	 FE_NS /* a parsed table is re-read after this */
+#define FE_STOP_ABORT_NS (5 * FE_NS)
+#define FE_WAKE_SIGNAL	 (SIGRTMIN + 5)
+/* Blocks at each end of a disk that hold a GPT (0..33, last 33). */
+#define FE_GPT_HEAD 34u
+#define FE_GPT_TAIL 33u
+
+/* Parsed tables kept; about 4 KiB each with 128 partitions. */
+#define FE_CACHE_BUCKETS 1024u
+#define FE_CACHE_MAX	 8192u
+/* Block ranges a parse read, kept to notice a write to them. */
+#define FE_RANGES 16u
+/* Table rewrites queued for the notifier between two of its passes. */
+#define FE_DIRTY_MAX 256u
+/* Locks serialising read-modify-write of partial blocks. */
+#define FE_STRIPES 64u
+
+/* A partition's place on its disk, in blocks; part 0 is the whole disk. */
+struct fe_win {
+	uint64_t start;
+	uint64_t nblocks;
+};
+
+struct fe_cpart {
+	uint64_t start;
+	uint64_t nblocks;
+	unsigned int number;
+};
+
+/* One LUN's table as ptable_parse() read it from the store. */
+struct fe_cached {
+	struct fe_cached *next;
+	uint32_t lun;
+	uint32_t gen;
+	uint64_t nblocks;
+	uint64_t when_ns;
+	unsigned int nranges;
+	bool overflow; /* more ranges than fit: any write may change it */
+	struct {
+		uint64_t first, last; /* inclusive */
+	} ranges[FE_RANGES];
+	unsigned int n;
+	struct fe_cpart parts[];
+};
+
+struct fe_dirty {
+	uint32_t lun;
+	unsigned int maxnum; /* highest partition number it had */
+};
+
+struct fusefe {
+	struct lun_table *luns;
+	struct fault_table *faults;
+	struct store *store;
+	uint64_t mem_limit; /* mem store limit in bytes; 0: none (or file) */
+	uint32_t max_luns;
+	const struct sdnum_scheme *scheme;
+	struct sdnum_extmap ext;
+	unsigned int max_parts; /* most partitions a group's table has */
+	char prefix[SDNUM_MAX_PREFIX + 1];
+	char mountpoint[CFG_PATH_MAX + 1];
+	double timeout;
+	struct timespec t0;
+	uid_t uid;
+	gid_t gid;
+
+	struct fuse_session *se;
+	struct fuse_loop_config *loop_cfg;
+	pthread_t loop_thread;
+	pthread_t notify_thread;
+	atomic_bool stopping;
+	int loop_ret;
+
+	pthread_mutex_t cache_lock;
+	unsigned int ncached;
+	unsigned int evict_next;
+	struct fe_cached *cache[FE_CACHE_BUCKETS];
+
+	pthread_mutex_t notify_lock;
+	pthread_cond_t notify_cond;
+	unsigned int ndirty;
+	bool dirty_overflow;
+	struct fe_dirty dirty[FE_DIRTY_MAX];
+	/*
+	 * LUNs the kernel may hold entries of: the LUNs present at the last
+	 * scan, plus any a LOOKUP or READDIRPLUS answered since (so a LUN
+	 * added and removed between two scans is still invalidated).
+	 */
+	_Atomic uint64_t *shadow;
+	_Atomic int64_t root_mtime_ns;
+
+	pthread_mutex_t stat_lock;
+	uint64_t stat_when_ns;
+	uint64_t stat_blocks; /* 512-byte units */
+	uint64_t stat_files;
+
+	pthread_mutex_t stripes[FE_STRIPES];
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * FE_NS + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / FE_NS),
+			      .tv_nsec = (long)(ns % FE_NS)};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The errno a file operation reports for a LUN layer error. */
+static int fe_errno(int ret)
+{
+	switch (ret) {
+	case -ENOMEDIUM:
+	case -EIO:
+	case -ENOSPC:
+	case -EROFS:
+	case -ENOMEM:
+	case -EFBIG:
+	case -EINTR:
+	case -ENXIO:
+	case -ENOENT:
+		return -ret;
+	default:
+		return EIO;
+	}
+}
+
+static bool fe_ino_decode(const struct fusefe *fe, fuse_ino_t ino,
+			  uint32_t *lun, unsigned int *part)
+{
+	uint64_t x;
+
+	if (ino < 2)
+		return false;
+	x = (uint64_t)ino - 2;
+	if ((x >> FE_PART_BITS) >= fe->max_luns)
+		return false;
+	*lun = (uint32_t)(x >> FE_PART_BITS);
+	*part = (unsigned int)(x & FE_PART_MASK);
+	return true;
+}
+
+static int fe_name(const struct fusefe *fe, uint32_t lun, unsigned int part,
+		   char *buf, size_t len)
+{
+	return sdnum_name_part(fe->prefix, lun, part, buf, len);
+}
+
+/* Per-thread scratch memory: bounce buffers and readdir replies. */
+static pthread_key_t fe_scratch_key;
+static pthread_once_t fe_once = PTHREAD_ONCE_INIT;
+
+struct fe_scratch {
+	void *p;
+	size_t cap;
+};
+
+static void fe_scratch_free(void *arg)
+{
+	struct fe_scratch *s = arg;
+
+	free(s->p);
+	free(s);
+}
+
+static void fe_wake_handler(int sig)
+{
+	(void)sig; /* only here to make sem_wait() in the loop return */
+}
+
+static void fe_once_init(void)
+{
+	struct sigaction sa;
+
+	if (pthread_key_create(&fe_scratch_key, fe_scratch_free))
+		abort();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fe_wake_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(FE_WAKE_SIGNAL, &sa, NULL);
+}
+
+/* A buffer of at least @len bytes owned by the calling thread, or NULL. */
+static void *fe_scratch(size_t len)
+{
+	struct fe_scratch *s = pthread_getspecific(fe_scratch_key);
+	void *p;
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		if (pthread_setspecific(fe_scratch_key, s)) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (s->cap < len) {
+		/* round up: the sizes the kernel sends repeat */
+		size_t cap = (len + 65535) & ~(size_t)65535;
+
+		p = malloc(cap);
+		if (!p)
+			return NULL;
+		free(s->p);
+		s->p = p;
+		s->cap = cap;
+	}
+	return s->p;
+}
+
+/* ---- partition tables ---------------------------------------------------- */
+
+/* The LUN layer overlays its synthetic table: layouts are computed. */
+static bool fe_synthetic(const struct lun_info *li)
+{
+	return li->geom.kind != PTABLE_NONE && !li->table_owned;
+}
+
+static unsigned int fe_bucket(uint32_t lun)
+{
+	return (lun * 2654435761u) >> 22; /* 10 bits: FE_CACHE_BUCKETS */
+}
+
+static struct fe_cached **fe_cache_slot(struct fusefe *fe, uint32_t lun)
+{
+	struct fe_cached **pp = &fe->cache[fe_bucket(lun)];
+
+	while (*pp && (*pp)->lun != lun)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Caller holds cache_lock. Return: the highest number it had, or -1. */
+static int fe_cache_drop_locked(struct fusefe *fe, uint32_t lun)
+{
+	struct fe_cached **pp = fe_cache_slot(fe, lun), *c = *pp;
+	int maxnum;
+
+	if (!c)
+		return -1;
+	maxnum = c->n ? (int)c->parts[c->n - 1].number : 0;
+	*pp = c->next;
+	free(c);
+	fe->ncached--;
+	return maxnum;
+}
+
+static int fe_cache_drop(struct fusefe *fe, uint32_t lun)
+{
+	int ret;
+
+	pthread_mutex_lock(&fe->cache_lock);
+	ret = fe_cache_drop_locked(fe, lun);
+	pthread_mutex_unlock(&fe->cache_lock);
+	return ret;
+}
+
+struct fe_parse {
+	struct fusefe *fe;
+	const struct lun_info *li;
+	unsigned int nranges;
+	bool overflow;
+	struct {
+		uint64_t first, last;
+	} ranges[FE_RANGES];
+};
+
+/* ptable_parse()'s reader: the store through the LUN, ranges recorded. */
+static int fe_parse_read(void *arg, uint64_t lba, uint32_t n, void *buf)
+{
+	struct fe_parse *p = arg;
+	struct iovec iov = {.iov_base = buf,
+			    .iov_len = (size_t)n * p->li->block_size};
+	unsigned int i = p->nranges;
+
+	if (i && p->ranges[i - 1].last + 1 == lba) {
+		p->ranges[i - 1].last = lba + n - 1;
+	} else if (i < FE_RANGES) {
+		p->ranges[i].first = lba;
+		p->ranges[i].last = lba + n - 1;
+		p->nranges++;
+	} else {
+		p->overflow = true;
+	}
+	return lun_read(p->fe->luns, p->li, lba, n, &iov, 1);
+}
+
+/*
+ * Parse @li's table from the store into a new cache entry. Cost: the
+ * blocks ptable_parse() reads (about 35 for a GPT) and ~18 KiB of stack.
+ */
+static int fe_parse(struct fusefe *fe, const struct lun_info *li,
+		    struct fe_cached **out)
+{
+	struct ptable_part parts[PTABLE_MAX_NUMBER];
+	struct fe_parse p = {.fe = fe, .li = li};
+	struct fe_cached *c;
+	unsigned int n = 0, i;
+	int ret;
+
+	ret = ptable_parse(fe_parse_read, &p, li->block_size, li->nblocks,
+			   parts, PTABLE_MAX_NUMBER, &n);
+	if (ret < 0)
+		return ret;
+	if (n > PTABLE_MAX_NUMBER)
+		n = PTABLE_MAX_NUMBER;
+	c = malloc(sizeof(*c) + n * sizeof(c->parts[0]));
+	if (!c)
+		return -ENOMEM;
+	c->next = NULL;
+	c->lun = li->lun;
+	c->gen = li->gen;
+	c->nblocks = li->nblocks;
+	c->when_ns = now_ns();
+	c->nranges = p.nranges;
+	c->overflow = p.overflow;
+	memcpy(c->ranges, p.ranges, sizeof(c->ranges));
+	c->n = n;
+	for (i = 0; i < n; i++) {
+		c->parts[i].start = parts[i].start;
+		c->parts[i].nblocks = parts[i].nblocks;
+		c->parts[i].number = parts[i].number;
+	}
+	*out = c;
+	return 0;
+}
+
+/* Caller holds cache_lock: keep the cache bounded, a bucket at a time. */
+static void fe_cache_evict_locked(struct fusefe *fe)
+{
+	struct fe_cached *c;
+
+	while (fe->ncached >= FE_CACHE_MAX) {
+		unsigned int b = fe->evict_next++ % FE_CACHE_BUCKETS;
+
+		while ((c = fe->cache[b])) {
+			fe->cache[b] = c->next;
+			free(c);
+			fe->ncached--;
+		}
+	}
+}
+
+static bool fe_cache_fresh(const struct fe_cached *c, const struct lun_info *li,
+			   uint64_t now)
+{
+	return c->gen == li->gen && c->nblocks == li->nblocks &&
+	       now - c->when_ns < FE_TABLE_TTL_NS;
+}
+
+/*
+ * What a parsed table says, copied out under the lock. @from is the lowest
+ * partition number wanted; *@out gets the first at or above it.
+ * Return: 1 found, 0 none, -errno if the table cannot be read.
+ */
+static int fe_parsed_find(struct fusefe *fe, const struct lun_info *li,
+			  unsigned int from, bool exact, struct fe_cpart *out)
+{
+	struct fe_cached *c, **pp;
+	uint64_t now = now_ns();
+	unsigned int i;
+	int ret = 0;
+
+	/* never written: reads as zeros, so no table at all */
+	if (!store_lun_bytes(fe->store, li->lun))
+		return 0;
+	pthread_mutex_lock(&fe->cache_lock);
+	c = *fe_cache_slot(fe, li->lun);
+	if (!c || !fe_cache_fresh(c, li, now)) {
+		pthread_mutex_unlock(&fe->cache_lock);
+		ret = fe_parse(fe, li, &c);
+		if (ret)
+			return ret;
+		pthread_mutex_lock(&fe->cache_lock);
+		fe_cache_drop_locked(fe, li->lun);
+		fe_cache_evict_locked(fe);
+		pp = &fe->cache[fe_bucket(li->lun)];
+		c->next = *pp;
+		*pp = c;
+		fe->ncached++;
+	}
+	ret = 0;
+	for (i = 0; i < c->n; i++) {
+		if (c->parts[i].number < from)
+			continue;
+		if (!exact || c->parts[i].number == from) {
+			*out = c->parts[i];
+			ret = 1;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&fe->cache_lock);
+	return ret;
+}
+
+/*
+ * The window of partition @part of a pinned LUN (0: the disk).
+ * Return: 0, -ENOENT (no such partition), -errno of reading the table.
+ */
+static int fe_window(struct fusefe *fe, const struct lun_info *li,
+		     unsigned int part, struct fe_win *w)
+{
+	struct ptable_part pp;
+	struct fe_cpart cp;
+	int ret;
+
+	if (!part) {
+		w->start = 0;
+		w->nblocks = li->nblocks;
+		return 0;
+	}
+	if (fe_synthetic(li)) {
+		ret = ptable_count(&li->geom);
+		if (ret < 0 || part > (unsigned int)ret)
+			return -ENOENT;
+		if (ptable_layout(&li->geom, part - 1, &pp))
+			return -ENOENT;
+		w->start = pp.start;
+		w->nblocks = pp.nblocks;
+		return 0;
+	}
+	ret = fe_parsed_find(fe, li, part, true, &cp);
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	w->start = cp.start;
+	w->nblocks = cp.nblocks;
+	return 0;
+}
+
+/*
+ * The first partition numbered @from or more (@from >= 1).
+ * Return: its number, or 0 when there is none (or the table is unreadable).
+ */
+static unsigned int fe_next_part(struct fusefe *fe, const struct lun_info *li,
+				 unsigned int from, struct fe_win *w)
+{
+	struct fe_cpart cp;
+	int n;
+
+	if (fe_synthetic(li)) {
+		n = ptable_count(&li->geom);
+		if (n < 0 || from > (unsigned int)n)
+			return 0;
+		return fe_window(fe, li, from, w) ? 0 : from;
+	}
+	if (fe_parsed_find(fe, li, from, false, &cp) != 1)
+		return 0;
+	w->start = cp.start;
+	w->nblocks = cp.nblocks;
+	return cp.number;
+}
+
+/*
+ * The highest partition number a LUN has now; *@count (optional) gets how
+ * many it has (they differ for a parsed GPT with empty slots).
+ */
+static unsigned int fe_max_part(struct fusefe *fe, const struct lun_info *li,
+				unsigned int *count)
+{
+	struct fe_win w;
+	unsigned int n, last = 0, k = 0;
+	int c;
+
+	if (fe_synthetic(li)) {
+		c = ptable_count(&li->geom);
+		last = k = c > 0 ? (unsigned int)c : 0;
+	} else {
+		for (n = fe_next_part(fe, li, 1, &w); n;
+		     n = n < PTABLE_MAX_NUMBER ? fe_next_part(fe, li, n + 1, &w)
+					       : 0) {
+			last = n;
+			k++;
+		}
+	}
+	if (count)
+		*count = k;
+	return last;
+}
+
+/* Pin LUN @lun and find partition @part. Pair with lun_put() on 0. */
+static int fe_pin(struct fusefe *fe, uint32_t lun, unsigned int part,
+		  struct lun_info *li, struct fe_win *w)
+{
+	int ret;
+
+	if (lun >= fe->max_luns || lun_get(fe->luns, lun, li))
+		return -ENOENT;
+	ret = fe_window(fe, li, part, w);
+	if (ret) {
+		lun_put(fe->luns, li);
+		return ret;
+	}
+	return 0;
+}
+
+/* fe_pin() by inode number, checking an open file's LUN generation. */
+static int fe_pin_ino(struct fusefe *fe, fuse_ino_t ino,
+		      const struct fuse_file_info *fi, struct lun_info *li,
+		      struct fe_win *w, unsigned int *part)
+{
+	uint32_t lun;
+	int ret;
+
+	*part = 0;
+	if (!fe_ino_decode(fe, ino, &lun, part))
+		return -ENOENT;
+	ret = fe_pin(fe, lun, *part, li, w);
+	if (ret)
+		return fi ? -ENXIO : ret;
+	if (fi && fi->fh != li->gen) {
+		/* the LUN was removed and added again since the open */
+		lun_put(fe->luns, li);
+		return -ENXIO;
+	}
+	return 0;
+}
+
+/* ---- the notifier: tell the kernel what changed ------------------------- */
+
+/*
+ * Queue a LUN whose table blocks were just written through this front end:
+ * its parse is dropped now, the kernel's entries by the notifier (never
+ * from a request's own path, where libfuse says it may deadlock).
+ */
+static void fe_table_dirty(struct fusefe *fe, uint32_t lun)
+{
+	int maxnum = fe_cache_drop(fe, lun);
+	unsigned int i;
+
+	pthread_mutex_lock(&fe->notify_lock);
+	for (i = 0; i < fe->ndirty; i++) {
+		if (fe->dirty[i].lun == lun)
+			break;
+	}
+	if (i < fe->ndirty) {
+		if (maxnum > (int)fe->dirty[i].maxnum)
+			fe->dirty[i].maxnum = (unsigned int)maxnum;
+	} else if (fe->ndirty < FE_DIRTY_MAX) {
+		fe->dirty[fe->ndirty].lun = lun;
+		fe->dirty[fe->ndirty].maxnum =
+			maxnum > 0 ? (unsigned int)maxnum : 0;
+		fe->ndirty++;
+	} else {
+		fe->dirty_overflow = true;
+	}
+	pthread_cond_signal(&fe->notify_cond);
+	pthread_mutex_unlock(&fe->notify_lock);
+}
+
+/* Whether a write of [@lba, @lba + @n) may change what the table says. */
+static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
+			     uint64_t lba, uint64_t n)
+{
+	struct fe_cached *c;
+	uint64_t last = lba + n - 1;
+	bool hit = false;
+	unsigned int i;
+
+	if (!n)
+		return false;
+	if (lba < FE_GPT_HEAD ||
+	    (li->nblocks > FE_GPT_TAIL && last >= li->nblocks - FE_GPT_TAIL))
+		return true;
+	if (fe_synthetic(li))
+		return ptable_range_is_synthetic(&li->geom, lba, n) == 1;
+	pthread_mutex_lock(&fe->cache_lock);
+	c = *fe_cache_slot(fe, li->lun);
+	if (c) {
+		hit = c->overflow;
+		for (i = 0; i < c->nranges && !hit; i++)
+			hit = lba <= c->ranges[i].last &&
+			      last >= c->ranges[i].first;
+	}
+	pthread_mutex_unlock(&fe->cache_lock);
+	return hit;
+}
+
+static void fe_inval_parts(struct fusefe *fe, uint32_t lun, unsigned int from,
+			   unsigned int to, bool deleted)
+{
+	char name[SDNUM_NAME_MAX];
+	unsigned int p;
+	int len;
+
+	for (p = from; p <= to; p++) {
+		len = fe_name(fe, lun, p, name, sizeof(name));
+		if (len < 0)
+			continue;
+		/* -ENOENT: the kernel had nothing cached; that is fine */
+		if (deleted)
+			fuse_lowlevel_notify_delete(fe->se, FUSEFE_ROOT_INO,
+						    FUSEFE_INO(lun, p), name,
+						    (size_t)len);
+		else
+			fuse_lowlevel_notify_inval_entry(
+				fe->se, FUSEFE_ROOT_INO, name, (size_t)len);
+		fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_INO(lun, p), -1,
+						 0);
+	}
+}
+
+/* A table was rewritten: partitions may have come, gone or moved. */
+static void fe_notify_table(struct fusefe *fe, const struct fe_dirty *d)
+{
+	struct lun_info li;
+	unsigned int top = d->maxnum;
+
+	if (top < fe->max_parts)
+		top = fe->max_parts;
+	if (!lun_get(fe->luns, d->lun, &li)) {
+		unsigned int now = fe_max_part(fe, &li, NULL);
+
+		if (now > top)
+			top = now;
+		lun_put(fe->luns, &li);
+	}
+	fe_inval_parts(fe, d->lun, 1, top, false);
+}
+
+static void fe_notify_gone(struct fusefe *fe, uint32_t lun)
+{
+	int maxnum = fe_cache_drop(fe, lun);
+	unsigned int top = fe->max_parts;
+
+	if (maxnum > (int)top)
+		top = (unsigned int)maxnum;
+	fe_inval_parts(fe, lun, 0, top, true);
+}
+
+static int64_t fe_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * (int64_t)FE_NS + ts.tv_nsec;
+}
+
+/*
+ * Compare the LUN bitmap with what the kernel was last shown. Cost:
+ * O(max_luns / 64 + present LUNs) lun_next() calls, about 1 ms at 262,144
+ * LUNs, once a second.
+ */
+static void fe_scan(struct fusefe *fe)
+{
+	uint32_t words = (fe->max_luns + 63) / 64, w, base, lim;
+	uint64_t cur, old, bits;
+	bool changed = false;
+	int l;
+
+	for (w = 0; w < words; w++) {
+		base = w * 64;
+		lim = base + 64 < fe->max_luns ? base + 64 : fe->max_luns;
+		cur = 0;
+		for (l = lun_next(fe->luns, base, lim); l >= 0;
+		     l = lun_next(fe->luns, (uint32_t)l + 1, lim))
+			cur |= 1ull << ((uint32_t)l - base);
+		if (atomic_load_explicit(&fe->shadow[w],
+					 memory_order_relaxed) == cur)
+			continue;
+		/* a bit a lookup sets from here on stays for the next scan */
+		old = atomic_exchange(&fe->shadow[w], cur);
+		changed = true;
+		for (bits = old & ~cur; bits; bits &= bits - 1)
+			fe_notify_gone(fe,
+				       base + (uint32_t)__builtin_ctzll(bits));
+		for (bits = cur & ~old; bits; bits &= bits - 1)
+			fe_cache_drop(fe,
+				      base + (uint32_t)__builtin_ctzll(bits));
+	}
+	if (changed) {
+		atomic_store(&fe->root_mtime_ns, fe_realtime_ns());
+		fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_ROOT_INO, -1,
+						 0);
+	}
+}
+
+/* The kernel is about to hold an entry of LUN @lun. */
+static void fe_mark(struct fusefe *fe, uint32_t lun)
+{
+	uint64_t bit = 1ull << (lun % 64);
+
+	_Atomic uint64_t *word = &fe->shadow[lun / 64];
+
+	/* relaxed: the scan's exchange orders what matters */
+	if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+}
+
+/* The dirty queue overflowed: every partition entry of every LUN. */
+static void fe_notify_all(struct fusefe *fe)
+{
+	struct fe_dirty d = {.maxnum = PTABLE_MAX_NUMBER};
+	int l;
+
+	for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
+	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+		if (atomic_load(&fe->stopping))
+			return;
+		d.lun = (uint32_t)l;
+		fe_cache_drop(fe, d.lun);
+		fe_notify_table(fe, &d);
+	}
+}
+
+static void *fe_notifier(void *arg)
+{
+	struct fusefe *fe = arg;
+	struct fe_dirty batch[FE_DIRTY_MAX];
+	uint64_t next = now_ns() + FE_POLL_NS;
+	struct timespec ts;
+	unsigned int n, i;
+	bool all;
+
+	pthread_mutex_lock(&fe->notify_lock);
+	while (!atomic_load(&fe->stopping)) {
+		if (!fe->ndirty && !fe->dirty_overflow && now_ns() < next) {
+			ts.tv_sec = (time_t)(next / FE_NS);
+			ts.tv_nsec = (long)(next % FE_NS);
+			pthread_cond_timedwait(&fe->notify_cond,
+					       &fe->notify_lock, &ts);
+			continue;
+		}
+		n = fe->ndirty;
+		memcpy(batch, fe->dirty, n * sizeof(batch[0]));
+		all = fe->dirty_overflow;
+		fe->ndirty = 0;
+		fe->dirty_overflow = false;
+		pthread_mutex_unlock(&fe->notify_lock);
+
+		if (all)
+			fe_notify_all(fe);
+		else
+			for (i = 0; i < n; i++)
+				fe_notify_table(fe, &batch[i]);
+		if (now_ns() >= next) {
+			fe_scan(fe);
+			next = now_ns() + FE_POLL_NS;
+		}
+		pthread_mutex_lock(&fe->notify_lock);
+	}
+	pthread_mutex_unlock(&fe->notify_lock);
+	return NULL;
+}
+
+/* ---- faults ------------------------------------------------------------- */
+
+/* Whether rule @id still exists. */
+static bool fe_rule_present(struct fusefe *fe, uint32_t id)
+{
+	struct fault_rule one, *rules;
+	int n, got, i;
+	bool found = false;
+
+	n = fault_list(fe->faults, &one, 1);
+	if (n <= 1)
+		return n == 1 && one.id == id;
+	for (;;) {
+		rules = malloc((size_t)n * sizeof(*rules));
+		if (!rules)
+			return true; /* hold on: the timeout still ends it */
+		got = fault_list(fe->faults, rules, (unsigned int)n);
+		if (got <= n)
+			break;
+		free(rules); /* rules were added meanwhile */
+		n = got;
+	}
+	for (i = 0; i < got && !found; i++)
+		found = rules[i].id == id;
+	free(rules);
+	return found;
+}
+
+/*
+ * Sleep up to @ns in slices, giving up when the request is interrupted or
+ * the front end stops; with @id, also ends (0) when rule @id is gone.
+ * Return: 0 slept (or the rule went away), -EINTR, -EIO (stopping, or
+ * the hang timed out).
+ */
+static int fe_hold(struct fusefe *fe, fuse_req_t req, uint64_t ns, bool hang,
+		   uint32_t id)
+{
+	uint64_t end = now_ns() + ns, now;
+	bool watch = hang && fe_rule_present(fe, id);
+
+	for (;;) {
+		now = now_ns();
+		if (now >= end)
+			return hang ? -EIO : 0;
+		sleep_ns(end - now < FE_TICK_NS ? end - now : FE_TICK_NS);
+		if (fuse_req_interrupted(req))
+			return -EINTR;
+		if (atomic_load(&fe->stopping))
+			return -EIO;
+		if (watch && !fe_rule_present(fe, id))
+			return 0;
+	}
+}
+
+/*
+ * The fault rules, as for a SCSI command on the same blocks: medium errors
+ * are EIO, not-ready is ENOMEDIUM, a delay sleeps, a hang holds the
+ * request until its rule is cleared (then it goes ahead) or
+ * FUSEFE_HANG_TIMEOUT_S passes (EIO). A one-shot hang whose rule is gone
+ * once it fired holds for the whole timeout. Unit attention rules have
+ * nothing to say to a file and are passed over (their hit still counts).
+ */
+static int fe_faults(struct fusefe *fe, fuse_req_t req, uint32_t lun,
+		     uint64_t lba, uint64_t n, unsigned int op)
+{
+	struct fault_hit hit;
+	uint64_t ns;
+
+	if (!fault_check(fe->faults, lun, lba, n, op, &hit))
+		return 0;
+	switch (hit.kind) {
+	case FAULT_MEDIUM_READ:
+	case FAULT_MEDIUM_WRITE:
+		return -EIO;
+	case FAULT_NOT_READY:
+		return -ENOMEDIUM;
+	case FAULT_DELAY:
+		ns = hit.delay_ns;
+		if (ns > FUSEFE_DELAY_MAX_S * FE_NS)
+			ns = FUSEFE_DELAY_MAX_S * FE_NS;
+		return fe_hold(fe, req, ns, false, 0);
+	case FAULT_HANG:
+		return fe_hold(fe, req, FUSEFE_HANG_TIMEOUT_S * FE_NS, true,
+			       hit.id);
+	default:
+		return 0;
+	}
+}
+
+/* ---- attributes --------------------------------------------------------- */
+
+static void fe_ts(struct timespec *ts, int64_t ns)
+{
+	ts->tv_sec = (time_t)(ns / (int64_t)FE_NS);
+	ts->tv_nsec = (long)(ns % (int64_t)FE_NS);
+}
+
+static void fe_root_attr(struct fusefe *fe, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = FUSEFE_ROOT_INO;
+	st->st_mode = S_IFDIR | 0755;
+	st->st_nlink = 2;
+	st->st_uid = fe->uid;
+	st->st_gid = fe->gid;
+	st->st_blksize = 4096;
+	st->st_atim = fe->t0;
+	st->st_ctim = fe->t0;
+	fe_ts(&st->st_mtim, atomic_load(&fe->root_mtime_ns));
+}
+
+/*
+ * A disk or partition file. st_blocks is the store's usage of the whole
+ * LUN for the disk (its thin allocation) and 0 for a partition, whose
+ * share the store does not track.
+ */
+static void fe_file_attr(struct fusefe *fe, const struct lun_info *li,
+			 unsigned int part, const struct fe_win *w,
+			 struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = FUSEFE_INO(li->lun, part);
+	st->st_mode = S_IFREG | 0660;
+	st->st_nlink = 1;
+	st->st_uid = fe->uid;
+	st->st_gid = fe->gid;
+	st->st_size = (off_t)(w->nblocks * li->block_size);
+	st->st_blksize = (blksize_t)li->block_size;
+	st->st_blocks =
+		part ? 0
+		     : (blkcnt_t)(store_lun_bytes(fe->store, li->lun) / 512);
+	st->st_atim = fe->t0;
+	st->st_mtim = fe->t0;
+	st->st_ctim = fe->t0;
+}
+
+static void fe_entry(struct fusefe *fe, const struct lun_info *li,
+		     unsigned int part, const struct fe_win *w,
+		     struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = FUSEFE_INO(li->lun, part);
+	e->generation = li->gen;
+	e->attr_timeout = fe->timeout;
+	e->entry_timeout = fe->timeout;
+	fe_file_attr(fe, li, part, w, &e->attr);
+}
+
+/* ---- directory and attribute operations -------------------------------- */
+
+static void fe_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* O_TRUNC on a disk means nothing (as on a block device) */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* the data is served from plain buffers; nothing to splice */
+	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_WRITEBACK_CACHE);
+}
+
+static void fe_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct fuse_entry_param e;
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	uint32_t index;
+
+	if (parent != FUSEFE_ROOT_INO) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	/* the name is the whole key: a parse, then one LUN pin */
+	if (sdnum_parse_len(fe->prefix, name, strlen(name), &index, &part) ||
+	    fe_pin(fe, index, part, &li, &w)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fe_entry(fe, &li, part, &w, &e);
+	fe_mark(fe, index);
+	lun_put(fe->luns, &li);
+	fuse_reply_entry(req, &e);
+}
+
+static void fe_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	struct stat st;
+	unsigned int part;
+	int ret;
+
+	(void)fi;
+	if (ino == FUSEFE_ROOT_INO) {
+		fe_root_attr(fe, &st);
+		fuse_reply_attr(req, &st, fe->timeout);
+		return;
+	}
+	ret = fe_pin_ino(fe, ino, NULL, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fe_file_attr(fe, &li, part, &w, &st);
+	lun_put(fe->luns, &li);
+	fuse_reply_attr(req, &st, fe->timeout);
+}
+
+/*
+ * Disks do not change size, owner or mode through the file system: a size
+ * other than the current one is EINVAL (ftruncate() on a block device),
+ * mode and owner EPERM; times are accepted and not kept.
+ */
+static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	struct stat st;
+	unsigned int part;
+	int ret;
+
+	if (to_set &
+	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (ino == FUSEFE_ROOT_INO) {
+		if (to_set & FUSE_SET_ATTR_SIZE) {
+			fuse_reply_err(req, EISDIR);
+			return;
+		}
+		fe_root_attr(fe, &st);
+		fuse_reply_attr(req, &st, fe->timeout);
+		return;
+	}
+	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fe_file_attr(fe, &li, part, &w, &st);
+	lun_put(fe->luns, &li);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size != st.st_size) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_attr(req, &st, fe->timeout);
+}
+
+/*
+ * One reply's worth of entries from directory offset @off. Entries come in
+ * (LUN, partition) order; a LUN pinned for its entries is one lun_get().
+ */
+static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
+			      off_t off, bool plus)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	char name[SDNUM_NAME_MAX];
+	struct fuse_entry_param e;
+	struct lun_info li;
+	struct fe_win w;
+	uint64_t pos;
+	uint32_t lun;
+	unsigned int part;
+	size_t used = 0, need;
+	char *buf;
+	int l, len;
+
+	if (ino != FUSEFE_ROOT_INO) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	buf = fe_scratch(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	fe_root_attr(fe, &e.attr);
+	e.ino = FUSEFE_ROOT_INO;
+	e.attr_timeout = e.entry_timeout = fe->timeout;
+	/* "." and ".." are not looked up again: no entry counts for them */
+	for (; off < FE_DIR_BASE - 1; off++) {
+		const char *dots = off == 0 ? "." : "..";
+
+		need = plus ? fuse_add_direntry_plus(req, buf + used,
+						     size - used, dots, &e,
+						     off + 1)
+			    : fuse_add_direntry(req, buf + used, size - used,
+						dots, &e.attr, off + 1);
+		if (need > size - used)
+			goto out_reply;
+		used += need;
+	}
+	pos = (uint64_t)off - (FE_DIR_BASE - 1);
+	/* pos counts from 1 past "..": entry (L, N) is pos L * 256 + N + 1 */
+	pos = pos ? pos - 1 : 0;
+	lun = pos >> FE_PART_BITS >= fe->max_luns
+		      ? fe->max_luns
+		      : (uint32_t)(pos >> FE_PART_BITS);
+	part = (unsigned int)(pos & FE_PART_MASK);
+	for (l = lun_next(fe->luns, lun, fe->max_luns); l >= 0;
+	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+		if ((uint32_t)l != lun)
+			part = 0;
+		lun = (uint32_t)l;
+		if (lun_get(fe->luns, lun, &li))
+			continue;
+		if (plus)
+			fe_mark(fe, lun);
+		if (part == 0) {
+			w.start = 0;
+			w.nblocks = li.nblocks;
+		} else {
+			part = fe_next_part(fe, &li, part, &w);
+			if (!part) {
+				lun_put(fe->luns, &li);
+				continue;
+			}
+		}
+		while (1) {
+			len = fe_name(fe, lun, part, name, sizeof(name));
+			if (len < 0)
+				break;
+			pos = FE_DIR_BASE + ((uint64_t)lun << FE_PART_BITS) +
+			      part;
+			if (plus) {
+				fe_entry(fe, &li, part, &w, &e);
+				need = fuse_add_direntry_plus(
+					req, buf + used, size - used, name, &e,
+					(off_t)pos + 1);
+			} else {
+				/* only the inode and the type are sent */
+				e.attr.st_ino = FUSEFE_INO(lun, part);
+				e.attr.st_mode = S_IFREG | 0660;
+				need = fuse_add_direntry(
+					req, buf + used, size - used, name,
+					&e.attr, (off_t)pos + 1);
+			}
+			if (need > size - used) {
+				lun_put(fe->luns, &li);
+				goto out_reply;
+			}
+			used += need;
+			if (part >= PTABLE_MAX_NUMBER)
+				break;
+			part = fe_next_part(fe, &li, part + 1, &w);
+			if (!part)
+				break;
+		}
+		lun_put(fe->luns, &li);
+	}
+out_reply:
+	fuse_reply_buf(req, buf, used);
+}
+
+static void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)fi;
+	fe_readdir_common(req, ino, size, off, false);
+}
+
+static void fe_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fe_readdir_common(req, ino, size, off, true);
+}
+
+/*
+ * f_blocks: every LUN's capacity; f_bfree: that less what the store holds
+ * (its data bytes, shared by all LUNs: thin usage), and f_bavail also
+ * within the mem store's limit; f_files: the names. In 512-byte units.
+ * Recomputed at most once a second: O(LUNs) lun_get()s (~8 ms at 262,144).
+ */
+static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct store_stats ss;
+	struct statvfs sv;
+	struct lun_info li;
+	uint64_t now = now_ns(), blocks = 0, files = 0, used, avail;
+	unsigned int n;
+	int l;
+
+	(void)ino;
+	pthread_mutex_lock(&fe->stat_lock);
+	if (!fe->stat_when_ns || now - fe->stat_when_ns >= FE_NS) {
+		for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
+		     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+			if (lun_get(fe->luns, (uint32_t)l, &li))
+				continue;
+			blocks += li.nblocks * (li.block_size / 512);
+			fe_max_part(fe, &li, &n);
+			files += 1 + n;
+			lun_put(fe->luns, &li);
+		}
+		fe->stat_blocks = blocks;
+		fe->stat_files = files;
+		fe->stat_when_ns = now;
+	}
+	blocks = fe->stat_blocks;
+	files = fe->stat_files;
+	pthread_mutex_unlock(&fe->stat_lock);
+
+	store_get_stats(fe->store, &ss);
+	used = ss.data_bytes / 512;
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = 4096;
+	sv.f_frsize = 512;
+	sv.f_blocks = blocks;
+	sv.f_bfree = used < blocks ? blocks - used : 0;
+	sv.f_bavail = sv.f_bfree;
+	if (fe->mem_limit) {
+		/* the mem store's limit is what writes can still get */
+		avail = ss.data_bytes < fe->mem_limit
+				? (fe->mem_limit - ss.data_bytes) / 512
+				: 0;
+		if (avail < sv.f_bavail)
+			sv.f_bavail = avail;
+	}
+	sv.f_files = files;
+	sv.f_ffree = 0;
+	sv.f_favail = 0;
+	sv.f_namemax = 255;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* ---- file operations ---------------------------------------------------- */
+
+/*
+ * Every open is direct I/O: a disk and its partitions are different files
+ * over the same blocks, so a page cache per file could not stay coherent.
+ * The handle remembers the LUN's generation: a handle whose LUN was
+ * removed (and maybe added again) gets ENXIO.
+ */
+static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	int ret;
+
+	if (ino == FUSEFE_ROOT_INO) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	ret = fe_pin_ino(fe, ino, NULL, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = li.gen;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	fi->noflush = 1;
+	lun_put(fe->luns, &li);
+	fuse_reply_open(req, fi);
+}
+
+/* Locks the stripes of blocks @a and @b (in order: no deadlock). */
+static void fe_stripe_lock(struct fusefe *fe, const struct lun_info *li,
+			   uint64_t a, uint64_t b, bool lock)
+{
+	unsigned int x = (unsigned int)((li->lun * 40503u + a) % FE_STRIPES);
+	unsigned int y = (unsigned int)((li->lun * 40503u + b) % FE_STRIPES);
+	unsigned int t;
+
+	if (x > y) {
+		t = x;
+		x = y;
+		y = t;
+	}
+	if (lock) {
+		pthread_mutex_lock(&fe->stripes[x]);
+		if (y != x)
+			pthread_mutex_lock(&fe->stripes[y]);
+	} else {
+		if (y != x)
+			pthread_mutex_unlock(&fe->stripes[y]);
+		pthread_mutex_unlock(&fe->stripes[x]);
+	}
+}
+
+static int fe_read_blocks(struct fusefe *fe, const struct lun_info *li,
+			  uint64_t lba, uint32_t n, void *buf)
+{
+	struct iovec iov = {.iov_base = buf,
+			    .iov_len = (size_t)n * li->block_size};
+
+	return lun_read(fe->luns, li, lba, n, &iov, 1);
+}
+
+/*
+ * Write @len bytes at disk byte offset @doff. Whole blocks go straight
+ * from the request's buffer; otherwise the covering blocks are assembled
+ * in the thread's bounce buffer, the partial first and last block read
+ * back under a stripe lock (so two writers of different bytes of one block
+ * through a disk and its partition do not undo each other).
+ */
+static int fe_write_bytes(struct fusefe *fe, const struct lun_info *li,
+			  uint64_t doff, const char *src, size_t len,
+			  unsigned int flags)
+{
+	uint32_t bs = li->block_size;
+	uint64_t lba = doff / bs, end = doff + len;
+	size_t head = doff % bs, tail = end % bs;
+	uint32_t n = (uint32_t)((head + len + bs - 1) / bs);
+	struct iovec iov;
+	char *buf;
+	int ret = 0;
+
+	if (!head && !tail) {
+		iov.iov_base = (void *)src;
+		iov.iov_len = len;
+		return lun_write(fe->luns, li, lba, n, &iov, 1, flags);
+	}
+	buf = fe_scratch((size_t)n * bs);
+	if (!buf)
+		return -ENOMEM;
+	fe_stripe_lock(fe, li, lba, lba + n - 1, true);
+	if (head)
+		ret = fe_read_blocks(fe, li, lba, 1, buf);
+	if (!ret && tail && (n > 1 || !head))
+		ret = fe_read_blocks(fe, li, lba + n - 1, 1,
+				     buf + (size_t)(n - 1) * bs);
+	if (!ret) {
+		memcpy(buf + head, src, len);
+		iov.iov_base = buf;
+		iov.iov_len = (size_t)n * bs;
+		ret = lun_write(fe->luns, li, lba, n, &iov, 1, flags);
+	}
+	fe_stripe_lock(fe, li, lba, lba + n - 1, false);
+	return ret;
+}
+
+static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	uint64_t bytes, doff, lba;
+	uint32_t bs, n;
+	size_t head;
+	char *buf = NULL;
+	int ret;
+
+	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	bs = li.block_size;
+	bytes = w.nblocks * bs;
+	if (off < 0 || (uint64_t)off >= bytes || !size) {
+		lun_put(fe->luns, &li);
+		if (off < 0)
+			fuse_reply_err(req, EINVAL);
+		else
+			fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > bytes - (uint64_t)off)
+		size = (size_t)(bytes - (uint64_t)off);
+	doff = w.start * bs + (uint64_t)off;
+	lba = doff / bs;
+	head = doff % bs;
+	n = (uint32_t)((head + size + bs - 1) / bs);
+	ret = fe_faults(fe, req, li.lun, lba, n, FAULT_OP_READ);
+	if (!ret) {
+		buf = fe_scratch((size_t)n * bs);
+		ret = buf ? fe_read_blocks(fe, &li, lba, n, buf) : -ENOMEM;
+	}
+	lun_put(fe->luns, &li);
+	if (ret) {
+		log_lun_debug(li.lun, "fuse: read of %zu at %" PRIu64 ": %s",
+			      size, doff, strerror(-ret));
+		fuse_reply_err(req, fe_errno(ret));
+	} else {
+		fuse_reply_buf(req, buf + head, size);
+	}
+}
+
+static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	uint64_t bytes, doff, lba;
+	uint32_t bs, n;
+	bool dirty;
+	int ret;
+
+	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	bs = li.block_size;
+	bytes = w.nblocks * bs;
+	if (off < 0 || !size || (uint64_t)off >= bytes) {
+		lun_put(fe->luns, &li);
+		if (off < 0)
+			fuse_reply_err(req, EINVAL);
+		else if (!size)
+			fuse_reply_write(req, 0);
+		else
+			fuse_reply_err(req, ENOSPC); /* past a disk's end */
+		return;
+	}
+	if (size > bytes - (uint64_t)off)
+		size = (size_t)(bytes - (uint64_t)off); /* a short write */
+	doff = w.start * bs + (uint64_t)off;
+	lba = doff / bs;
+	n = (uint32_t)((doff % bs + size + bs - 1) / bs);
+	ret = fe_faults(fe, req, li.lun, lba, n, FAULT_OP_WRITE);
+	if (!ret)
+		ret = fe_write_bytes(fe, &li, doff, src, size,
+				     fi->flags & O_DSYNC ? LUN_IO_FUA : 0);
+	dirty = fe_touches_table(fe, &li, lba, n);
+	lun_put(fe->luns, &li);
+	if (dirty)
+		fe_table_dirty(fe, li.lun);
+	if (ret) {
+		log_lun_debug(li.lun, "fuse: write of %zu at %" PRIu64 ": %s",
+			      size, doff, strerror(-ret));
+		fuse_reply_err(req, fe_errno(ret));
+	} else {
+		fuse_reply_write(req, size);
+	}
+}
+
+static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	int ret;
+
+	(void)datasync; /* the store has no metadata to leave out */
+	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	ret = lun_flush(fe->luns, &li);
+	lun_put(fe->luns, &li);
+	fuse_reply_err(req, ret ? fe_errno(ret) : 0);
+}
+
+/* Zero bytes [@from, @from + @len) of block @lba (read-modify-write). */
+static int fe_zero_partial(struct fusefe *fe, const struct lun_info *li,
+			   uint64_t lba, size_t from, size_t len)
+{
+	uint8_t block[4096];
+	struct iovec iov = {.iov_base = block, .iov_len = li->block_size};
+	int ret;
+
+	fe_stripe_lock(fe, li, lba, lba, true);
+	ret = lun_read(fe->luns, li, lba, 1, &iov, 1);
+	if (!ret) {
+		memset(block + from, 0, len);
+		ret = lun_write(fe->luns, li, lba, 1, &iov, 1, 0);
+	}
+	fe_stripe_lock(fe, li, lba, lba, false);
+	return ret;
+}
+
+/* Zero or deallocate disk bytes [@doff, @dend): whole blocks in one call. */
+static int fe_zero_bytes(struct fusefe *fe, const struct lun_info *li,
+			 uint64_t doff, uint64_t dend, bool punch)
+{
+	uint32_t bs = li->block_size;
+	uint64_t a = (doff + bs - 1) / bs, b = dend / bs;
+	int ret = 0;
+
+	if (a > b) /* inside one block */
+		return fe_zero_partial(fe, li, doff / bs, doff % bs,
+				       (size_t)(dend - doff));
+	if (doff % bs)
+		ret = fe_zero_partial(fe, li, doff / bs, doff % bs,
+				      bs - doff % bs);
+	if (!ret && b > a)
+		ret = punch ? lun_unmap(fe->luns, li, a, b - a)
+			    : lun_write_zeroes(fe->luns, li, a, b - a, 0);
+	if (!ret && dend % bs)
+		ret = fe_zero_partial(fe, li, b, 0, dend % bs);
+	return ret;
+}
+
+/*
+ * PUNCH_HOLE|KEEP_SIZE deallocates (lun_unmap()), ZERO_RANGE zeroes
+ * (lun_write_zeroes(), which the mem store also deallocates); partial
+ * blocks at the edges are zeroed in place. With KEEP_SIZE a range past
+ * the end is cut at the end; without it, that is EINVAL, as on a block
+ * device (a disk cannot grow). Any other mode is EOPNOTSUPP.
+ */
+static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+			 off_t len, struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	const int known = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE |
+			  FALLOC_FL_KEEP_SIZE;
+	bool punch = mode & FALLOC_FL_PUNCH_HOLE;
+	bool zero = mode & FALLOC_FL_ZERO_RANGE;
+	bool keep = mode & FALLOC_FL_KEEP_SIZE;
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	uint64_t bytes, end, doff, dend, lba, n;
+	bool dirty = false;
+	int ret;
+
+	if ((mode & ~known) || punch == zero || (punch && !keep)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	bytes = w.nblocks * li.block_size;
+	end = (uint64_t)off + (uint64_t)len;
+	if (end > bytes) {
+		if (!keep) {
+			ret = -EINVAL;
+			goto out_put;
+		}
+		end = bytes;
+	}
+	if ((uint64_t)off >= end)
+		goto out_put;
+	doff = w.start * li.block_size + (uint64_t)off;
+	dend = doff + (end - (uint64_t)off);
+	lba = doff / li.block_size;
+	n = (dend + li.block_size - 1) / li.block_size - lba;
+	ret = fe_faults(fe, req, li.lun, lba, n, FAULT_OP_WRITE);
+	if (!ret)
+		ret = fe_zero_bytes(fe, &li, doff, dend, punch);
+	dirty = fe_touches_table(fe, &li, lba, n);
+out_put:
+	lun_put(fe->luns, &li);
+	if (dirty)
+		fe_table_dirty(fe, li.lun);
+	fuse_reply_err(req,
+		       ret ? (ret == -EINVAL ? EINVAL : fe_errno(ret)) : 0);
+}
+
+/*
+ * SEEK_DATA / SEEK_HOLE from the LUN's block map (lun_lba_status(): the
+ * store's allocation unit; synthetic table blocks are data). The end of
+ * the file is a hole.
+ */
+static void fe_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int part;
+	uint64_t bytes, lba, end, run, pos;
+	int ret;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	bytes = w.nblocks * li.block_size;
+	if (off < 0 || (uint64_t)off >= bytes) {
+		ret = off < 0 ? -EINVAL : -ENXIO;
+		goto out_put;
+	}
+	lba = w.start + (uint64_t)off / li.block_size;
+	end = w.start + w.nblocks;
+	pos = bytes; /* SEEK_HOLE: the implicit hole at the end */
+	ret = whence == SEEK_DATA ? -ENXIO : 0;
+	while (lba < end) {
+		int st = lun_lba_status(fe->luns, &li, lba, end - lba, &run);
+
+		if (st < 0) {
+			ret = st;
+			break;
+		}
+		if ((st == 1) == (whence == SEEK_DATA)) {
+			pos = (lba - w.start) * li.block_size;
+			if (pos < (uint64_t)off)
+				pos = (uint64_t)off;
+			ret = 0;
+			break;
+		}
+		lba += run;
+	}
+out_put:
+	lun_put(fe->luns, &li);
+	if (ret)
+		fuse_reply_err(req, ret == -ENXIO || ret == -EINVAL
+					    ? -ret
+					    : fe_errno(ret));
+	else
+		fuse_reply_lseek(req, (off_t)pos);
+}
+
+/* ---- extended attributes ------------------------------------------------ */
+
+#define FE_XATTR_PREFIX "user.sdswarm."
+
+static const char *const fe_xattrs[] = {
+	FE_XATTR_PREFIX "devt",
+	FE_XATTR_PREFIX "lun",
+	FE_XATTR_PREFIX "wwn",
+	FE_XATTR_PREFIX "serial",
+};
+
+#define FE_NXATTRS (sizeof(fe_xattrs) / sizeof(fe_xattrs[0]))
+
+/*
+ * Attribute @i of (LUN, partition) into @buf. devt is the number the
+ * kernel would give it under the configured scheme with disk index = LUN
+ * number; it is absent (-ENODATA) where the scheme has none (legacy past
+ * sdp, a partition number the prediction cannot place).
+ * Return: the length, or -ENODATA.
+ */
+static int fe_xattr_value(struct fusefe *fe, const struct lun_info *li,
+			  unsigned int part, unsigned int i, char *buf,
+			  size_t len)
+{
+	const void *ctx = fe->scheme == &sdnum_scheme_linux ? &fe->ext : NULL;
+	uint32_t dev;
+	int ret;
+
+	switch (i) {
+	case 0:
+		if (fe->scheme->encode(ctx, li->lun, part, &dev))
+			return -ENODATA;
+		ret = snprintf(buf, len, "%" PRIu32 ":%" PRIu32,
+			       SDNUM_MAJOR(dev), SDNUM_MINOR(dev));
+		break;
+	case 1:
+		ret = snprintf(buf, len, "%" PRIu32, li->lun);
+		break;
+	case 2:
+		ret = snprintf(buf, len, "naa.%016" PRIx64 "%016" PRIx64,
+			       li->wwn_hi, li->wwn_lo);
+		break;
+	case 3:
+		ret = lun_serial(fe->luns, li->lun, buf, len);
+		break;
+	default:
+		return -ENODATA;
+	}
+	return ret < 0 || (size_t)ret >= len ? -ENODATA : ret;
+}
+
+static void fe_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	struct lun_info li;
+	struct fe_win w;
+	char val[64];
+	unsigned int part, i;
+	int ret;
+
+	for (i = 0; i < FE_NXATTRS && strcmp(name, fe_xattrs[i]); i++)
+		;
+	if (ino == FUSEFE_ROOT_INO || i == FE_NXATTRS) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	ret = fe_pin_ino(fe, ino, NULL, &li, &w, &part);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	ret = fe_xattr_value(fe, &li, part, i, val, sizeof(val));
+	lun_put(fe->luns, &li);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)ret);
+	else if (size < (size_t)ret)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, val, (size_t)ret);
+}
+
+static void fe_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	char list[128], val[64];
+	struct lun_info li;
+	struct fe_win w;
+	size_t used = 0, n;
+	unsigned int part, i;
+	int ret;
+
+	if (ino != FUSEFE_ROOT_INO) {
+		ret = fe_pin_ino(fe, ino, NULL, &li, &w, &part);
+		if (ret) {
+			fuse_reply_err(req, -ret);
+			return;
+		}
+		for (i = 0; i < FE_NXATTRS; i++) {
+			if (fe_xattr_value(fe, &li, part, i, val, sizeof(val)) <
+			    0)
+				continue;
+			n = strlen(fe_xattrs[i]) + 1;
+			memcpy(list + used, fe_xattrs[i], n);
+			used += n;
+		}
+		lun_put(fe->luns, &li);
+	}
+	if (!size)
+		fuse_reply_xattr(req, used);
+	else if (size < used)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, list, used);
+}
+
+/* The attributes describe the disk: EPERM for ours, ENOTSUP for others. */
+static void fe_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	(void)ino;
+	(void)value;
+	(void)size;
+	(void)flags;
+	fuse_reply_err(req,
+		       strncmp(name, FE_XATTR_PREFIX, strlen(FE_XATTR_PREFIX))
+			       ? ENOTSUP
+			       : EPERM);
+}
+
+static void fe_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fe_setxattr(req, ino, name, NULL, 0, 0);
+}
+
+static const struct fuse_lowlevel_ops fe_ops = {
+	.init = fe_init,
+	.lookup = fe_lookup,
+	.getattr = fe_getattr,
+	.setattr = fe_setattr,
+	.open = fe_open,
+	.read = fe_read,
+	.write = fe_write,
+	.fsync = fe_fsync,
+	.readdir = fe_readdir,
+	.readdirplus = fe_readdirplus,
+	.statfs = fe_statfs,
+	.setxattr = fe_setxattr,
+	.getxattr = fe_getxattr,
+	.listxattr = fe_listxattr,
+	.removexattr = fe_removexattr,
+	.fallocate = fe_fallocate,
+	.lseek = fe_lseek,
+};
+
+/* ---- the session -------------------------------------------------------- */
+
+__attribute__((format(printf, 2, 0))) static void
+fe_fuse_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	char buf[LOG_LINE_MAX];
+	size_t n;
+
+	if (!log_enabled((int)level))
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_msg((int)level, "fuse: %s", buf);
+}
+
+/*
+ * Refuse a mount point that would mount badly or hang: a stale FUSE mount
+ * (its daemon died: every access fails with ENOTCONN), a live FUSE mount
+ * (another daemon serves it), or no /dev/fuse.
+ */
+static int fe_check_mountpoint(const char *dir)
+{
+	char parent[CFG_PATH_MAX + 4];
+	struct stat st, pst;
+	struct statfs sfs;
+	int err;
+
+	if (stat(dir, &st) < 0) {
+		err = errno;
+		if (err == ENOTCONN) {
+			log_err("fuse: %s is a stale FUSE mount (the daemon "
+				"that served it died); clear it with "
+				"'fusermount3 -u %s' (or 'umount -l %s') and "
+				"start again",
+				dir, dir, dir);
+			return -ENOTCONN;
+		}
+		log_err("fuse: mount point %s: %s", dir, strerror(err));
+		return -err;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("fuse: mount point %s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	snprintf(parent, sizeof(parent), "%s/..", dir);
+	if (statfs(dir, &sfs) == 0 && sfs.f_type == FE_FUSE_MAGIC &&
+	    stat(parent, &pst) == 0 && pst.st_dev != st.st_dev) {
+		log_err("fuse: %s already has a FUSE file system mounted "
+			"(another sdswarmd?); unmount it with "
+			"'fusermount3 -u %s'",
+			dir, dir);
+		return -EBUSY;
+	}
+	if (access("/dev/fuse", R_OK | W_OK) < 0) {
+		err = errno;
+		log_err("fuse: /dev/fuse: %s (load the fuse module, or give "
+			"the container the device)",
+			strerror(err));
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* The most partitions any group's synthetic table shows the kernel. */
+static unsigned int fe_group_parts(const struct cfg *cfg)
+{
+	struct ptable_geom g;
+	unsigned int i, max = 0;
+	int n;
+
+	for (i = 0; i < cfg->ngroups; i++) {
+		const struct lun_group *lg = &cfg->groups[i];
+
+		if (!lg->nparts || lg->ptable == PTABLE_NONE)
+			continue;
+		g = (struct ptable_geom){
+			.kind = lg->ptable,
+			.block_size = lg->block_size,
+			.nblocks = lg->size / lg->block_size,
+			.nparts = lg->nparts,
+			.sizes = lg->nsizes ? lg->part_sizes : NULL,
+			.nsizes = lg->nsizes,
+		};
+		n = ptable_count(&g);
+		if (n > 0 && (unsigned int)n > max)
+			max = (unsigned int)n;
+	}
+	return max;
+}
+
+static void *fe_loop(void *arg)
+{
+	struct fusefe *fe = arg;
+	sigset_t wake;
+
+	/* whatever the creator blocked, fusefe_stop() must reach this thread */
+	sigemptyset(&wake);
+	sigaddset(&wake, FE_WAKE_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	fe->loop_ret = fuse_session_loop_mt(fe->se, fe->loop_cfg);
+	if (!atomic_load(&fe->stopping))
+		log_warn("fuse: %s was unmounted from outside; the FUSE front "
+			 "end stopped serving (%d)",
+			 fe->mountpoint, fe->loop_ret);
+	return NULL;
+}
+
+static void fe_free(struct fusefe *fe)
+{
+	unsigned int i;
+
+	for (i = 0; i < FE_CACHE_BUCKETS; i++) {
+		struct fe_cached *c, *next;
+
+		for (c = fe->cache[i]; c; c = next) {
+			next = c->next;
+			free(c);
+		}
+	}
+	for (i = 0; i < FE_STRIPES; i++)
+		pthread_mutex_destroy(&fe->stripes[i]);
+	pthread_mutex_destroy(&fe->stat_lock);
+	pthread_cond_destroy(&fe->notify_cond);
+	pthread_mutex_destroy(&fe->notify_lock);
+	pthread_mutex_destroy(&fe->cache_lock);
+	if (fe->loop_cfg)
+		fuse_loop_cfg_destroy(fe->loop_cfg);
+	free(fe->shadow);
+	free(fe);
+}
+
+static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
+		  struct fusefe **out)
+{
+	pthread_condattr_t ca;
+	struct fusefe *fe;
+	uint32_t words, w;
+	int l;
+
+	fe = calloc(1, sizeof(*fe));
+	if (!fe)
+		return -ENOMEM;
+	fe->luns = tgt->luns;
+	fe->faults = tgt->faults;
+	fe->store = lun_store(tgt->luns);
+	fe->max_luns = lun_max(tgt->luns);
+	if (cfg->store.type == CFG_STORE_MEM)
+		fe->mem_limit = cfg->store.mem.mem_limit;
+	fe->scheme =
+		cfg->target.scheme ? cfg->target.scheme : &sdnum_scheme_linux;
+	snprintf(fe->prefix, sizeof(fe->prefix), "%s",
+		 cfg->target.name_prefix[0] ? cfg->target.name_prefix : "sd");
+	snprintf(fe->mountpoint, sizeof(fe->mountpoint), "%s",
+		 cfg->fuse.mountpoint);
+	fe->timeout = cfg->fuse.attr_timeout;
+	clock_gettime(CLOCK_REALTIME, &fe->t0);
+	atomic_init(&fe->root_mtime_ns, fe_realtime_ns());
+	fe->uid = getuid();
+	fe->gid = getgid();
+	fe->max_parts = fe_group_parts(cfg);
+	/* the kernel's extended minors as sdnum_extmap predicts them */
+	fe->ext.ndisks = fe->max_luns;
+	fe->ext.parts = fe->max_parts > 15 ? fe->max_parts : 0;
+	fe->ext.base = 0;
+	atomic_init(&fe->stopping, false);
+
+	pthread_mutex_init(&fe->cache_lock, NULL);
+	pthread_mutex_init(&fe->notify_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&fe->notify_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&fe->stat_lock, NULL);
+	for (w = 0; w < FE_STRIPES; w++)
+		pthread_mutex_init(&fe->stripes[w], NULL);
+
+	words = (fe->max_luns + 63) / 64;
+	fe->shadow = calloc(words ? words : 1, sizeof(*fe->shadow));
+	fe->loop_cfg = fuse_loop_cfg_create();
+	if (!fe->shadow || !fe->loop_cfg) {
+		fe_free(fe);
+		return -ENOMEM;
+	}
+	for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
+	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns))
+		atomic_fetch_or(&fe->shadow[l / 64], 1ull << (l % 64));
+	fuse_loop_cfg_set_clone_fd(fe->loop_cfg, 1);
+	fuse_loop_cfg_set_max_threads(
+		fe->loop_cfg, cfg->fuse.threads ? cfg->fuse.threads : 4);
+	*out = fe;
+	return 0;
+}
+
+static int fe_session(struct fusefe *fe, const struct cfg *cfg)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	int err;
+
+	if (fuse_opt_add_arg(&args, "sdswarmd") ||
+	    fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, "default_permissions,fsname=sdswarm,"
+				    "subtype=sdswarm") ||
+	    (cfg->fuse.options[0] &&
+	     (fuse_opt_add_arg(&args, "-o") ||
+	      fuse_opt_add_arg(&args, cfg->fuse.options)))) {
+		fuse_opt_free_args(&args);
+		return -ENOMEM;
+	}
+	fe->se = fuse_session_new(&args, &fe_ops, sizeof(fe_ops), fe);
+	fuse_opt_free_args(&args);
+	if (!fe->se) {
+		log_err("fuse: libfuse rejected the mount options '%s'",
+			cfg->fuse.options);
+		return -EINVAL;
+	}
+	errno = 0;
+	if (fuse_session_mount(fe->se, fe->mountpoint)) {
+		err = errno ? errno : EIO;
+		log_err("fuse: cannot mount on %s: %s", fe->mountpoint,
+			strerror(err));
+		fuse_session_destroy(fe->se);
+		fe->se = NULL;
+		return -err;
+	}
+	return 0;
+}
+
+int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
+{
+	struct fusefe *fe;
+	int ret;
+
+	if (!cfg->fuse.enabled || !cfg->fuse.mountpoint[0])
+		return 1;
+	pthread_once(&fe_once, fe_once_init);
+	fuse_set_log_func(fe_fuse_log);
+	ret = fe_check_mountpoint(cfg->fuse.mountpoint);
+	if (ret)
+		return ret;
+	ret = fe_new(cfg, tgt, &fe);
+	if (ret)
+		return ret;
+	ret = fe_session(fe, cfg);
+	if (ret)
+		goto out_free;
+	ret = -pthread_create(&fe->loop_thread, NULL, fe_loop, fe);
+	if (ret)
+		goto out_unmount;
+	ret = -pthread_create(&fe->notify_thread, NULL, fe_notifier, fe);
+	if (ret)
+		goto out_loop;
+	log_notice("fuse: %u LUNs mounted on %s (%s scheme, prefix %s, "
+		   "%u threads)",
+		   lun_count(fe->luns), fe->mountpoint, fe->scheme->name,
+		   fe->prefix, cfg->fuse.threads ? cfg->fuse.threads : 4);
+	*state = fe;
+	return 0;
+
+out_loop:
+	atomic_store(&fe->stopping, true);
+	fuse_session_exit(fe->se);
+	fuse_session_unmount(fe->se); /* ends the loop: ENODEV */
+	pthread_join(fe->loop_thread, NULL);
+	fuse_session_destroy(fe->se);
+	goto out_free;
+out_unmount:
+	fuse_session_unmount(fe->se);
+	fuse_session_destroy(fe->se);
+out_free:
+	fe_free(fe);
+	return ret;
+}
+
+/*
+ * The session loop sleeps in sem_wait() until a worker ends; a signal
+ * makes it look at the exit flag (and cancel the workers waiting in
+ * read()). It may check the flag just before it is set and then sleep, so
+ * the signal repeats until the join succeeds.
+ */
+void fusefe_stop(void *state)
+{
+	struct fusefe *fe = state;
+	struct timespec ts;
+	uint64_t t0;
+	bool aborted = false;
+
+	if (!fe)
+		return;
+	atomic_store(&fe->stopping, true);
+	pthread_mutex_lock(&fe->notify_lock);
+	pthread_cond_signal(&fe->notify_cond);
+	pthread_mutex_unlock(&fe->notify_lock);
+	pthread_join(fe->notify_thread, NULL);
+
+	fuse_session_exit(fe->se);
+	t0 = now_ns();
+	for (;;) {
+		pthread_kill(fe->loop_thread, FE_WAKE_SIGNAL);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)FE_TICK_NS;
+		if (ts.tv_nsec >= (long)FE_NS) {
+			ts.tv_sec++;
+			ts.tv_nsec -= (long)FE_NS;
+		}
+		if (!pthread_timedjoin_np(fe->loop_thread, NULL, &ts))
+			break;
+		if (!aborted && now_ns() - t0 > FE_STOP_ABORT_NS) {
+			/* a forced unmount aborts a FUSE connection */
+			log_warn("fuse: the session on %s did not end; "
+				 "aborting its connection",
+				 fe->mountpoint);
+			umount2(fe->mountpoint, MNT_FORCE);
+			aborted = true;
+		}
+	}
+	fuse_session_unmount(fe->se);
+	fuse_session_destroy(fe->se);
+	log_info("fuse: unmounted %s", fe->mountpoint);
+	fe_free(fe);
+}
