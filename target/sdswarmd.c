@@ -23,6 +23,7 @@
 #include "control.h"
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
+#include "frontend/iscsi/iscsi.h"
 #include "log.h"
 #include "lun.h"
 #include "scsi/scsi.h"
@@ -42,6 +43,7 @@ struct frontend {
 };
 
 static const struct frontend frontends[] = {
+	{.name = "iscsi", .start = iscsi_fe_start, .stop = iscsi_fe_stop},
 	{.name = "fuse", .start = fusefe_start, .stop = fusefe_stop},
 	{.name = NULL},
 };

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The iSCSI front end: an RFC 7143 target on the [iscsi] portal, serving
+ * up to 16 targets of 16,384 LUNs each from N worker threads, each with
+ * its own epoll loop over non-blocking sockets.
+ */
+#ifndef SDSWARM_ISCSI_H
+#define SDSWARM_ISCSI_H
+
+struct cfg;
+struct scsi_target;
+
+/**
+ * iscsi_fe_start() - listen on the portal and start the worker threads.
+ * @cfg: the configuration; its [iscsi] section is copied.
+ * @tgt: the target's shared state; must outlive the front end.
+ * @state: out, the front end (for iscsi_fe_stop()), only on 0.
+ *
+ * Target i is "cfg_iscsi_target_name(i)" and sees table LUNs
+ * i * luns_per_target onwards. Each worker registers its SCSI counters
+ * with ctl_stats_register().
+ * Context: the daemon's main thread, before it serves.
+ * Return: 0 running; 1 when [iscsi] enabled is false (nothing started);
+ * -EADDRINUSE, -EADDRNOTAVAIL or another -errno of socket(), bind() or
+ * listen(); -ENOMEM; the -errno of pthread_create().
+ */
+int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
+		   void **state);
+
+/**
+ * iscsi_fe_stop() - close the portal and every connection, dropping the
+ * commands in flight, and join the workers.
+ * @state: from iscsi_fe_start(); NULL is a no-op.
+ *
+ * Context: the thread that started it.
+ */
+void iscsi_fe_stop(void *state);
+
+#endif /* SDSWARM_ISCSI_H */
