@@ -214,7 +214,9 @@ ctl fault clear "$id" >/dev/null
 wait "$hpid"
 read -r n secs <"$T/hang"
 expect_eq "cleared: the hung read completes" 4096 "$n"
-check "after about 1.5 s ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s >= 1.4 && s < 10) }'
+# "still waiting" above proves it was held; the clock here only shows it
+# was released promptly (python's start-up makes a lower bound unreliable)
+check "released promptly after the clear ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 10) }'
 
 # the mem store's limit (48 MiB, some already used): ENOSPC, then freed
 out=$(py '
