@@ -66,7 +66,7 @@ BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/obj/%.o)
 
 # --- tests/ ---------------------------------------------------------------
-TEST_PKGS := cmocka
+TEST_PKGS := cmocka libiscsi
 UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
 TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
