@@ -212,4 +212,6 @@ format:
 clean:
 	rm -rf build
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# Only the compiler's dependency files: build/vm holds a guest root, whose
+# rules.d folders are no makefiles.
+-include $(shell find build -path build/vm -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -17,6 +17,7 @@
 
 /* slot flags */
 #define SLOT_TABLE_OWNED 0x01u /* host wrote the table area: store is truth */
+#define SLOT_POWERED 0x02u     /* POWER ON OCCURRED has been reported */
 
 /*
  * 32 bytes, so 262,144 idle LUNs cost 8 MiB and 2^20 cost 32 MiB. Fields the
@@ -28,14 +29,52 @@ struct lun_slot {
 	uint8_t ua_asc, ua_ascq;      /* LUN_UA_INJECTED's code */
 	_Atomic uint16_t mode;
 	uint16_t group;
-	_Atomic uint32_t ua;          /* pending enum lun_ua bits */
 	_Atomic uint32_t inflight;    /* lun_get() pins */
 	uint32_t gen;
-	_Atomic uint16_t luns_seen;   /* table luns_gen this LUN has reported */
-	_Atomic uint16_t reset_seen;  /* table reset_gen this LUN has reported */
+	/*
+	 * One counter per condition this LUN raises (enum ua_kind): raising
+	 * bumps it, and each I_T nexus remembers the value it last reported
+	 * (struct ua_entry), so a condition reaches every nexus once.
+	 */
+	_Atomic uint16_t ua_gen[4];
 	_Atomic uint64_t nblocks;
 };
 _Static_assert(sizeof(struct lun_slot) == 32, "a LUN slot is 32 bytes");
+
+/*
+ * Unit attentions are per I_T nexus (SAM-5 5.14): a MODE SELECT raises MODE
+ * PARAMETERS CHANGED for every nexus but its own, the first command to a new
+ * LUN reports POWER ON OCCURRED, and one nexus taking a condition leaves it
+ * pending for the others. The state is a counter per condition per LUN
+ * (the slot's ua_gen, the table's reset_gen and luns_gen) and, per (nexus,
+ * LUN) pair that has sent a command, the counters it has seen: raising is
+ * O(1) whatever the number of nexuses, and the pairs exist only for LUNs a
+ * nexus used (32 bytes each: one initiator scanning 262,144 LUNs costs
+ * 8 MiB at most, about 12 at the table's load factor).
+ */
+enum ua_kind { UA_K_RESET, UA_K_MODE, UA_K_CAPACITY, UA_K_INJECTED };
+
+#define UA_SEEN_TRESET 4 /* seen[] index of the table's reset_gen */
+#define UA_SEEN_LUNS 5   /* ... of the table's luns_gen */
+#define UA_STRIPES 64    /* locks: commands of different nexuses rarely meet */
+
+struct ua_entry {
+	uint32_t nexus;
+	uint32_t lun;
+	uint32_t lun_gen;   /* the slot's gen when made; 0: a free entry */
+	uint16_t seen[6];   /* ua_gen[4], then reset_gen and luns_gen */
+	uint8_t power_on;   /* the first command has not reported yet */
+	uint8_t pad[7];
+};
+_Static_assert(sizeof(struct ua_entry) == 32, "a nexus's LUN is 32 bytes");
+
+/* Open addressing, linear probing, grown at 3/4 full. */
+struct ua_stripe {
+	pthread_mutex_t lock;
+	struct ua_entry *e;
+	uint32_t cap;       /* power of two, or 0 */
+	uint32_t used;
+};
 
 struct lun_table {
 	struct lun_slot *slots;       /* mmap'd, max_luns */
@@ -51,6 +90,7 @@ struct lun_table {
 	_Atomic uint16_t luns_gen;    /* REPORTED LUNS DATA HAS CHANGED */
 	_Atomic uint16_t reset_gen;   /* reset unit attentions */
 	_Atomic uint32_t gen;         /* LUN generations */
+	struct ua_stripe ua[UA_STRIPES];
 	unsigned int ngroups;
 	struct lun_group groups[LUN_MAX_GROUPS];
 };
@@ -82,6 +122,8 @@ int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
 		goto out_unmap;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->own_lock, NULL);
+	for (unsigned int i = 0; i < UA_STRIPES; i++)
+		pthread_mutex_init(&t->ua[i].lock, NULL);
 	*out = t;
 	return 0;
 
@@ -98,6 +140,10 @@ void lun_table_destroy(struct lun_table *t)
 		return;
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->own_lock);
+	for (unsigned int i = 0; i < UA_STRIPES; i++) {
+		pthread_mutex_destroy(&t->ua[i].lock);
+		free(t->ua[i].e);
+	}
 	free(t->present);
 	munmap(t->slots, t->slots_bytes);
 	free(t);
@@ -229,9 +275,10 @@ static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi)
 	atomic_store(&s->flags, 0);
 	atomic_store(&s->mode, g->mode_default);
 	atomic_store(&s->nblocks, g->size / g->block_size);
-	atomic_store(&s->ua, LUN_UA_POWER_ON);
-	atomic_store(&s->luns_seen, atomic_load(&t->luns_gen));
-	atomic_store(&s->reset_seen, atomic_load(&t->reset_gen));
+	/*
+	 * A new gen makes every nexus's old entry for this number stale: the
+	 * next command sees a new LUN (POWER ON), not the old one's UAs.
+	 */
 	/* state last: lun_get() trusts the other fields once it sees ONLINE */
 	atomic_store(&s->state, LUN_ONLINE);
 	set_present(t, lun, true);
@@ -426,7 +473,7 @@ int lun_resize(struct lun_table *t, uint32_t lun, uint64_t bytes)
 		store_unmap(t->store, lun, nb * g->block_size,
 			    (old - nb) * g->block_size);
 	if (nb != old)
-		atomic_fetch_or(&s->ua, LUN_UA_CAPACITY);
+		atomic_fetch_add(&s->ua_gen[UA_K_CAPACITY], 1);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
@@ -446,15 +493,21 @@ int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state)
 	return 0;
 }
 
-int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode)
+static void ua_raise(struct lun_table *t, uint32_t lun, enum ua_kind k,
+		     uint32_t except);
+
+int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode,
+		 uint32_t except)
 {
 	struct lun_slot *s = locked_slot(t, lun);
+	bool changed;
 
 	if (!s)
 		return -ENOENT;
-	if (atomic_exchange(&s->mode, mode) != mode)
-		atomic_fetch_or(&s->ua, LUN_UA_MODE_CHANGED);
+	changed = atomic_exchange(&s->mode, mode) != mode;
 	pthread_mutex_unlock(&t->lock);
+	if (changed)
+		ua_raise(t, lun, UA_K_MODE, except);
 	return 0;
 }
 
@@ -499,33 +552,149 @@ void lun_put(struct lun_table *t, const struct lun_info *info)
 		finish_removal(t, info->lun);
 }
 
+static struct ua_stripe *ua_stripe_of(struct lun_table *t, uint32_t nexus,
+				      uint32_t lun)
+{
+	return &t->ua[(nexus * 31u + lun) % UA_STRIPES];
+}
+
+static uint32_t ua_hash(uint32_t nexus, uint32_t lun)
+{
+	uint64_t h = ((uint64_t)nexus << 32 | lun) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
+/* The entry of (@nexus, @lun) in @st, or NULL. Caller holds st->lock. */
+static struct ua_entry *ua_find(struct ua_stripe *st, uint32_t nexus,
+				uint32_t lun)
+{
+	uint32_t i;
+
+	if (!st->cap)
+		return NULL;
+	for (i = ua_hash(nexus, lun) & (st->cap - 1);; i = (i + 1) & (st->cap - 1)) {
+		struct ua_entry *e = &st->e[i];
+
+		if (!e->lun_gen)
+			return NULL;
+		if (e->nexus == nexus && e->lun == lun)
+			return e;
+	}
+}
+
+static struct ua_entry *ua_slot_for(struct ua_stripe *st, uint32_t nexus,
+				    uint32_t lun)
+{
+	uint32_t i = ua_hash(nexus, lun) & (st->cap - 1);
+
+	while (st->e[i].lun_gen)
+		i = (i + 1) & (st->cap - 1);
+	return &st->e[i];
+}
+
+/*
+ * Rebuilds @st at @cap entries, dropping those of @drop_nexus (UINT32_MAX:
+ * none). Caller holds st->lock. Return: 0 or -ENOMEM (@st unchanged).
+ */
+static int ua_rehash(struct ua_stripe *st, uint32_t cap, uint32_t drop_nexus)
+{
+	struct ua_entry *old = st->e, *e;
+	uint32_t i, ocap = st->cap;
+
+	e = calloc(cap, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	st->e = e;
+	st->cap = cap;
+	st->used = 0;
+	for (i = 0; i < ocap; i++) {
+		if (!old[i].lun_gen || old[i].nexus == drop_nexus)
+			continue;
+		*ua_slot_for(st, old[i].nexus, old[i].lun) = old[i];
+		st->used++;
+	}
+	free(old);
+	return 0;
+}
+
+static void ua_entry_init(struct lun_table *t, struct lun_slot *s,
+			  struct ua_entry *e, uint32_t gen)
+{
+	unsigned int k;
+
+	e->lun_gen = gen;
+	for (k = 0; k < 4; k++)
+		e->seen[k] = atomic_load(&s->ua_gen[k]);
+	e->seen[UA_SEEN_TRESET] = atomic_load(&t->reset_gen);
+	e->seen[UA_SEEN_LUNS] = atomic_load(&t->luns_gen);
+	/*
+	 * POWER ON OCCURRED goes to the first nexus that uses a new LUN, as
+	 * scsi_debug and LIO do; later nexuses log in to a unit long powered.
+	 */
+	e->power_on = !(atomic_fetch_or(&s->flags, SLOT_POWERED) &
+			SLOT_POWERED);
+}
+
 unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
-			 uint8_t *asc, uint8_t *ascq)
+			 uint32_t nexus, uint8_t *asc, uint8_t *ascq)
 {
 	struct lun_slot *s = &t->slots[info->lun];
-	uint16_t g;
-	uint32_t ua, bit;
+	struct ua_stripe *st = ua_stripe_of(t, nexus, info->lun);
+	struct ua_entry *e;
+	uint16_t g[6];
+	unsigned int k, bit = 0;
 
-	/* Table-wide conditions arrive as generations: O(1) to raise. */
-	g = atomic_load(&t->reset_gen);
-	if (atomic_exchange(&s->reset_seen, g) != g)
-		atomic_fetch_or(&s->ua, LUN_UA_RESET);
-	g = atomic_load(&t->luns_gen);
-	if (atomic_exchange(&s->luns_seen, g) != g)
-		atomic_fetch_or(&s->ua, LUN_UA_LUNS_CHANGED);
-
-	for (;;) {
-		ua = atomic_load(&s->ua);
-		if (!ua)
+	pthread_mutex_lock(&st->lock);
+	e = ua_find(st, nexus, info->lun);
+	if (!e) {
+		if ((st->used + 1) * 4 > st->cap * 3 &&
+		    ua_rehash(st, st->cap ? st->cap * 2 : 64, UINT32_MAX)) {
+			/* no memory for the pair: report nothing, try again */
+			pthread_mutex_unlock(&st->lock);
 			return 0;
-		bit = ua & -ua; /* lowest bit = highest priority */
-		/* POWER ON OCCURRED reports the reset too (SAM-5 6.3.1). */
-		if (atomic_compare_exchange_weak(&s->ua, &ua,
-				ua & ~(bit == LUN_UA_POWER_ON ?
-				       (LUN_UA_POWER_ON | LUN_UA_RESET) : bit)))
-			break;
+		}
+		e = ua_slot_for(st, nexus, info->lun);
+		e->nexus = nexus;
+		e->lun = info->lun;
+		st->used++;
+		ua_entry_init(t, s, e, info->gen);
+	} else if (e->lun_gen != info->gen) {
+		ua_entry_init(t, s, e, info->gen); /* the number was reused */
 	}
+	for (k = 0; k < 4; k++)
+		g[k] = atomic_load(&s->ua_gen[k]);
+	g[UA_SEEN_TRESET] = atomic_load(&t->reset_gen);
+	g[UA_SEEN_LUNS] = atomic_load(&t->luns_gen);
+
+	if (e->power_on) {
+		/* POWER ON OCCURRED reports the resets too (SAM-5 6.3.1) */
+		e->power_on = 0;
+		e->seen[UA_K_RESET] = g[UA_K_RESET];
+		e->seen[UA_SEEN_TRESET] = g[UA_SEEN_TRESET];
+		bit = LUN_UA_POWER_ON;
+	} else if (e->seen[UA_K_RESET] != g[UA_K_RESET] ||
+		   e->seen[UA_SEEN_TRESET] != g[UA_SEEN_TRESET]) {
+		e->seen[UA_K_RESET] = g[UA_K_RESET];
+		e->seen[UA_SEEN_TRESET] = g[UA_SEEN_TRESET];
+		bit = LUN_UA_RESET;
+	} else if (e->seen[UA_K_MODE] != g[UA_K_MODE]) {
+		e->seen[UA_K_MODE] = g[UA_K_MODE];
+		bit = LUN_UA_MODE_CHANGED;
+	} else if (e->seen[UA_K_CAPACITY] != g[UA_K_CAPACITY]) {
+		e->seen[UA_K_CAPACITY] = g[UA_K_CAPACITY];
+		bit = LUN_UA_CAPACITY;
+	} else if (e->seen[UA_SEEN_LUNS] != g[UA_SEEN_LUNS]) {
+		e->seen[UA_SEEN_LUNS] = g[UA_SEEN_LUNS];
+		bit = LUN_UA_LUNS_CHANGED;
+	} else if (e->seen[UA_K_INJECTED] != g[UA_K_INJECTED]) {
+		e->seen[UA_K_INJECTED] = g[UA_K_INJECTED];
+		bit = LUN_UA_INJECTED;
+	}
+	pthread_mutex_unlock(&st->lock);
+
 	switch (bit) {
+	case 0: break;
 	case LUN_UA_POWER_ON: *asc = 0x29; *ascq = 0x01; break;
 	case LUN_UA_RESET: *asc = 0x29; *ascq = 0x00; break;
 	case LUN_UA_MODE_CHANGED: *asc = 0x2a; *ascq = 0x01; break;
@@ -536,8 +705,37 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	return bit;
 }
 
+/*
+ * Marks generation @now of seen[@k] as reported for @e (the originator of
+ * the condition), unless @e still owes an older raise of it: then the
+ * nexus reports it once, for that older one.
+ */
+static void ua_mark_seen(struct ua_entry *e, unsigned int k, uint16_t now)
+{
+	if (e->seen[k] == (uint16_t)(now - 1))
+		e->seen[k] = now;
+}
+
+static void ua_raise(struct lun_table *t, uint32_t lun, enum ua_kind k,
+		     uint32_t except)
+{
+	struct lun_slot *s = &t->slots[lun];
+	uint16_t now = (uint16_t)(atomic_fetch_add(&s->ua_gen[k], 1) + 1);
+	struct ua_stripe *st;
+	struct ua_entry *e;
+
+	if (except == LUN_NEXUS_NONE)
+		return;
+	st = ua_stripe_of(t, except, lun);
+	pthread_mutex_lock(&st->lock);
+	e = ua_find(st, except, lun);
+	if (e)
+		ua_mark_seen(e, k, now);
+	pthread_mutex_unlock(&st->lock);
+}
+
 void lun_ua_set(struct lun_table *t, uint32_t lun, unsigned int bits,
-		uint8_t asc, uint8_t ascq)
+		uint8_t asc, uint8_t ascq, uint32_t except)
 {
 	struct lun_slot *s;
 
@@ -547,16 +745,78 @@ void lun_ua_set(struct lun_table *t, uint32_t lun, unsigned int bits,
 	if (bits & LUN_UA_INJECTED) {
 		s->ua_asc = asc;
 		s->ua_ascq = ascq;
+		ua_raise(t, lun, UA_K_INJECTED, except);
 	}
-	atomic_fetch_or(&s->ua, bits);
+	if (bits & LUN_UA_RESET)
+		ua_raise(t, lun, UA_K_RESET, except);
+	if (bits & LUN_UA_MODE_CHANGED)
+		ua_raise(t, lun, UA_K_MODE, except);
+	if (bits & LUN_UA_CAPACITY)
+		ua_raise(t, lun, UA_K_CAPACITY, except);
+	if (bits & LUN_UA_LUNS_CHANGED)
+		lun_ua_set_all(t, LUN_UA_LUNS_CHANGED, except);
 }
 
-void lun_ua_set_all(struct lun_table *t, unsigned int bits)
+/* Applies ua_mark_seen(k, now) to every entry of @nexus: O(entries). */
+static void ua_mark_nexus(struct lun_table *t, uint32_t nexus, unsigned int k,
+			  uint16_t now)
 {
-	if (bits & LUN_UA_RESET)
-		atomic_fetch_add(&t->reset_gen, 1);
-	if (bits & LUN_UA_LUNS_CHANGED)
-		atomic_fetch_add(&t->luns_gen, 1);
+	unsigned int i;
+	uint32_t j;
+
+	for (i = 0; i < UA_STRIPES; i++) {
+		struct ua_stripe *st = &t->ua[i];
+
+		pthread_mutex_lock(&st->lock);
+		for (j = 0; j < st->cap; j++)
+			if (st->e[j].lun_gen && st->e[j].nexus == nexus)
+				ua_mark_seen(&st->e[j], k, now);
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
+void lun_ua_set_all(struct lun_table *t, unsigned int bits, uint32_t except)
+{
+	uint16_t now;
+
+	if (bits & LUN_UA_RESET) {
+		now = (uint16_t)(atomic_fetch_add(&t->reset_gen, 1) + 1);
+		if (except != LUN_NEXUS_NONE)
+			ua_mark_nexus(t, except, UA_SEEN_TRESET, now);
+	}
+	if (bits & LUN_UA_LUNS_CHANGED) {
+		now = (uint16_t)(atomic_fetch_add(&t->luns_gen, 1) + 1);
+		if (except != LUN_NEXUS_NONE)
+			ua_mark_nexus(t, except, UA_SEEN_LUNS, now);
+	}
+}
+
+void lun_ua_nexus_gone(struct lun_table *t, uint32_t nexus)
+{
+	unsigned int i;
+
+	for (i = 0; i < UA_STRIPES; i++) {
+		struct ua_stripe *st = &t->ua[i];
+
+		pthread_mutex_lock(&st->lock);
+		/* on -ENOMEM the entries stay: a later command re-reports */
+		if (st->cap)
+			(void)ua_rehash(st, st->cap, nexus);
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
+size_t lun_ua_bytes(struct lun_table *t)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < UA_STRIPES; i++) {
+		pthread_mutex_lock(&t->ua[i].lock);
+		n += (size_t)t->ua[i].cap * sizeof(struct ua_entry);
+		pthread_mutex_unlock(&t->ua[i].lock);
+	}
+	return n;
 }
 
 /* ---- block I/O --------------------------------------------------------- */

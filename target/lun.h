@@ -19,6 +19,8 @@
 #define LUN_DEFAULT_MAX 262144u
 #define LUN_MAX_GROUPS 256u
 #define LUN_NAME_MAX 32
+/* "no I_T nexus": a condition raised by no initiator (the control socket) */
+#define LUN_NEXUS_NONE UINT32_MAX
 
 enum lun_state {
 	LUN_ABSENT = 0,   /* no LUN with this number */
@@ -268,47 +270,84 @@ unsigned int lun_luns_generation(const struct lun_table *t);
 uint32_t lun_max(const struct lun_table *t);
 
 /**
- * lun_ua_take() - the highest-priority pending unit attention, cleared.
+ * lun_ua_take() - the highest-priority unit attention pending for one I_T
+ * nexus on a LUN, cleared for that nexus only (SAM-5 5.14: each nexus has
+ * its own). The first command to a new LUN (or to a LUN number since
+ * re-added), from whichever nexus, reports POWER ON OCCURRED, which covers
+ * pending resets; a nexus new to a LUN starts with nothing pending.
  * @t: the table.
  * @info: the LUN.
+ * @nexus: the I_T nexus id the command came on.
  * @asc: out, ASC (for LUN_UA_INJECTED: the fault's).
  * @ascq: out, ASCQ.
  *
+ * Context: any thread; one striped lock. Cost: a hash lookup, and the first
+ * time a nexus uses a LUN, a 32-byte entry.
  * Return: the enum lun_ua bit taken, or 0 if none is pending.
  */
 unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
-			 uint8_t *asc, uint8_t *ascq);
+			 uint32_t nexus, uint8_t *asc, uint8_t *ascq);
 
 /**
- * lun_ua_set() - raise unit attention @bits on one LUN.
+ * lun_ua_set() - raise unit attention @bits on one LUN for every I_T nexus
+ * except @except (SPC-4: the nexus whose command caused a change is not
+ * told of it; a LUN RESET is reported to the other nexuses).
  * @t: the table.
  * @lun: LUN number.
- * @bits: enum lun_ua bits; LUN_UA_INJECTED uses @asc and @ascq.
+ * @bits: enum lun_ua bits; LUN_UA_INJECTED uses @asc and @ascq;
+ *	LUN_UA_LUNS_CHANGED is table-wide (as lun_ua_set_all()).
  * @asc: ASC for LUN_UA_INJECTED.
  * @ascq: ASCQ for LUN_UA_INJECTED.
+ * @except: the originating nexus, or LUN_NEXUS_NONE.
+ *
+ * Cost: O(1) per condition, whatever the number of nexuses.
  */
 void lun_ua_set(struct lun_table *t, uint32_t lun, unsigned int bits,
-		uint8_t asc, uint8_t ascq);
+		uint8_t asc, uint8_t ascq, uint32_t except);
 
 /**
- * lun_ua_set_all() - raise unit attention @bits on every LUN (resets).
+ * lun_ua_set_all() - raise unit attention @bits on every LUN, for every I_T
+ * nexus except @except.
  * @t: the table.
  * @bits: LUN_UA_RESET or LUN_UA_LUNS_CHANGED.
+ * @except: the originating nexus, or LUN_NEXUS_NONE.
  *
- * Cost: O(1): a table generation each LUN compares on its next command.
+ * Cost: O(1) (a table generation each nexus compares on its next command),
+ * plus, with @except, one pass over the nexus/LUN entries.
  */
-void lun_ua_set_all(struct lun_table *t, unsigned int bits);
+void lun_ua_set_all(struct lun_table *t, unsigned int bits, uint32_t except);
+
+/**
+ * lun_ua_nexus_gone() - forget an I_T nexus's unit attention state (its
+ * session ended); should the id come back, it starts afresh.
+ * @t: the table.
+ * @nexus: the nexus id.
+ *
+ * Cost: one pass over the nexus/LUN entries.
+ */
+void lun_ua_nexus_gone(struct lun_table *t, uint32_t nexus);
+
+/**
+ * lun_ua_bytes() - memory the per-nexus unit attention state holds.
+ * @t: the table.
+ *
+ * Return: bytes.
+ */
+size_t lun_ua_bytes(struct lun_table *t);
 
 /**
  * lun_mode_set() - store a LUN's changeable mode bits (MODE SELECT);
- * raises MODE PARAMETERS CHANGED on the LUN when they change.
+ * raises MODE PARAMETERS CHANGED on the LUN when they change, for every
+ * I_T nexus but @except.
  * @t: the table.
  * @lun: LUN number.
  * @mode: enum lun_mode bits.
+ * @except: the nexus whose MODE SELECT it is, or LUN_NEXUS_NONE.
  *
  * Return: 0, -ENOENT.
  */
-int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode);
+int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode,
+		 uint32_t except);
 
 /**
  * lun_serial() - the unit serial number, "SDS" + 8 hex digits of the seed +

@@ -1429,6 +1429,7 @@ void scsi_pr_nexus_lost(struct scsi_target *t, uint32_t nexus)
 {
 	struct scsi_pr *p = pr_root(t);
 
+	lun_ua_nexus_gone(t->luns, nexus);
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);

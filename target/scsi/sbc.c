@@ -619,10 +619,6 @@ enum scsi_disposition sbc_write_same(struct scsi_ctx *c)
 		return SCSI_DONE;
 	}
 	sbc_decode(cdb, &rw);
-	if (g->max_ws_blocks && rw.nblocks > g->max_ws_blocks) {
-		scsi_sense_cdb(c, rw.len_byte, -1);
-		return SCSI_DONE;
-	}
 	n = rw.nblocks;
 	if (!n) {
 		/* to the end: the LBA must name a block */
@@ -632,6 +628,11 @@ enum scsi_disposition sbc_write_same(struct scsi_ctx *c)
 			return SCSI_DONE;
 		}
 		n = c->li.nblocks - rw.lba;
+	}
+	/* the limit holds for "to the end" too (SBC-4 WRITE SAME) */
+	if (g->max_ws_blocks && n > g->max_ws_blocks) {
+		scsi_sense_cdb(c, rw.len_byte, -1);
+		return SCSI_DONE;
 	}
 	if (!sbc_range_ok(c, rw.lba, n))
 		return SCSI_DONE;
@@ -648,7 +649,12 @@ enum scsi_disposition sbc_write_same(struct scsi_ctx *c)
 			sbc_sense_short(c);
 			return d;
 		}
-		zero = sbc_all_zero(sbc_buf, bs);
+		/*
+		 * UNMAP on a thin LUN deallocates whatever the block holds:
+		 * the range then reads as zeros (LBPRZ), as LIO does and as
+		 * initiators that discard through WRITE SAME expect.
+		 */
+		zero = unmap || sbc_all_zero(sbc_buf, bs);
 	}
 	flags = sbc_io_flags(c, false);
 	if (zero) {
@@ -762,7 +768,12 @@ enum scsi_disposition sbc_compare_and_write(struct scsi_ctx *c)
 
 	if (!sbc_protect_ok(c))
 		return SCSI_DONE;
-	if (n > SBC_CAW_MAX_BLOCKS) {
+	/*
+	 * Zero blocks is no error (SBC-4) unless the initiator sends data
+	 * with it: then the CDB cannot be what it meant (libiscsi's 256 in
+	 * a one-byte field).
+	 */
+	if (n > SBC_CAW_MAX_BLOCKS || (!n && c->cmd->xfer_len)) {
 		scsi_sense_cdb(c, 13, -1);
 		return SCSI_DONE;
 	}

@@ -591,7 +591,8 @@ bool scsi_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq)
 	if (!c->have_lun)
 		return false;
 	/* the LUN's own conditions first, then this I_T nexus's (pr.c) */
-	return lun_ua_take(c->cmd->tgt->luns, &c->li, asc, ascq) != 0 ||
+	return lun_ua_take(c->cmd->tgt->luns, &c->li, c->cmd->nexus, asc,
+			   ascq) != 0 ||
 	       scsi_pr_ua_take(c, asc, ascq);
 }
 

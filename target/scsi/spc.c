@@ -791,7 +791,7 @@ enum scsi_disposition spc_mode_select(struct scsi_ctx *c)
 	}
 	if (mode == c->li.mode)
 		return SCSI_DONE;
-	ret = lun_mode_set(spc_luns(c), c->li.lun, mode);
+	ret = lun_mode_set(spc_luns(c), c->li.lun, mode, c->cmd->nexus);
 	if (ret)
 		scsi_sense_errno(c, ret, false, 0);
 	return SCSI_DONE;

@@ -492,10 +492,10 @@ static void test_errors(void **state)
 	assert_int_equal(lun_set_state(F.t, 4, LUN_ONLINE), 0);
 	fd = openf("sde", O_RDWR);
 	assert_int_equal(pread(fd, buf, sizeof(buf), 8192), 4096);
-	assert_int_equal(lun_mode_set(F.t, 4, LUN_MODE_SWP), 0);
+	assert_int_equal(lun_mode_set(F.t, 4, LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
 	assert_int_equal(pwrite(fd, buf, 100, 8192), -1);
 	assert_int_equal(errno, EROFS);
-	assert_int_equal(lun_mode_set(F.t, 4, 0), 0);
+	assert_int_equal(lun_mode_set(F.t, 4, 0, LUN_NEXUS_NONE), 0);
 	assert_int_equal(pwrite(fd, buf, 100, 8192), 100);
 	close(fd);
 

@@ -132,10 +132,10 @@ static void test_add_remove_inflight(void **state)
 	assert_int_equal(lun_group_add(f->t, &g), 0);
 	assert_int_equal(lun_get(f->t, 2, &li), 0);
 	/* POWER ON OCCURRED first, once */
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_POWER_ON);
 	assert_int_equal(asc, 0x29);
 	assert_int_equal(ascq, 0x01);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), 0);
 	assert_int_equal(lun_write(f->t, &li, 10, 1, &iov, 1, 0), 0);
 	assert_true(store_lun_bytes(f->store, 2) > 0);
 
@@ -151,13 +151,26 @@ static void test_add_remove_inflight(void **state)
 	assert_int_equal(store_lun_bytes(f->store, 2), 0);
 	assert_int_equal(lun_remove(f->t, 2), -ENOENT);
 
-	/* the others see REPORTED LUNS DATA HAS CHANGED after their power on */
+	/*
+	 * LUN 2's nexus had used the table before the removal: on another LUN
+	 * it sees REPORTED LUNS DATA HAS CHANGED; a nexus new to LUN 0 sees
+	 * only its power on.
+	 */
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_POWER_ON);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_LUNS_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 8, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 8, &asc, &ascq), 0);
+	/* POWER ON goes once per LUN, to the first nexus */
+	assert_int_equal(lun_ua_take(f->t, &li, 10, &asc, &ascq), 0);
+	lun_put(f->t, &li);
+	assert_int_equal(lun_get(f->t, 1, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq), LUN_UA_POWER_ON);
+	lun_put(f->t, &li);
+	assert_int_equal(lun_remove(f->t, 3), 0);
+	assert_int_equal(lun_get(f->t, 1, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq), LUN_UA_LUNS_CHANGED);
 	assert_int_equal(asc, 0x3f);
 	assert_int_equal(ascq, 0x0e);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq), 0);
 	lun_put(f->t, &li);
 
 	/* lowest free number is reused, fresh (zeros, power on) */
@@ -166,7 +179,7 @@ static void test_add_remove_inflight(void **state)
 	memset(buf, 0xff, sizeof(buf));
 	assert_int_equal(lun_read(f->t, &li, 10, 1, &iov, 1), 0);
 	assert_int_equal(buf[0], 0);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_POWER_ON);
 	lun_put(f->t, &li);
 	assert_int_equal(lun_add(f->t, 2, 0), -EEXIST);
 	assert_int_equal(lun_add(f->t, 5000, 0), -ERANGE);
@@ -176,6 +189,106 @@ static void test_add_remove_inflight(void **state)
 	assert_int_equal(lun_add(f->t, 900, 0), 900);
 	assert_int_equal(lun_next(f->t, 4, 1024), 900);
 	assert_int_equal(lun_next(f->t, 4, 900), -ENOENT);
+	fx_free(f);
+}
+
+/*
+ * Unit attentions are per I_T nexus: the originator of a change is not told,
+ * every other nexus is, once each; a nexus that goes away starts over.
+ */
+static void test_ua_per_nexus(void **state)
+{
+	struct fx *f = fx_new(16);
+	struct lun_group g = group(0, 2);
+	struct lun_info li;
+	uint8_t asc, ascq;
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(lun_group_add(f->t, &g), 0);
+	assert_int_equal(lun_get(f->t, 0, &li), 0);
+	for (n = 1; n <= 3; n++) {
+		assert_int_equal(lun_ua_take(f->t, &li, n, &asc, &ascq),
+				 n == 1 ? LUN_UA_POWER_ON : 0);
+		assert_int_equal(lun_ua_take(f->t, &li, n, &asc, &ascq), 0);
+	}
+	lun_put(f->t, &li);
+
+	/* nexus 1's MODE SELECT: 2 and 3 hear of it, 1 does not */
+	assert_int_equal(lun_mode_set(f->t, 0, LUN_MODE_SWP, 1), 0);
+	assert_int_equal(lun_get(f->t, 0, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
+	assert_int_equal(asc, 0x2a);
+	assert_int_equal(ascq, 0x01);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq), 0);
+	/* 2 taking it left it pending for 3 */
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
+
+	/* 2's change, then 1's: 1 still owes 2's, once */
+	assert_int_equal(lun_mode_set(f->t, 0, 0, 2), 0);
+	assert_int_equal(lun_mode_set(f->t, 0, LUN_MODE_SWP, 1), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq), 0);
+
+	/* a LUN RESET from 3: 1 and 2 see it, 3 does not; not on LUN 1 */
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
+	lun_ua_set(f->t, 0, LUN_UA_RESET, 0, 0, 3);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), LUN_UA_RESET);
+	assert_int_equal(asc, 0x29);
+	assert_int_equal(ascq, 0x00);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq), LUN_UA_RESET);
+	lun_put(f->t, &li);
+	assert_int_equal(lun_get(f->t, 1, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq),
+			 LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), 0);
+	lun_put(f->t, &li);
+
+	/* a table-wide reset from 2 reaches 1 and 3 on LUN 0, 1 on LUN 1 */
+	lun_ua_set_all(f->t, LUN_UA_RESET, 2);
+	assert_int_equal(lun_get(f->t, 0, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), LUN_UA_RESET);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), LUN_UA_RESET);
+	lun_put(f->t, &li);
+	assert_int_equal(lun_get(f->t, 1, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), LUN_UA_RESET);
+	lun_put(f->t, &li);
+
+	/* nexus 3 goes away: its id starts afresh, owing nothing */
+	assert_true(lun_ua_bytes(f->t) > 0);
+	lun_ua_set(f->t, 0, LUN_UA_CAPACITY, 0, 0, 1);
+	lun_ua_nexus_gone(f->t, 3);
+	assert_int_equal(lun_get(f->t, 0, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 2, &asc, &ascq),
+			 LUN_UA_CAPACITY);
+	assert_int_equal(lun_ua_take(f->t, &li, 1, &asc, &ascq), 0);
+	lun_put(f->t, &li);
+
+	/* many nexuses on many LUNs: the pair table grows and keeps them */
+	for (n = 100; n < 1100; n++) {
+		assert_int_equal(lun_get(f->t, n & 1, &li), 0);
+		assert_int_equal(lun_ua_take(f->t, &li, n, &asc, &ascq), 0);
+		lun_put(f->t, &li);
+	}
+	lun_ua_set(f->t, 1, LUN_UA_CAPACITY, 0, 0, LUN_NEXUS_NONE);
+	for (n = 100; n < 1100; n++) {
+		assert_int_equal(lun_get(f->t, n & 1, &li), 0);
+		assert_int_equal(lun_ua_take(f->t, &li, n, &asc, &ascq),
+				 (n & 1) ? LUN_UA_CAPACITY : 0);
+		lun_put(f->t, &li);
+	}
 	fx_free(f);
 }
 
@@ -198,20 +311,22 @@ static void test_state_mode_resize(void **state)
 	assert_int_equal(lun_set_state(f->t, 0, LUN_REMOVING), -EINVAL);
 	assert_int_equal(lun_set_state(f->t, 3, LUN_ONLINE), -ENOENT);
 
-	assert_int_equal(lun_mode_set(f->t, 0, LUN_MODE_SWP), 0);
+	assert_int_equal(lun_get(f->t, 0, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_POWER_ON);
+	lun_put(f->t, &li);
+	assert_int_equal(lun_mode_set(f->t, 0, LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
 	assert_int_equal(lun_write(f->t, &li, 0, 1, &iov, 1, 0), -EROFS);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_POWER_ON);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_MODE_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_MODE_CHANGED);
 	lun_put(f->t, &li);
-	assert_int_equal(lun_mode_set(f->t, 0, 0), 0);
+	assert_int_equal(lun_mode_set(f->t, 0, 0, LUN_NEXUS_NONE), 0);
 
 	assert_int_equal(lun_resize(f->t, 0, 1 << 20), 0);
 	assert_int_equal(lun_resize(f->t, 0, 1000), -EINVAL);
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
 	assert_int_equal(li.nblocks, 2048);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_MODE_CHANGED);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_CAPACITY);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_MODE_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_CAPACITY);
 	assert_int_equal(asc, 0x2a);
 	assert_int_equal(ascq, 0x09);
 	assert_int_equal(lun_read(f->t, &li, 2047, 1, &iov, 1), 0);
@@ -220,14 +335,14 @@ static void test_state_mode_resize(void **state)
 	lun_put(f->t, &li);
 
 	/* table-wide reset: every LUN reports it once */
-	lun_ua_set_all(f->t, LUN_UA_RESET);
+	lun_ua_set_all(f->t, LUN_UA_RESET, LUN_NEXUS_NONE);
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_RESET);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_RESET);
 	assert_int_equal(asc, 0x29);
 	assert_int_equal(ascq, 0x00);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), 0);
-	lun_ua_set(f->t, 0, LUN_UA_INJECTED, 0x3f, 0x03);
-	assert_int_equal(lun_ua_take(f->t, &li, &asc, &ascq), LUN_UA_INJECTED);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), 0);
+	lun_ua_set(f->t, 0, LUN_UA_INJECTED, 0x3f, 0x03, LUN_NEXUS_NONE);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_INJECTED);
 	assert_int_equal(asc, 0x3f);
 	assert_int_equal(ascq, 0x03);
 	lun_put(f->t, &li);
@@ -313,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_create_many),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_add_remove_inflight),
+		cmocka_unit_test(test_ua_per_nexus),
 		cmocka_unit_test(test_state_mode_resize),
 		cmocka_unit_test(test_partition_overlay),
 	};

@@ -394,7 +394,7 @@ static void test_software_write_protect(void **state)
 
 	(void)state;
 	h_clear_ua(h, 0);
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_SWP), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0); /* MODE PARAMETERS CHANGED */
 	h_exec(h, 0, w10, sizeof(w10), SCSI_DIR_WRITE, buf, 512);
 	h_expect_sense(h, SK_DATA_PROTECT, 0x27, 0x00);
@@ -405,7 +405,7 @@ static void test_software_write_protect(void **state)
 	run_read10(h, 0, 8, 1, buf, 512);
 	h_expect_good(h);
 	assert_int_equal(buf[0], 0);
-	assert_int_equal(lun_mode_set(h->luns, 0, 0), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, 0, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	buf[0] = 7;
 	h_exec(h, 0, w10, sizeof(w10), SCSI_DIR_WRITE, buf, 512);
@@ -519,7 +519,7 @@ static void test_faults_with_lba(void **state)
 	assert_true(h_sense_parse(h->cmd.sense, h->cmd.sense_len, &s));
 	assert_false(s.descriptor);
 	assert_false(s.info_valid);
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	h_exec(h, 0, r16, sizeof(r16), SCSI_DIR_READ, buf, 512);
 	h_expect_sense(h, SK_MEDIUM_ERROR, 0x11, 0x00);
@@ -573,7 +573,7 @@ static void test_sense_field_pointer_bytes(void **state)
 	assert_int_equal(s[16], 0);
 	assert_int_equal(s[17], 2);
 
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE, LUN_NEXUS_NONE), 0);
 	h_exec(h, 0, H_CDB(0x12, 0, 0x80, 0, 36, 0), SCSI_DIR_READ, buf, 36);
 	h_expect_invalid_cdb(h, 2, 7);
 	assert_int_equal(h->cmd.sense_len, 16);

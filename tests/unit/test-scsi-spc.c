@@ -98,7 +98,7 @@ static void test_request_sense(void **state)
 	assert_int_equal(s.ascq, 0x02);
 	assert_int_equal(lun_set_state(h->luns, 0, LUN_ONLINE), 0);
 	/* informational exceptions TEST, DEXCPT off: a false failure */
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_TEST), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_TEST, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	h_exec(h, 0, H_CDB(0x03, 0, 0, 0, 252, 0), SCSI_DIR_READ, buf, 252);
 	assert_true(h_sense_parse(buf, h->cmd.data_len, &s));
@@ -106,7 +106,7 @@ static void test_request_sense(void **state)
 	assert_int_equal(s.asc, 0x5d);
 	assert_int_equal(s.ascq, 0xff);
 	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_TEST |
-				      LUN_MODE_DEXCPT), 0);
+				      LUN_MODE_DEXCPT, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	h_exec(h, 0, H_CDB(0x03, 0, 0, 0, 252, 0), SCSI_DIR_READ, buf, 252);
 	assert_true(h_sense_parse(buf, h->cmd.data_len, &s));
@@ -653,7 +653,7 @@ static void test_mode_sense_pc(void **state)
 
 	(void)state;
 	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_RCD |
-				      LUN_MODE_SWP), 0);
+				      LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	/* current */
 	mode_sense6(h, 0x08, 0x3f, 0, 255, b, sizeof(b));
