@@ -5,9 +5,11 @@
  * READ CAPACITY (10/16) and GET LBA STATUS. Data moves straight between the
  * command's iovecs and the store; nothing is allocated per command.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fault.h"
@@ -979,4 +981,204 @@ enum scsi_disposition sbc_service_action_in16(struct scsi_ctx *c)
 	}
 	scsi_sense_cdb(c, 1, 4);
 	return SCSI_DONE;
+}
+
+/* ---- PRE-FETCH, READ DEFECT DATA, ORWRITE, WRITE ATOMIC ---------------- */
+
+/*
+ * PRE-FETCH (10/16). Every block is already in memory, or one store read
+ * away, and there is no cache to load: the range is checked (and a fault
+ * rule on it fires, as a medium error would on a real prefetch), then GOOD,
+ * the status SBC-4 gives when nothing was moved into a cache. IMMED needs
+ * nothing: the command is over at once either way.
+ */
+enum scsi_disposition sbc_prefetch(struct scsi_ctx *c)
+{
+	enum scsi_disposition d = SCSI_DONE;
+	struct sbc_rw rw;
+
+	sbc_decode(c->cdb, &rw);
+	if (!sbc_range_ok(c, rw.lba, rw.nblocks))
+		return SCSI_DONE;
+	sbc_faults(c, rw.lba, rw.nblocks, FAULT_OP_READ, &d);
+	return d;
+}
+
+/*
+ * READ DEFECT DATA (10/12). A virtual medium has no defects: the primary
+ * and grown lists asked for (REQ_PLIST, REQ_GLIST) are reported valid and
+ * empty, in the format asked for, since an empty list is the same in every
+ * format. Format 7 is reserved.
+ */
+#define SBC_RDD_PLIST 0x10
+#define SBC_RDD_GLIST 0x08
+#define SBC_RDD_FORMAT 0x07
+
+enum scsi_disposition sbc_read_defect_data(struct scsi_ctx *c)
+{
+	bool d12 = c->cdb[0] == 0xb7;
+	uint8_t req = d12 ? c->cdb[1] : c->cdb[2], hdr[8] = { 0 };
+	size_t alloc = d12 ? get_be32(c->cdb + 6) : get_be16(c->cdb + 7);
+	size_t n = d12 ? 8 : 4;
+
+	if ((req & SBC_RDD_FORMAT) == 7) {
+		scsi_sense_cdb(c, d12 ? 1 : 2, 2);
+		return SCSI_DONE;
+	}
+	hdr[1] = req & (SBC_RDD_PLIST | SBC_RDD_GLIST | SBC_RDD_FORMAT);
+	/* the lengths (and READ DEFECT DATA (12)'s generation) are all 0 */
+	scsi_copy_in(c, hdr, n < alloc ? n : alloc);
+	return SCSI_DONE;
+}
+
+/*
+ * The COMPARE AND WRITE stripes of blocks [@lba, @lba + @n), locked (or
+ * unlocked) in index order, so commands that take several never deadlock
+ * with each other or with one COMPARE AND WRITE. ORWRITE and WRITE ATOMIC
+ * are thereby atomic with respect to each other and to COMPARE AND WRITE;
+ * a plain READ or WRITE of the same blocks does not take the locks (the
+ * hot path stays lock-free), as SBC-4 allows for commands that are not
+ * themselves atomic.
+ */
+static void sbc_lock_range(uint32_t lun, uint64_t lba, uint64_t n, bool lock)
+{
+	uint64_t set[SBC_CAW_LOCKS / 64] = { 0 };
+	uint64_t i, k;
+
+	for (i = 0; i < n && i < 4 * SBC_CAW_LOCKS; i++) {
+		k = (uint64_t)(sbc_caw_lock(lun, lba + i) - sbc_caw_locks);
+		set[k / 64] |= 1ull << (k % 64);
+	}
+	if (n > 4 * SBC_CAW_LOCKS)
+		memset(set, 0xff, sizeof(set)); /* surely every stripe */
+	for (k = 0; k < SBC_CAW_LOCKS; k++) {
+		if (!(set[k / 64] & (1ull << (k % 64))))
+			continue;
+		if (lock)
+			pthread_mutex_lock(&sbc_caw_locks[k]);
+		else
+			pthread_mutex_unlock(&sbc_caw_locks[k]);
+	}
+}
+
+/*
+ * ORWRITE (16): each block becomes itself OR the Data-Out block, read and
+ * written under the stripe locks in 32 KiB pieces. ORPROTECT must be 0 (no
+ * protection information); zero blocks is no error.
+ */
+enum scsi_disposition sbc_orwrite(struct scsi_ctx *c)
+{
+	enum scsi_disposition d = SCSI_DONE;
+	uint32_t bs = c->li.block_size, per = SBC_HALF / bs, k;
+	uint8_t *medium = sbc_buf, *data = sbc_buf + SBC_HALF;
+	unsigned int flags;
+	struct sbc_rw rw;
+	struct iovec v;
+	uint64_t lba, left;
+	size_t off = 0, j;
+	int ret = 0;
+
+	if (!sbc_protect_ok(c))
+		return SCSI_DONE;
+	sbc_decode(c->cdb, &rw);
+	if (!sbc_xfer_ok(c, &rw) || !sbc_range_ok(c, rw.lba, rw.nblocks))
+		return SCSI_DONE;
+	if (!rw.nblocks)
+		return SCSI_DONE;
+	if (sbc_out_room(c) < rw.nblocks * bs) {
+		sbc_sense_short(c);
+		return SCSI_DONE;
+	}
+	if (sbc_faults(c, rw.lba, rw.nblocks, FAULT_OP_READ, &d) ||
+	    sbc_faults(c, rw.lba, rw.nblocks, FAULT_OP_WRITE, &d))
+		return d;
+	flags = sbc_io_flags(c, c->cdb[1] & SBC_FUA);
+	sbc_lock_range(c->li.lun, rw.lba, rw.nblocks, true);
+	for (lba = rw.lba, left = rw.nblocks; left; lba += k, left -= k) {
+		k = left < per ? (uint32_t)left : per;
+		v.iov_base = medium;
+		v.iov_len = (size_t)k * bs;
+		if (scsi_copy_out(c, data, v.iov_len, off) != v.iov_len) {
+			ret = -EPROTO;
+			break;
+		}
+		ret = sbc_read_buf(c, lba, k, medium);
+		if (ret)
+			break;
+		for (j = 0; j < v.iov_len; j++)
+			medium[j] |= data[j];
+		ret = lun_write(sbc_luns(c), &c->li, lba, k, &v, 1, flags);
+		if (ret)
+			break;
+		off += v.iov_len;
+	}
+	sbc_lock_range(c->li.lun, rw.lba, rw.nblocks, false);
+	if (ret == -EPROTO)
+		sbc_sense_short(c);
+	else if (ret)
+		scsi_sense_errno(c, ret, true, lba);
+	else
+		c->cmd->data_len = (uint32_t)off;
+	return d;
+}
+
+/*
+ * WRITE ATOMIC (16): all of the blocks or none, and no other atomic command
+ * (COMPARE AND WRITE, ORWRITE, WRITE ATOMIC) sees a part. The Block Limits
+ * page says MAXIMUM ATOMIC TRANSFER LENGTH scsi_atomic_max_blocks(), no
+ * alignment or granularity, no atomic boundary: ATOMIC BOUNDARY must be 0. The
+ * data is gathered whole before the first block is written, so a short
+ * Data-Out leaves the medium as it was.
+ */
+enum scsi_disposition sbc_write_atomic(struct scsi_ctx *c)
+{
+	enum scsi_disposition d = SCSI_DONE;
+	uint64_t lba = get_be64(c->cdb + 2);
+	uint32_t n = get_be16(c->cdb + 12), bs = c->li.block_size;
+	size_t len = (size_t)n * bs;
+	struct iovec v = { .iov_base = sbc_buf, .iov_len = len };
+	int ret;
+
+	if (!sbc_protect_ok(c))
+		return SCSI_DONE;
+	if (get_be16(c->cdb + 10)) {
+		scsi_sense_cdb(c, 10, -1);
+		return SCSI_DONE;
+	}
+	if (!sbc_range_ok(c, lba, n) || !n)
+		return SCSI_DONE;
+	if (n > scsi_atomic_max_blocks(bs, c->li.group->max_xfer_blocks)) {
+		scsi_sense_cdb(c, 12, -1);
+		return SCSI_DONE;
+	}
+	if (sbc_out_room(c) < len) {
+		sbc_sense_short(c);
+		return SCSI_DONE;
+	}
+	if (sbc_faults(c, lba, n, FAULT_OP_WRITE, &d))
+		return d;
+	/* past the bounce buffer: a buffer of its own, at most 4 MiB */
+	if (len > SBC_BUF_SIZE) {
+		v.iov_base = malloc(len);
+		if (!v.iov_base) {
+			scsi_sense_errno(c, -ENOMEM, true, lba);
+			return d;
+		}
+	}
+	if (scsi_copy_out(c, v.iov_base, len, 0) != len) {
+		sbc_sense_short(c);
+		goto out_free;
+	}
+	sbc_lock_range(c->li.lun, lba, n, true);
+	ret = lun_write(sbc_luns(c), &c->li, lba, n, &v, 1,
+			sbc_io_flags(c, c->cdb[1] & SBC_FUA));
+	sbc_lock_range(c->li.lun, lba, n, false);
+	if (ret)
+		scsi_sense_errno(c, ret, true, lba);
+	else
+		c->cmd->data_len = (uint32_t)len;
+out_free:
+	if (v.iov_base != sbc_buf)
+		free(v.iov_base);
+	return d;
 }

@@ -29,7 +29,9 @@ enum {
 	WRITE_10 = 0x2a,
 	WRITE_VERIFY_10 = 0x2e,
 	VERIFY_10 = 0x2f,
+	PRE_FETCH_10 = 0x34,
 	SYNCHRONIZE_CACHE_10 = 0x35,
+	READ_DEFECT_DATA_10 = 0x37,
 	WRITE_SAME_10 = 0x41,
 	UNMAP = 0x42,
 	MODE_SELECT_10 = 0x55,
@@ -41,10 +43,13 @@ enum {
 	READ_16 = 0x88,
 	COMPARE_AND_WRITE = 0x89,
 	WRITE_16 = 0x8a,
+	ORWRITE_16 = 0x8b,
 	WRITE_VERIFY_16 = 0x8e,
 	VERIFY_16 = 0x8f,
+	PRE_FETCH_16 = 0x90,
 	SYNCHRONIZE_CACHE_16 = 0x91,
 	WRITE_SAME_16 = 0x93,
+	WRITE_ATOMIC_16 = 0x9c,
 	SERVICE_ACTION_IN_16 = 0x9e,
 	REPORT_LUNS = 0xa0,
 	MAINTENANCE_IN = 0xa3,
@@ -52,6 +57,7 @@ enum {
 	WRITE_12 = 0xaa,
 	WRITE_VERIFY_12 = 0xae,
 	VERIFY_12 = 0xaf,
+	READ_DEFECT_DATA_12 = 0xb7,
 };
 
 /* Service actions. */
@@ -296,6 +302,20 @@ const struct scsi_op scsi_ops[256] = {
 		/* IMMED */
 		.usage = { SYNCHRONIZE_CACHE_10, 0x02, LBA4, 0, 0xff, 0xff, 0 },
 	},
+	[PRE_FETCH_10] = {
+		.name = "PRE_FETCH_10", .fn = sbc_prefetch,
+		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_FAULTS,
+		.resv = SCSI_RESV_WE, .cdb_len = 10,
+		/* IMMED; GROUP NUMBER accepted, as a hint with no effect */
+		.usage = { PRE_FETCH_10, 0x02, LBA4, 0x1f, 0xff, 0xff, 0 },
+	},
+	[READ_DEFECT_DATA_10] = {
+		.name = "READ_DEFECT_DATA_10", .fn = sbc_read_defect_data,
+		.flags = F_MEDIUM_IN, .resv = SCSI_RESV_WE, .cdb_len = 10,
+		/* REQ_PLIST, REQ_GLIST, DEFECT LIST FORMAT; allocation length */
+		.usage = { READ_DEFECT_DATA_10, 0, 0x1f, 0, 0, 0, 0, 0xff, 0xff,
+			   0 },
+	},
 	[WRITE_SAME_10] = {
 		.name = "WRITE_SAME_10", .fn = sbc_write_same,
 		.flags = F_WRITE, .cdb_len = 10,
@@ -357,6 +377,12 @@ const struct scsi_op scsi_ops[256] = {
 		.cdb_len = 16,
 		.usage = { WRITE_16, 0x18, LBA8, LBA4, 0, 0 },
 	},
+	[ORWRITE_16] = {
+		.name = "ORWRITE_16", .fn = sbc_orwrite, .flags = F_WRITE,
+		.cdb_len = 16,
+		/* DPO, FUA; LBA; TRANSFER LENGTH; GROUP NUMBER (a hint) */
+		.usage = { ORWRITE_16, 0x18, LBA8, LBA4, 0x1f, 0 },
+	},
 	[WRITE_VERIFY_16] = {
 		.name = "WRITE_AND_VERIFY_16", .fn = sbc_write_verify,
 		.flags = F_WRITE, .cdb_len = 16,
@@ -367,6 +393,19 @@ const struct scsi_op scsi_ops[256] = {
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 16,
 		.usage = { VERIFY_16, 0x16, LBA8, LBA4, 0, 0 },
+	},
+	[PRE_FETCH_16] = {
+		.name = "PRE_FETCH_16", .fn = sbc_prefetch,
+		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_FAULTS,
+		.resv = SCSI_RESV_WE, .cdb_len = 16,
+		.usage = { PRE_FETCH_16, 0x02, LBA8, LBA4, 0x1f, 0 },
+	},
+	[WRITE_ATOMIC_16] = {
+		.name = "WRITE_ATOMIC_16", .fn = sbc_write_atomic,
+		.flags = F_WRITE, .cdb_len = 16,
+		/* DPO, FUA; LBA; ATOMIC BOUNDARY; TRANSFER LENGTH; GROUP */
+		.usage = { WRITE_ATOMIC_16, 0x18, LBA8, 0xff, 0xff, 0xff, 0xff,
+			   0x1f, 0 },
 	},
 	[SYNCHRONIZE_CACHE_16] = {
 		.name = "SYNCHRONIZE_CACHE_16", .fn = sbc_sync_cache,
@@ -417,6 +456,13 @@ const struct scsi_op scsi_ops[256] = {
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 12,
 		.usage = { VERIFY_12, 0x16, LBA4, LBA4, 0, 0 },
+	},
+	[READ_DEFECT_DATA_12] = {
+		.name = "READ_DEFECT_DATA_12", .fn = sbc_read_defect_data,
+		.flags = F_MEDIUM_IN, .resv = SCSI_RESV_WE, .cdb_len = 12,
+		/* REQ_PLIST, REQ_GLIST, FORMAT; ADDRESS DESCRIPTOR INDEX (no
+		 * descriptors: any index); allocation length */
+		.usage = { READ_DEFECT_DATA_12, 0x1f, LBA4, LBA4, 0, 0 },
 	},
 };
 
@@ -768,7 +814,11 @@ static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 	case PREVENT_ALLOW_MEDIUM_REMOVAL:
 	case SYNCHRONIZE_CACHE_10:
 	case SYNCHRONIZE_CACHE_16:
+	case PRE_FETCH_10:
+	case PRE_FETCH_16:
 		return 0;
+	case READ_DEFECT_DATA_12:
+		return get_be32(cdb + 6);
 	case REQUEST_SENSE:
 	case MODE_SELECT_6:
 	case MODE_SENSE_6:
@@ -778,6 +828,7 @@ static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 	case UNMAP:
 	case MODE_SELECT_10:
 	case MODE_SENSE_10:
+	case READ_DEFECT_DATA_10:
 		return get_be16(cdb + 7);
 	case READ_CAPACITY_10:
 		return 8;
@@ -809,7 +860,11 @@ static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 	case READ_16:
 	case WRITE_16:
 	case WRITE_VERIFY_16:
+	case ORWRITE_16:
 		n = get_be32(cdb + 10);
+		break;
+	case WRITE_ATOMIC_16:
+		n = get_be16(cdb + 12);
 		break;
 	case VERIFY_10:
 	case VERIFY_12:

@@ -228,6 +228,24 @@ enum scsi_disposition sbc_verify(struct scsi_ctx *c);        /* 10/12/16 */
 enum scsi_disposition sbc_write_same(struct scsi_ctx *c);    /* 10/16 */
 enum scsi_disposition sbc_unmap(struct scsi_ctx *c);
 enum scsi_disposition sbc_compare_and_write(struct scsi_ctx *c);
+enum scsi_disposition sbc_prefetch(struct scsi_ctx *c);      /* 10/16 */
+enum scsi_disposition sbc_read_defect_data(struct scsi_ctx *c); /* 10/12 */
+enum scsi_disposition sbc_orwrite(struct scsi_ctx *c);       /* 16 */
+enum scsi_disposition sbc_write_atomic(struct scsi_ctx *c);  /* 16 */
+
+/*
+ * WRITE ATOMIC (16)'s most blocks, the Block Limits page's MAXIMUM ATOMIC
+ * TRANSFER LENGTH: MAXIMUM TRANSFER LENGTH (@max_xfer), or 4 MiB when that
+ * is unlimited, since the data is gathered whole in memory before anything
+ * is written.
+ */
+static inline uint32_t scsi_atomic_max_blocks(uint32_t block_size,
+					      uint32_t max_xfer)
+{
+	uint32_t n = (4u << 20) / block_size;
+
+	return max_xfer && max_xfer < n ? max_xfer : n;
+}
 enum scsi_disposition sbc_sync_cache(struct scsi_ctx *c);    /* 10/16 */
 enum scsi_disposition sbc_read_capacity10(struct scsi_ctx *c);
 /* 0x9e: READ CAPACITY (16), GET LBA STATUS */

@@ -300,6 +300,9 @@ static size_t spc_vpd_block_limits(struct scsi_ctx *c, uint8_t *p)
 		put_be32(p + 32, 0x80000000u); /* UGAVALID, alignment 0 */
 	}
 	put_be64(p + 36, g->max_ws_blocks);
+	/* WRITE ATOMIC (16): no alignment, granularity or atomic boundary */
+	put_be32(p + 44, scsi_atomic_max_blocks(c->li.block_size,
+						g->max_xfer_blocks));
 	return n;
 }
 

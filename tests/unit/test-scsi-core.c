@@ -131,7 +131,7 @@ static void test_table_consistency(void **state)
 				 !!(op->flags & SCSI_OP_NO_UA));
 		prev = op;
 	}
-	assert_int_equal(n, 51);
+	assert_int_equal(n, 57);
 	assert_null(scsi_op_sa(0x9e, 0x11));
 	assert_null(scsi_op_sa(0x28, 0));
 	assert_int_equal(scsi_ops[0x9e].nsa, 2);

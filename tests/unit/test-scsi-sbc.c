@@ -277,6 +277,12 @@ static void cdb16(uint8_t *cdb, uint8_t op, uint8_t b1, uint64_t lba,
 	put(cdb + 10, n, 4);
 }
 
+static void put_be64_t(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
 static void fill(uint8_t *buf, size_t len, unsigned int seed)
 {
 	size_t i;
@@ -1252,6 +1258,149 @@ static void test_compare_and_write_atomic(void **state)
 
 /* ---- SYNCHRONIZE CACHE, READ CAPACITY --------------------------------- */
 
+/* PRE-FETCH checks its range and moves nothing; GROUP NUMBER is a hint. */
+static void test_prefetch(void **state)
+{
+	struct harness *h = *state;
+	uint8_t cdb[16];
+
+	cdb10(cdb, 0x34, 0x02, 100, 8);
+	cdb[6] = 3;
+	exec(h, L_THIN, cdb, SCSI_DIR_NONE, NULL, 0);
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_int_equal(h->cmd.data_len, 0);
+	cdb16(cdb, 0x90, 0, THIN_BLOCKS - 1, 2);
+	exec(h, L_THIN, cdb, SCSI_DIR_NONE, NULL, 0);
+	expect_lba_range(h);
+	cdb16(cdb, 0x90, 0, THIN_BLOCKS, 0);
+	exec(h, L_THIN, cdb, SCSI_DIR_NONE, NULL, 0);
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	/* a bit outside the usage data */
+	cdb10(cdb, 0x34, 0x01, 0, 1);
+	exec(h, L_THIN, cdb, SCSI_DIR_NONE, NULL, 0);
+	h_expect_invalid_cdb(h, 1, 0);
+}
+
+/* READ DEFECT DATA: the asked-for lists, valid and empty. */
+static void test_read_defect_data(void **state)
+{
+	struct harness *h = *state;
+	uint8_t cdb[16], buf[64];
+
+	memset(cdb, 0, sizeof(cdb));
+	cdb[0] = 0x37;
+	cdb[2] = 0x18 | 5; /* PLIST, GLIST, physical sector format */
+	cdb[8] = sizeof(buf);
+	memset(buf, 0xee, sizeof(buf));
+	exec(h, L_THIN, cdb, SCSI_DIR_READ, buf, sizeof(buf));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_int_equal(h->cmd.data_len, 4);
+	assert_int_equal(buf[1], 0x18 | 5);
+	assert_int_equal(be(buf + 2, 2), 0);
+
+	memset(cdb, 0, sizeof(cdb));
+	cdb[0] = 0xb7;
+	cdb[1] = 0x08 | 3; /* GLIST, long block format */
+	cdb[9] = 6;        /* allocation length shorter than the header */
+	exec(h, L_THIN, cdb, SCSI_DIR_READ, buf, sizeof(buf));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_int_equal(h->cmd.data_len, 6);
+	assert_int_equal(buf[1], 0x08 | 3);
+	cdb[1] = 7; /* reserved format */
+	exec(h, L_THIN, cdb, SCSI_DIR_READ, buf, sizeof(buf));
+	h_expect_invalid_cdb(h, 1, 2);
+}
+
+/* ORWRITE: medium OR data, across the bounce buffer's 32 KiB pieces. */
+static void test_orwrite(void **state)
+{
+	struct harness *h = *state;
+	enum { N = 80 }; /* 40 KiB: two pieces */
+	static uint8_t old[N * 512], data[N * 512], in[N * 512];
+	uint8_t cdb[16];
+	size_t i;
+
+	fill(old, sizeof(old), 31);
+	fill(data, sizeof(data), 32);
+	write16(h, L_THIN, 500, N, 512, old);
+	cdb16(cdb, 0x8b, 0x08, 500, N);
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, sizeof(data));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_int_equal(h->cmd.data_len, sizeof(data));
+	read16(h, L_THIN, 500, N, 512, in);
+	for (i = 0; i < sizeof(in); i++)
+		assert_int_equal(in[i], old[i] | data[i]);
+
+	/* ORPROTECT, past the end, zero blocks, a short Data-Out */
+	cdb16(cdb, 0x8b, 0x20, 500, 1);
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 512);
+	h_expect_invalid_cdb(h, 1, 5);
+	cdb16(cdb, 0x8b, 0, THIN_BLOCKS, 1);
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 512);
+	expect_lba_range(h);
+	cdb16(cdb, 0x8b, 0, 500, 0);
+	exec(h, L_THIN, cdb, SCSI_DIR_NONE, NULL, 0);
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	cdb16(cdb, 0x8b, 0, 500, 2);
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 512);
+	assert_int_equal(h->cmd.status, SCSI_CHECK_CONDITION);
+	read16(h, L_THIN, 500, 2, 512, data);
+	assert_memory_equal(data, in, 1024);
+}
+
+/* WRITE ATOMIC: whole or not at all; its limits are the Block Limits'. */
+static void test_write_atomic(void **state)
+{
+	struct harness *h = *state;
+	static uint8_t data[MAX_XFER_THIN * 512 + 512], in[600 * 512];
+	uint8_t cdb[16], vpd[64];
+
+	memset(cdb, 0, sizeof(cdb));
+	cdb[0] = 0x12;
+	cdb[1] = 1;
+	cdb[2] = 0xb0;
+	cdb[4] = sizeof(vpd);
+	exec(h, L_THIN, cdb, SCSI_DIR_READ, vpd, sizeof(vpd));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_int_equal(be(vpd + 44, 4), MAX_XFER_THIN);
+	assert_int_equal(be(vpd + 48, 4), 0);
+	assert_int_equal(be(vpd + 52, 4), 0);
+
+	/* 600 blocks: more than the 64 KiB bounce buffer */
+	fill(data, 600 * 512, 41);
+	memset(cdb, 0, sizeof(cdb));
+	cdb[0] = 0x9c;
+	put_be64_t(cdb + 2, 1000);
+	cdb[12] = 600 >> 8;
+	cdb[13] = 600 & 0xff;
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 600 * 512);
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	read16(h, L_THIN, 1000, 600, 512, in);
+	assert_memory_equal(in, data, 600 * 512);
+
+	/* a short Data-Out writes nothing at all */
+	fill(data, 600 * 512, 42);
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 599 * 512);
+	assert_int_equal(h->cmd.status, SCSI_CHECK_CONDITION);
+	read16(h, L_THIN, 1000, 600, 512, data);
+	assert_memory_equal(in, data, 600 * 512);
+
+	/* ATOMIC BOUNDARY, more than the maximum, past the end */
+	cdb[11] = 1;
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 600 * 512);
+	h_expect_invalid_cdb(h, 10, -1);
+	cdb[11] = 0;
+	cdb[12] = (MAX_XFER_THIN + 1) >> 8;
+	cdb[13] = (MAX_XFER_THIN + 1) & 0xff;
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, sizeof(data));
+	h_expect_invalid_cdb(h, 12, -1);
+	put_be64_t(cdb + 2, THIN_BLOCKS - 1);
+	cdb[12] = 0;
+	cdb[13] = 2;
+	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 1024);
+	expect_lba_range(h);
+}
+
 static void test_sync_cache(void **state)
 {
 	struct harness *h = *state;
@@ -1524,6 +1673,10 @@ int main(void)
 		T(test_unmap_rejects),
 		T(test_compare_and_write),
 		T(test_compare_and_write_atomic),
+		T(test_prefetch),
+		T(test_read_defect_data),
+		T(test_orwrite),
+		T(test_write_atomic),
 		T(test_sync_cache),
 		T(test_read_capacity10),
 		T(test_read_capacity16),
