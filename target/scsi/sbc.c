@@ -638,7 +638,8 @@ enum scsi_disposition sbc_write_same(struct scsi_ctx *c)
 	}
 	if (!sbc_range_ok(c, rw.lba, n))
 		return SCSI_DONE;
-	if (!ndob && sbc_out_room(c) < bs) {
+	/* one block of Data-Out, no less and no more */
+	if (!ndob && (sbc_out_room(c) < bs || c->cmd->xfer_len > bs)) {
 		sbc_sense_short(c);
 		return SCSI_DONE;
 	}
@@ -781,7 +782,8 @@ enum scsi_disposition sbc_compare_and_write(struct scsi_ctx *c)
 	}
 	if (!sbc_range_ok(c, lba, n) || !n)
 		return SCSI_DONE;
-	if (sbc_out_room(c) < 2 * len) {
+	/* the verify and the write blocks, no less and no more */
+	if (sbc_out_room(c) < 2 * len || c->cmd->xfer_len > 2 * len) {
 		sbc_sense_short(c);
 		return SCSI_DONE;
 	}

@@ -873,7 +873,8 @@ static int tmf(struct iscsi_conn *c)
 		iscsi_conn_abort_lun(c, tlun);
 		iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
 		scsi_pr_lun_reset(c->fe->tgt, c->view, vlun);
-		lun_ua_set(luns, tlun, LUN_UA_RESET, 0, 0, (uint32_t)c->id);
+		/* SAM-5: every I_T nexus, the one that asked too */
+		lun_ua_set(luns, tlun, LUN_UA_RESET, 0, 0, LUN_NEXUS_NONE);
 		return tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 	case ISCSI_TMF_TARGET_WARM_RESET:
 	case ISCSI_TMF_TARGET_COLD_RESET:
@@ -883,7 +884,7 @@ static int tmf(struct iscsi_conn *c)
 		iscsi_conn_abort_all(c);
 		reset_others(c, func == ISCSI_TMF_TARGET_COLD_RESET);
 		scsi_pr_target_reset(c->fe->tgt, c->view);
-		lun_ua_set_all(luns, LUN_UA_RESET, (uint32_t)c->id);
+		lun_ua_set_all(luns, LUN_UA_RESET, LUN_NEXUS_NONE);
 		ret = tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 		if (func == ISCSI_TMF_TARGET_COLD_RESET)
 			c->state = ISCSI_CONN_CLOSING;
