@@ -891,7 +891,35 @@ static void spc_timeouts(uint8_t *p)
 	put_be32(p + 8, SPC_RECOMMENDED_TIMEOUT);
 }
 
-/* REPORTING OPTIONS 000b: every command descriptor, from the table. */
+/*
+ * Whether this LUN offers @op, as the LUN will answer it: UNMAP needs
+ * logical block provisioning, so a thick LUN (INVALID COMMAND OPERATION
+ * CODE there) reports it unsupported. Every other entry of the table holds
+ * for every LUN.
+ */
+static bool spc_offers(const struct scsi_ctx *c, const struct scsi_op *op)
+{
+	return op->fn != sbc_unmap || c->li.group->thin;
+}
+
+/*
+ * @op's CDB usage data on this LUN, into @out (op->cdb_len bytes): WRITE
+ * SAME's UNMAP bit is only usable where there is provisioning to undo (a
+ * thick LUN refuses it with INVALID FIELD IN CDB).
+ */
+static void spc_usage(const struct scsi_ctx *c, const struct scsi_op *op,
+		      uint8_t *out)
+{
+	memcpy(out, op->usage, op->cdb_len);
+	if (op->fn == sbc_write_same && !c->li.group->thin)
+		out[1] &= (uint8_t)~0x08;
+}
+
+/*
+ * REPORTING OPTIONS 000b: every command descriptor this LUN offers, from
+ * the table. Two walks over the table (about 60 entries): the first counts
+ * for the header.
+ */
 static void spc_rsoc_all(struct scsi_ctx *c, bool rctd, uint32_t alloc)
 {
 	size_t each = RSOC_DESC_LEN + (rctd ? RSOC_TIMEOUTS_LEN : 0);
@@ -901,12 +929,13 @@ static void spc_rsoc_all(struct scsi_ctx *c, bool rctd, uint32_t alloc)
 	unsigned int i, n = 0;
 	uint8_t hdr[4];
 
-	while (scsi_op_at(n))
-		n++;
+	for (i = 0; (op = scsi_op_at(i)); i++)
+		n += spc_offers(c, op);
 	put_be32(hdr, (uint32_t)(n * each));
 	spc_put(&o, hdr, sizeof(hdr));
-	for (i = 0; i < n && o.off < alloc; i++) {
-		op = scsi_op_at(i);
+	for (i = 0; (op = scsi_op_at(i)) && o.off < alloc; i++) {
+		if (!spc_offers(c, op))
+			continue;
 		memset(d, 0, RSOC_DESC_LEN);
 		d[0] = op->usage[0];
 		put_be16(d + 2, op->has_sa ? op->sa : 0);
@@ -922,7 +951,7 @@ static void spc_rsoc_all(struct scsi_ctx *c, bool rctd, uint32_t alloc)
  * REPORTING OPTIONS 001b (an opcode without service actions), 010b (an
  * opcode and service action) and 011b (SPC-5: whichever the opcode has).
  * A mismatch between the option and the opcode is INVALID FIELD IN CDB at
- * REPORTING OPTIONS; an opcode the target lacks is SUPPORT 001b.
+ * REPORTING OPTIONS; an opcode the target or this LUN lacks is SUPPORT 001b.
  */
 static void spc_rsoc_one(struct scsi_ctx *c, unsigned int opt, bool rctd,
 			 uint32_t alloc)
@@ -940,13 +969,15 @@ static void spc_rsoc_one(struct scsi_ctx *c, unsigned int opt, bool rctd,
 		op = opt == 1 ? NULL : scsi_op_sa(c->cdb[3], sa);
 	else if (main->fn)
 		op = main;
+	if (op && !spc_offers(c, op))
+		op = NULL;
 	memset(buf, 0, sizeof(buf));
 	if (!op) {
 		buf[1] = SUPPORT_NO;
 	} else {
 		buf[1] = SUPPORT_YES | (rctd ? CTDP_ONE : 0);
 		put_be16(buf + 2, op->cdb_len);
-		memcpy(buf + 4, op->usage, op->cdb_len);
+		spc_usage(c, op, buf + 4);
 		n += op->cdb_len;
 		if (rctd) {
 			spc_timeouts(buf + n);

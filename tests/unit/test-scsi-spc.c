@@ -777,6 +777,39 @@ static uint8_t mode_select10(struct harness *h, const void *p, uint16_t len)
  * DBD, flip WCE, clear the mode data length and device-specific byte, send
  * it back.
  */
+/*
+ * TEST UNIT READY from I_T nexus @nexus (the harness's own commands come
+ * from nexus 0): h_exec() with the nexus id set, status and sense in h->cmd.
+ */
+static uint8_t tur_from(struct harness *h, uint32_t nexus, uint32_t lun)
+{
+	struct scsi_cmd *cmd = &h->cmd;
+
+	memset(cmd, 0, sizeof(*cmd));
+	memset(h->cdb, 0, sizeof(h->cdb));
+	cmd->tgt = &h->tgt;
+	cmd->lun = lun;
+	cmd->nexus = nexus;
+	cmd->cdb = h->cdb;
+	cmd->cdb_len = 6;
+	cmd->dir = SCSI_DIR_NONE;
+	cmd->status = 0xff;
+	cmd->sense_len = 0xff;
+	h->disp = scsi_exec(cmd);
+	assert_int_equal(h->disp, SCSI_DONE);
+	return cmd->status;
+}
+
+/* Nexus @nexus takes every unit attention it has (a new nexus: POWER ON). */
+static void clear_ua_from(struct harness *h, uint32_t nexus, uint32_t lun)
+{
+	unsigned int i;
+
+	for (i = 0; i < 16 && tur_from(h, nexus, lun) != SCSI_GOOD; i++)
+		;
+	h_expect_good(h);
+}
+
 static size_t caching_select_list(struct harness *h, uint8_t *out, bool wce)
 {
 	uint8_t b[64];
@@ -798,22 +831,29 @@ static void test_mode_select_caching(void **state)
 	size_t n;
 
 	(void)state;
+	clear_ua_from(h, 1, 0);
 	n = caching_select_list(h, list, false);
 	mode_select6(h, 0x10, list, (uint8_t)n);
 	h_expect_good(h);
 	assert_int_equal(lun_get(h->luns, 0, &li), 0);
 	assert_int_equal(li.mode & LUN_MODE_WCE, 0);
 	lun_put(h->luns, &li);
+	/*
+	 * MODE PARAMETERS CHANGED goes to every other I_T nexus (SPC-4
+	 * 7.5.4), once each; the nexus that made the change knows already.
+	 */
 	tur(h, 0);
+	h_expect_good(h);
+	tur_from(h, 1, 0);
 	h_expect_sense(h, SK_UNIT_ATTENTION, 0x2a, 0x01);
-	tur(h, 0);
+	tur_from(h, 1, 0);
 	h_expect_good(h);
 	mode_sense6(h, 0x08, 0x08, 0, 64, b, sizeof(b));
 	assert_int_equal(b[6] & 0x04, 0);
 	/* the same values again: no change, no unit attention */
 	mode_select6(h, 0x10, list, (uint8_t)n);
 	h_expect_good(h);
-	tur(h, 0);
+	tur_from(h, 1, 0);
 	h_expect_good(h);
 
 	/* MODE SELECT (10) with a block descriptor turns it back on */
@@ -842,13 +882,17 @@ static void test_mode_select_d_sense(void **state)
 	struct h_sense s;
 
 	(void)state;
+	clear_ua_from(h, 1, 0);
 	mode_sense6(h, 0x08, 0x0a, 0, 64, b, sizeof(b));
 	memcpy(list + 4, b + 4, 12);
 	list[4 + 2] |= 0x04;              /* D_SENSE */
 	mode_select6(h, 0x10, list, sizeof(list));
 	h_expect_good(h);
-	/* from now on descriptor format, starting with the UA it raised */
-	tur(h, 0);
+	/*
+	 * from now on descriptor format, starting with the UA it raised for
+	 * the other nexus
+	 */
+	tur_from(h, 1, 0);
 	h_expect_sense(h, SK_UNIT_ATTENTION, 0x2a, 0x01);
 	assert_true(h_sense_parse(h->cmd.sense, h->cmd.sense_len, &s));
 	assert_true(s.descriptor);
@@ -863,7 +907,8 @@ static void test_mode_select_d_sense(void **state)
 	list[4 + 2] &= (uint8_t)~0x04;
 	mode_select6(h, 0x10, list, sizeof(list));
 	h_expect_good(h);
-	tur(h, 0);
+	tur_from(h, 1, 0);
+	h_expect_sense(h, SK_UNIT_ATTENTION, 0x2a, 0x01);
 	assert_int_equal(h->cmd.sense[0], 0x70);
 	h_free(h);
 }
@@ -1079,14 +1124,91 @@ static void test_prevent_allow(void **state)
 
 /* ---- REPORT SUPPORTED OPERATION CODES ------------------------------------ */
 
-static uint8_t rsoc(struct harness *h, uint8_t b2, uint8_t opcode,
-		    uint16_t sa, uint32_t alloc, void *buf, size_t len)
+static uint8_t rsoc_lun(struct harness *h, uint32_t lun, uint8_t b2,
+			uint8_t opcode, uint16_t sa, uint32_t alloc, void *buf,
+			size_t len)
 {
 	uint8_t cdb[12] = { 0xa3, 0x0c, b2, opcode };
 
 	put_be16(cdb + 4, sa);
 	put_be32(cdb + 6, alloc);
-	return h_exec(h, 0, cdb, sizeof(cdb), SCSI_DIR_READ, buf, len);
+	return h_exec(h, lun, cdb, sizeof(cdb), SCSI_DIR_READ, buf, len);
+}
+
+static uint8_t rsoc(struct harness *h, uint8_t b2, uint8_t opcode,
+		    uint16_t sa, uint32_t alloc, void *buf, size_t len)
+{
+	return rsoc_lun(h, 0, b2, opcode, sa, alloc, buf, len);
+}
+
+/* Whether an all_commands list (8-byte descriptors, no RCTD) has @op. */
+static bool rsoc_lists(const uint8_t *buf, uint8_t op)
+{
+	uint32_t i, n = get_be32(buf) / 8;
+
+	for (i = 0; i < n; i++)
+		if (buf[4 + 8 * i] == op)
+			return true;
+	return false;
+}
+
+/*
+ * RSOC tells the truth per LUN: a thick LUN answers UNMAP with INVALID
+ * COMMAND OPERATION CODE and WRITE SAME's UNMAP bit with INVALID FIELD IN
+ * CDB, so it does not list UNMAP nor that bit; the thin LUN does.
+ */
+static void test_rsoc_per_lun(void **state)
+{
+	struct harness *h = h_new(16);
+	struct lun_group thin = h_group("thin", 0, 1, GIB);
+	struct lun_group full = h_group("full", 1, 1, GIB);
+	uint8_t buf[4096], one[64], list[24] = { 0, 22, 0, 16 };
+	unsigned int n = 0;
+
+	(void)state;
+	full.thin = false;
+	full.lbprz = false;
+	h_add_group(h, &thin);
+	h_add_group(h, &full);
+	h_clear_ua(h, 0);
+	h_clear_ua(h, 1);
+	while (scsi_op_at(n))
+		n++;
+
+	rsoc_lun(h, 0, 0, 0, 0, sizeof(buf), buf, sizeof(buf));
+	h_expect_good(h);
+	assert_int_equal(get_be32(buf), 8 * n);
+	assert_true(rsoc_lists(buf, 0x42));
+	rsoc_lun(h, 1, 0, 0, 0, sizeof(buf), buf, sizeof(buf));
+	h_expect_good(h);
+	assert_int_equal(get_be32(buf), 8 * (n - 1));
+	assert_int_equal(h->cmd.data_len, 4 + 8 * (n - 1));
+	assert_false(rsoc_lists(buf, 0x42));
+	assert_true(rsoc_lists(buf, 0x93));
+
+	/* one command: UNMAP */
+	rsoc_lun(h, 0, 1, 0x42, 0, sizeof(one), one, sizeof(one));
+	assert_int_equal(one[1] & 0x07, 0x03);
+	rsoc_lun(h, 1, 1, 0x42, 0, sizeof(one), one, sizeof(one));
+	h_expect_good(h);
+	assert_int_equal(one[1] & 0x07, 0x01);
+	/* ... and the LUN answers as RSOC said */
+	put_be64(list + 8, 0);
+	put_be32(list + 16, 1);
+	h_exec(h, 1, H_CDB(0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0), SCSI_DIR_WRITE,
+	       list, sizeof(list));
+	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x20, 0x00);
+
+	/* WRITE SAME (16)'s UNMAP bit: usable on the thin LUN only */
+	rsoc_lun(h, 0, 1, 0x93, 0, sizeof(one), one, sizeof(one));
+	assert_int_equal(one[4 + 1], 0x09);
+	rsoc_lun(h, 1, 1, 0x93, 0, sizeof(one), one, sizeof(one));
+	h_expect_good(h);
+	assert_int_equal(one[1] & 0x07, 0x03);
+	assert_int_equal(one[4 + 1], 0x01);
+	rsoc_lun(h, 1, 1, 0x41, 0, sizeof(one), one, sizeof(one));
+	assert_int_equal(one[4 + 1], 0x00);
+	h_free(h);
 }
 
 static void test_rsoc_all(void **state)
@@ -1244,6 +1366,7 @@ int main(void)
 		cmocka_unit_test(test_prevent_allow),
 		cmocka_unit_test(test_rsoc_all),
 		cmocka_unit_test(test_rsoc_one),
+		cmocka_unit_test(test_rsoc_per_lun),
 		cmocka_unit_test(test_report_tmfs),
 	};
 
