@@ -1069,6 +1069,8 @@ static const struct key tcmu_keys[] = {
 	KEY("name_prefix", set_name, struct cfg_tcmu, name_prefix, 1, 0),
 	KEY("ring_size", set_mib_size, struct cfg_tcmu, ring_size, 1u << 20,
 	    1u << 30),
+	KEY("cmd_ring_size", set_mib_size, struct cfg_tcmu, cmd_ring_size,
+	    1u << 20, 64u << 20),
 	KEY("fabric", set_fabric, struct cfg_tcmu, fabric, 0, 0),
 };
 
@@ -1199,6 +1201,7 @@ static void defaults(struct cfg *c)
 	strcpy(c->tcmu.hba, "user_0");
 	strcpy(c->tcmu.name_prefix, "sdswarm");
 	c->tcmu.ring_size = 8u << 20;
+	c->tcmu.cmd_ring_size = 1u << 20;
 	c->tcmu.fabric = CFG_TCMU_LOOPBACK;
 
 	c->fuse.enabled = false;

@@ -138,7 +138,11 @@ enum cfg_tcmu_fabric {
  * @enabled: create the backstores.
  * @hba: the configfs HBA directory, "user_<N>".
  * @name_prefix: backstore names are "<name_prefix><LUN>".
- * @ring_size: the data area of each device's ring, bytes (whole MiB).
+ * @ring_size: the data area of each device's ring, bytes (whole MiB):
+ *	max_data_area_mb, the most data the device's commands in flight
+ *	can carry.
+ * @cmd_ring_size: the command ring of each device, bytes (whole MiB):
+ *	cmd_ring_size_mb, vmalloc'd by the kernel for the device's life.
  * @fabric: how the backstores are exported.
  */
 struct cfg_tcmu {
@@ -146,6 +150,7 @@ struct cfg_tcmu {
 	char hba[32];
 	char name_prefix[32];
 	uint64_t ring_size;
+	uint64_t cmd_ring_size;
 	enum cfg_tcmu_fabric fabric;
 };
 

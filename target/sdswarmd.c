@@ -24,6 +24,7 @@
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
 #include "frontend/iscsi/iscsi.h"
+#include "frontend/tcmu/tcmu.h"
 #include "log.h"
 #include "lun.h"
 #include "scsi/scsi.h"
@@ -44,6 +45,7 @@ struct frontend {
 
 static const struct frontend frontends[] = {
 	{.name = "iscsi", .start = iscsi_fe_start, .stop = iscsi_fe_stop},
+	{.name = "tcmu", .start = tcmu_fe_start, .stop = tcmu_fe_stop},
 	{.name = "fuse", .start = fusefe_start, .stop = fusefe_stop},
 	{.name = NULL},
 };
