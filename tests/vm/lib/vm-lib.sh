@@ -13,6 +13,22 @@
 #                           return 1 after TIMEOUT seconds
 #   vm_mem_used_kib         MemTotal - MemAvailable
 #   vm_report               print the JSON and verdict lines (init does)
+#   vm_since T0             seconds since uptime T0, two decimals
+#   vm_missing WANT HAVE    lines of file WANT that file HAVE lacks
+#   vm_sdswarmd CONF [ARG..]  start sdswarmd in the background (log in
+#                           /tmp/sdswarmd.log), wait for its control socket
+#   vm_sdswarmd_alive       whether that daemon still runs
+#   vm_iscsid               start iscsid (log /tmp/iscsid.log) and wait for it
+#   vm_iscsi_login PORTAL [TARGET]  discover PORTAL and log in to TARGET
+#                           (default: every target it offers)
+#   vm_sd_count             how many sd disks /sys/block holds
+#   vm_sd_lun NAME          LUN of disk NAME as the target numbers it (flat
+#                           space addressing undone: 0x4000+L is L)
+#   vm_sd_table_lun NAME LPT  the daemon's table LUN of disk NAME: target
+#                           tI's LUN L is I*LPT+L (the session's target name)
+#   vm_names_check W N      check the "NAME MAJ:MIN" lines of W/kernel
+#                           against sdnum (scheme linux); problems go to
+#                           W/mismatches, one a line
 VM_RUN=/run/sdswarm-vm
 VM_KV=$VM_RUN/kv
 VM_STATS=$VM_RUN/stats
@@ -121,4 +137,139 @@ vm_report() {
 		done
 	fi
 	echo "SDSWARM-VM-RESULT: $verdict $(vm_param scenario none)$line${reason:+ -- $reason}"
+}
+
+# vm_missing WANT HAVE: the lines of WANT not in HAVE (busybox has no comm).
+vm_missing() {
+	awk 'NR == FNR { h[$0] = 1; next } !($0 in h)' "$2" "$1"
+}
+
+vm_since() {
+	awk -v a="$1" -v b="$(vm_uptime)" 'BEGIN { printf "%.2f", b - a }'
+}
+
+VM_SDSWARMD_PID=""
+vm_sdswarmd() {
+	local conf=$1 sock
+	shift
+	sock=$(sed -n 's/^control *= *//p' "$conf" | head -1)
+	sock=${sock:-/run/sdswarm/control}
+	sdswarmd --config "$conf" "$@" >>/tmp/sdswarmd.log 2>&1 &
+	VM_SDSWARMD_PID=$!
+	if ! vm_wait 60 test -S "$sock"; then
+		vm_fail "sdswarmd made no control socket $sock in 60 s: $(tail -3 /tmp/sdswarmd.log | tr '\n' ' ')"
+		return 1
+	fi
+	echo "sdswarm-vm: sdswarmd $VM_SDSWARMD_PID up ($(grep -c . /tmp/sdswarmd.log) log lines)"
+}
+
+vm_sdswarmd_alive() {
+	[ -n "$VM_SDSWARMD_PID" ] && kill -0 "$VM_SDSWARMD_PID" 2>/dev/null
+}
+
+_vm_iscsid_up() {
+	# Status 21 is "no sessions": iscsid answered. 20 is "cannot connect".
+	iscsiadm -m session >/dev/null 2>&1
+	[ $? -ne 20 ]
+}
+
+vm_iscsid() {
+	_vm_iscsid_up && return 0
+	modprobe iscsi_tcp 2>/dev/null || { vm_fail "modprobe iscsi_tcp failed"; return 1; }
+	iscsid -f >>/tmp/iscsid.log 2>&1 &
+	if ! vm_wait 30 _vm_iscsid_up; then
+		vm_fail "iscsid did not answer in 30 s: $(tail -3 /tmp/iscsid.log | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+vm_iscsi_login() {
+	local portal=$1 target=${2:-} out
+	vm_iscsid || return 1
+	if ! out=$(iscsiadm -m discovery -t sendtargets -p "$portal" 2>&1); then
+		vm_fail "iSCSI discovery of $portal failed: $(echo "$out" | tail -1)"
+		return 1
+	fi
+	echo "$out" | sed 's/^/sdswarm-vm: discovered: /'
+	if [ -n "$target" ]; then
+		out=$(iscsiadm -m node -T "$target" -p "$portal" --login 2>&1)
+	else
+		out=$(iscsiadm -m node -p "$portal" --login 2>&1)
+	fi || {
+		vm_fail "iSCSI login to $portal${target:+ $target} failed: $(echo "$out" | tail -1)"
+		return 1
+	}
+	echo "$out" | tail -2 | sed 's/^/sdswarm-vm: /'
+}
+
+vm_sd_count() {
+	ls /sys/block | grep -c '^sd'
+}
+
+vm_sd_lun() {
+	local hctl l
+	hctl=$(readlink "/sys/block/$1/device") || return 1
+	l=${hctl##*:}
+	[ "$l" -ge 16384 ] && [ "$l" -lt 32768 ] && l=$((l - 16384))
+	echo "$l"
+}
+
+vm_sd_table_lun() {
+	local path sess tn l
+	l=$(vm_sd_lun "$1") || return 1
+	path=$(readlink -f "/sys/block/$1/device")
+	sess=$(echo "$path" | sed -n 's|.*/\(session[0-9]*\)/.*|\1|p')
+	tn=$(cat "/sys/class/iscsi_session/$sess/targetname" 2>/dev/null)
+	case $tn in
+	*:t[0-9]*) echo $((${tn##*:t} * $2 + l)) ;;
+	*) echo "$l" ;;
+	esac
+}
+
+vm_names_check() {
+	local w=$1 n=$2
+	: >"$w/mismatches"
+	# parse each name, then the name and dev_t of what it parsed to.
+	# Partitions 16 and up are on the dynamic major 259, numbered in the
+	# order the kernel scanned them: only their major is predictable.
+	cut -d' ' -f1 "$w/kernel" | sdnum parse - >"$w/idx" 2>&1
+	awk '$1 == "error:" { print "0 0"; next } $2 >= 16 { print $1 " 0"; next } { print }' \
+		"$w/idx" | sdnum devt - >"$w/devt" 2>&1
+	sed 's/^error.*/0 0/' "$w/idx" | sdnum name - >"$w/name" 2>&1
+	paste -d' ' "$w/kernel" "$w/idx" "$w/devt" "$w/name" >"$w/joined"
+	# joined: NAME MAJ:MIN INDEX PART DEVT SDNUM-NAME
+	awk -v n="$n" '
+		$3 == "error:" { print "unparsable " $1; next }
+		$4 >= 16 {
+			split($2, d, ":")
+			if (d[1] != 259) print "devt " $1 ": kernel " $2 ", want major 259 (partition " $4 ")"
+			else if (seen[$2]++) print "devt " $1 ": " $2 " given twice"
+			next
+		}
+		$5 != $2 { print "devt " $1 ": kernel " $2 ", sdnum " $5; next }
+		$6 != $1 { print "name " $1 ": sdnum names index " $3 " part " $4 " " $6; next }
+		$4 == 0 && n > 0 && $3 >= n { print "index " $1 " = " $3 " beyond " n }' \
+		"$w/joined" >>"$w/mismatches"
+	# The nodes devtmpfs made carry the same numbers (stat prints hex).
+	# shellcheck disable=SC2046 # names without spaces
+	stat -c '%n %t %T' $(cut -d' ' -f1 "$w/kernel" | sed 's|^|/dev/|') 2>&1 |
+		awk 'NF == 3 { sub("/dev/", "", $1); printf "%s %d:%d\n", $1, ("0x" $2) + 0, ("0x" $3) + 0; next }
+			{ print "stat-error " $0 }' >"$w/nodes"
+	awk 'NR == FNR { k[$1] = $2; next }
+		!($1 in k) { print "node " $0 " not in sysfs"; next }
+		k[$1] != $2 { print "node /dev/" $1 " is " $2 ", sysfs " k[$1] }' \
+		"$w/kernel" "$w/nodes" >>"$w/mismatches"
+	# lsblk, through libblkid/libsmartcols, lists every one of them with
+	# the same numbers (W/kernel may be a sample of what lsblk lists).
+	lsblk -rn -o NAME,MAJ:MIN 2>&1 | grep '^sd' | sort >"$w/lsblk"
+	vm_missing "$w/kernel" "$w/lsblk" | head -3 |
+		sed "s/^/lsblk ($(wc -l <"$w/lsblk") lines) lacks: /" >>"$w/mismatches"
+}
+
+# vm_sysfs_names W: W/kernel as "NAME MAJ:MIN" for every sd disk and
+# partition in sysfs.
+vm_sysfs_names() {
+	grep -H . /sys/block/sd*/dev 2>/dev/null | sed 's|^/sys/block/\([^/]*\)/dev:|\1 |' >"$1/kernel"
+	grep -H . /sys/block/sd*/sd*/dev 2>/dev/null |
+		sed 's|^/sys/block/[^/]*/\([^/]*\)/dev:|\1 |' >>"$1/kernel"
 }
