@@ -54,6 +54,7 @@ struct pgroup {
 	struct lun_group lg;
 	char section[LUN_NAME_MAX + 8]; /* "luns" or "luns.NAME" */
 	bool write_cache;
+	double sanitize_time;           /* seconds */
 	uint64_t max_transfer, opt_transfer, max_unmap, max_write_same;
 	unsigned int nsizes;
 	uint64_t sizes[PTABLE_MAX_PARTS];
@@ -938,6 +939,8 @@ enum {
 	GK_MAX_WRITE_SAME,
 	GK_ROTATION,
 	GK_WRITE_CACHE,
+	GK_REMOVABLE,
+	GK_SANITIZE_TIME,
 };
 
 /* Block limits: bytes here, at most 2^32 - 1 blocks of 4096 in the end. */
@@ -981,6 +984,10 @@ static const struct key group_keys[] = {
 			    lg.rotation_rate, 0, 0),
 	[GK_WRITE_CACHE] =
 		KEY("write_cache", set_bool, struct pgroup, write_cache, 0, 0),
+	[GK_REMOVABLE] =
+		KEY("removable", set_bool, struct pgroup, lg.removable, 0, 0),
+	[GK_SANITIZE_TIME] = KEY("sanitize_time", set_seconds, struct pgroup,
+				 sanitize_time, 0, 3600),
 };
 
 enum { SK_TYPE, SK_DIR, SK_CHUNK, SK_LIMIT, SK_OPEN, SK_SHARDS };
@@ -1930,6 +1937,7 @@ static void check_group(struct cfg_parser *p, struct pgroup *g)
 	if (g->max_transfer && g->opt_transfer > g->max_transfer)
 		group_msg(p, g, GK_OPT_TRANSFER, "above max_transfer");
 	lg->mode_default = g->write_cache ? LUN_MODE_WCE : 0;
+	lg->sanitize_ms = (uint32_t)(g->sanitize_time * 1000.0 + 0.5);
 
 	if (lg->count) {
 		if ((uint64_t)lg->first + lg->count > max)

@@ -527,6 +527,10 @@ static const char *state_name(enum lun_state st)
 		return "stopped";
 	case LUN_REMOVING:
 		return "removing";
+	case LUN_NO_MEDIUM:
+		return "no-medium";
+	case LUN_SANITIZING:
+		return "sanitizing";
 	default:
 		return "absent";
 	}
@@ -588,7 +592,7 @@ static int cmd_status(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "lun", NULL};
 	struct lun_table *t = r->s->ctx.luns;
-	uint64_t present[LUN_MAX_GROUPS] = {0}, states[LUN_REMOVING + 1] = {0};
+	uint64_t present[LUN_MAX_GROUPS] = {0}, states[LUN_SANITIZING + 1] = {0};
 	uint32_t max = lun_max(t);
 	struct timespec now;
 	struct store_stats ss;
@@ -614,7 +618,7 @@ static int cmd_status(struct req *r)
 		gi = group_index(t, li.group);
 		if (gi >= 0)
 			present[gi]++;
-		if (li.state <= LUN_REMOVING)
+		if (li.state <= LUN_SANITIZING)
 			states[li.state]++;
 		lun_put(t, &li);
 	}
@@ -631,6 +635,8 @@ static int cmd_status(struct req *r)
 	set_u64(g, "offline", states[LUN_OFFLINE]);
 	set_u64(g, "not_ready", states[LUN_NOT_READY]);
 	set_u64(g, "stopped", states[LUN_STOPPED]);
+	set_u64(g, "no_medium", states[LUN_NO_MEDIUM]);
+	set_u64(g, "sanitizing", states[LUN_SANITIZING]);
 	json_object_set_new(o, "states", g);
 	groups = json_array();
 	for (i = 0; (lg = lun_group_get(t, i)); i++) {

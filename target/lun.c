@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "lun.h"
 
@@ -64,7 +65,10 @@ struct ua_entry {
 	uint32_t lun_gen;   /* the slot's gen when made; 0: a free entry */
 	uint16_t seen[6];   /* ua_gen[4], then reset_gen and luns_gen */
 	uint8_t power_on;   /* the first command has not reported yet */
-	uint8_t pad[7];
+	uint8_t prevent;    /* PREVENT ALLOW MEDIUM REMOVAL: prevented, valid
+			     * while the two reset counters below are current */
+	uint16_t prevent_rgen, prevent_tgen; /* ua_gen[RESET], reset_gen */
+	uint8_t pad[2];
 };
 _Static_assert(sizeof(struct ua_entry) == 32, "a nexus's LUN is 32 bytes");
 
@@ -75,6 +79,14 @@ struct ua_stripe {
 	uint32_t cap;       /* power of two, or 0 */
 	uint32_t used;
 };
+
+struct san_entry {
+	uint32_t lun;
+	uint32_t gen;       /* the LUN's gen; 0: a free entry */
+	uint64_t t0, t1;    /* CLOCK_MONOTONIC ns: started, ends */
+	uint64_t pad;
+};
+_Static_assert(sizeof(struct san_entry) == 32, "a sanitize entry is 32 bytes");
 
 struct lun_table {
 	struct lun_slot *slots;       /* mmap'd, max_luns */
@@ -91,6 +103,15 @@ struct lun_table {
 	_Atomic uint16_t reset_gen;   /* reset unit attentions */
 	_Atomic uint32_t gen;         /* LUN generations */
 	struct ua_stripe ua[UA_STRIPES];
+	pthread_mutex_t medium_lock;  /* prevent vs eject (lun_medium()) */
+	/*
+	 * LUNs a SANITIZE keeps busy, hashed by number (open addressing,
+	 * linear probing; an entry of a LUN whose gen moved on is dead and is
+	 * reused): only while any LUN sanitizes is there anything here.
+	 */
+	pthread_mutex_t san_lock;
+	struct san_entry *san;
+	uint32_t san_cap, san_used;
 	unsigned int ngroups;
 	struct lun_group groups[LUN_MAX_GROUPS];
 };
@@ -122,6 +143,8 @@ int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
 		goto out_unmap;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->own_lock, NULL);
+	pthread_mutex_init(&t->medium_lock, NULL);
+	pthread_mutex_init(&t->san_lock, NULL);
 	for (unsigned int i = 0; i < UA_STRIPES; i++)
 		pthread_mutex_init(&t->ua[i].lock, NULL);
 	*out = t;
@@ -140,6 +163,9 @@ void lun_table_destroy(struct lun_table *t)
 		return;
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->own_lock);
+	pthread_mutex_destroy(&t->medium_lock);
+	pthread_mutex_destroy(&t->san_lock);
+	free(t->san);
 	for (unsigned int i = 0; i < UA_STRIPES; i++) {
 		pthread_mutex_destroy(&t->ua[i].lock);
 		free(t->ua[i].e);
@@ -485,12 +511,22 @@ int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state)
 	if (state != LUN_ONLINE && state != LUN_OFFLINE &&
 	    state != LUN_NOT_READY && state != LUN_STOPPED)
 		return -EINVAL;
+	uint8_t cur;
+	int ret = 0;
+
 	s = locked_slot(t, lun);
 	if (!s)
 		return -ENOENT;
-	atomic_store(&s->state, (uint8_t)state);
+	/* a compare-exchange: a sanitize starts and ends without t->lock */
+	cur = atomic_load(&s->state);
+	do {
+		if (cur == LUN_SANITIZING) {
+			ret = -EBUSY;
+			break;
+		}
+	} while (!atomic_compare_exchange_weak(&s->state, &cur, (uint8_t)state));
 	pthread_mutex_unlock(&t->lock);
-	return 0;
+	return ret;
 }
 
 static void ua_raise(struct lun_table *t, uint32_t lun, enum ua_kind k,
@@ -509,6 +545,133 @@ int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode,
 	if (changed)
 		ua_raise(t, lun, UA_K_MODE, except);
 	return 0;
+}
+
+/* ---- sanitize ------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t san_hash(uint32_t lun)
+{
+	return (uint32_t)(((uint64_t)lun * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* @lun's entry, or NULL. Caller holds san_lock. */
+static struct san_entry *san_find(struct lun_table *t, uint32_t lun)
+{
+	uint32_t i;
+
+	if (!t->san_cap)
+		return NULL;
+	for (i = san_hash(lun) & (t->san_cap - 1);;
+	     i = (i + 1) & (t->san_cap - 1)) {
+		if (!t->san[i].gen)
+			return NULL;
+		if (t->san[i].lun == lun)
+			return &t->san[i];
+	}
+}
+
+/*
+ * An entry for @lun, found or new; entries of LUNs no longer sanitizing
+ * are left in place (a LUN number keeps at most one) and reused. Caller
+ * holds san_lock. Return: the entry, or NULL without memory.
+ */
+static struct san_entry *san_get(struct lun_table *t, uint32_t lun)
+{
+	struct san_entry *e = san_find(t, lun), *old;
+	uint32_t i, j, ocap;
+
+	if (e)
+		return e;
+	if ((t->san_used + 1) * 4 > t->san_cap * 3) {
+		old = t->san;
+		ocap = t->san_cap;
+		e = calloc(ocap ? ocap * 2 : 16, sizeof(*e));
+		if (!e)
+			return NULL;
+		t->san = e;
+		t->san_cap = ocap ? ocap * 2 : 16;
+		for (i = 0; i < ocap; i++) {
+			if (!old[i].gen)
+				continue;
+			j = san_hash(old[i].lun) & (t->san_cap - 1);
+			while (t->san[j].gen)
+				j = (j + 1) & (t->san_cap - 1);
+			t->san[j] = old[i];
+		}
+		free(old);
+	}
+	i = san_hash(lun) & (t->san_cap - 1);
+	while (t->san[i].gen)
+		i = (i + 1) & (t->san_cap - 1);
+	t->san_used++;
+	t->san[i].lun = lun;
+	return &t->san[i];
+}
+
+/*
+ * A LUN whose slot says LUN_SANITIZING: still busy (the progress so far)
+ * or done, when the slot goes back online. Return: the state to report.
+ */
+static enum lun_state san_state(struct lun_table *t, struct lun_slot *s,
+				uint32_t lun, uint16_t *progress)
+{
+	struct san_entry *e;
+	uint64_t now = mono_ns();
+	uint8_t want = LUN_SANITIZING;
+	enum lun_state st = LUN_SANITIZING;
+
+	pthread_mutex_lock(&t->san_lock);
+	e = san_find(t, lun);
+	if (e && e->gen == s->gen && now < e->t1) {
+		*progress = (uint16_t)((now - e->t0) * 65536 / (e->t1 - e->t0));
+	} else {
+		if (atomic_compare_exchange_strong(&s->state, &want,
+						   LUN_ONLINE))
+			st = LUN_ONLINE;
+		else
+			st = (enum lun_state)want;
+	}
+	pthread_mutex_unlock(&t->san_lock);
+	return st;
+}
+
+int lun_sanitize_start(struct lun_table *t, const struct lun_info *info,
+		       uint32_t ms)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+	struct san_entry *e;
+	uint8_t want = LUN_ONLINE;
+	uint64_t now;
+	int ret = 0;
+
+	if (!ms)
+		return 0;
+	pthread_mutex_lock(&t->san_lock);
+	e = san_get(t, info->lun);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* the entry first: whoever sees LUN_SANITIZING finds its times */
+	now = mono_ns();
+	if (atomic_load(&s->state) != LUN_SANITIZING) {
+		e->gen = s->gen;
+		e->t0 = now;
+		e->t1 = now + (uint64_t)ms * 1000000ull;
+	}
+	if (!atomic_compare_exchange_strong(&s->state, &want, LUN_SANITIZING))
+		ret = want == LUN_SANITIZING ? -EBUSY : -ENOENT;
+out:
+	pthread_mutex_unlock(&t->san_lock);
+	return ret;
 }
 
 /* ---- the command path: pin, snapshot, unit attentions ---------------- */
@@ -531,7 +694,9 @@ int lun_get(struct lun_table *t, uint32_t lun, struct lun_info *info)
 	g = &t->groups[s->group];
 	info->lun = lun;
 	info->gen = s->gen;
-	info->state = (enum lun_state)st;
+	info->progress = 0;
+	info->state = st == LUN_SANITIZING ? san_state(t, s, lun, &info->progress) :
+					     (enum lun_state)st;
 	info->group = g;
 	info->nblocks = atomic_load_explicit(&s->nblocks, memory_order_relaxed);
 	info->block_size = g->block_size;
@@ -624,6 +789,7 @@ static void ua_entry_init(struct lun_table *t, struct lun_slot *s,
 	unsigned int k;
 
 	e->lun_gen = gen;
+	e->prevent = 0;
 	for (k = 0; k < 4; k++)
 		e->seen[k] = atomic_load(&s->ua_gen[k]);
 	e->seen[UA_SEEN_TRESET] = atomic_load(&t->reset_gen);
@@ -636,6 +802,34 @@ static void ua_entry_init(struct lun_table *t, struct lun_slot *s,
 			SLOT_POWERED);
 }
 
+/*
+ * (@nexus, @info's LUN)'s entry in @st, made if new (or re-made if the
+ * number was reused since). Caller holds st->lock. Return: NULL without
+ * memory.
+ */
+static struct ua_entry *ua_entry_locked(struct lun_table *t,
+					struct ua_stripe *st,
+					const struct lun_info *info,
+					uint32_t nexus)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+	struct ua_entry *e = ua_find(st, nexus, info->lun);
+
+	if (!e) {
+		if ((st->used + 1) * 4 > st->cap * 3 &&
+		    ua_rehash(st, st->cap ? st->cap * 2 : 64, UINT32_MAX))
+			return NULL;
+		e = ua_slot_for(st, nexus, info->lun);
+		e->nexus = nexus;
+		e->lun = info->lun;
+		st->used++;
+		ua_entry_init(t, s, e, info->gen);
+	} else if (e->lun_gen != info->gen) {
+		ua_entry_init(t, s, e, info->gen); /* the number was reused */
+	}
+	return e;
+}
+
 unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 			 uint32_t nexus, uint8_t *asc, uint8_t *ascq)
 {
@@ -646,21 +840,11 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	unsigned int k, bit = 0;
 
 	pthread_mutex_lock(&st->lock);
-	e = ua_find(st, nexus, info->lun);
+	e = ua_entry_locked(t, st, info, nexus);
 	if (!e) {
-		if ((st->used + 1) * 4 > st->cap * 3 &&
-		    ua_rehash(st, st->cap ? st->cap * 2 : 64, UINT32_MAX)) {
-			/* no memory for the pair: report nothing, try again */
-			pthread_mutex_unlock(&st->lock);
-			return 0;
-		}
-		e = ua_slot_for(st, nexus, info->lun);
-		e->nexus = nexus;
-		e->lun = info->lun;
-		st->used++;
-		ua_entry_init(t, s, e, info->gen);
-	} else if (e->lun_gen != info->gen) {
-		ua_entry_init(t, s, e, info->gen); /* the number was reused */
+		/* no memory for the pair: report nothing, try again */
+		pthread_mutex_unlock(&st->lock);
+		return 0;
 	}
 	for (k = 0; k < 4; k++)
 		g[k] = atomic_load(&s->ua_gen[k]);
@@ -817,6 +1001,92 @@ size_t lun_ua_bytes(struct lun_table *t)
 		pthread_mutex_unlock(&t->ua[i].lock);
 	}
 	return n;
+}
+
+/* ---- removable medium ----------------------------------------------- */
+
+/* @e holds a prevention still in force (no reset since it was made). */
+static bool ua_prevents(struct lun_table *t, const struct ua_entry *e)
+{
+	const struct lun_slot *s = &t->slots[e->lun];
+
+	return e->prevent && e->lun_gen == s->gen &&
+	       e->prevent_rgen == atomic_load(&s->ua_gen[UA_K_RESET]) &&
+	       e->prevent_tgen == atomic_load(&t->reset_gen);
+}
+
+static bool removal_prevented(struct lun_table *t, uint32_t lun)
+{
+	unsigned int i;
+	uint32_t j;
+	bool found = false;
+
+	for (i = 0; i < UA_STRIPES && !found; i++) {
+		struct ua_stripe *st = &t->ua[i];
+
+		pthread_mutex_lock(&st->lock);
+		for (j = 0; j < st->cap && !found; j++)
+			found = st->e[j].lun_gen && st->e[j].lun == lun &&
+				ua_prevents(t, &st->e[j]);
+		pthread_mutex_unlock(&st->lock);
+	}
+	return found;
+}
+
+int lun_prevent(struct lun_table *t, const struct lun_info *info,
+		uint32_t nexus, bool prevent)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+	struct ua_stripe *st = ua_stripe_of(t, nexus, info->lun);
+	struct ua_entry *e;
+	int ret = 0;
+
+	pthread_mutex_lock(&t->medium_lock);
+	pthread_mutex_lock(&st->lock);
+	e = ua_entry_locked(t, st, info, nexus);
+	if (!e) {
+		ret = -ENOMEM;
+	} else {
+		e->prevent = prevent;
+		e->prevent_rgen = atomic_load(&s->ua_gen[UA_K_RESET]);
+		e->prevent_tgen = atomic_load(&t->reset_gen);
+	}
+	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&t->medium_lock);
+	return ret;
+}
+
+int lun_medium(struct lun_table *t, const struct lun_info *info, bool load)
+{
+	struct lun_slot *s = &t->slots[info->lun];
+	uint8_t cur;
+	int ret = 0;
+
+	if (!info->group->removable)
+		return -EPERM;
+	pthread_mutex_lock(&t->medium_lock);
+	cur = atomic_load(&s->state);
+	/* a locked tray neither ejects nor takes a medium in */
+	if ((!load || cur == LUN_NO_MEDIUM) &&
+	    removal_prevented(t, info->lun)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	do {
+		if (cur == LUN_ABSENT || cur == LUN_REMOVING) {
+			ret = -ENOENT;
+			break;
+		}
+		if (cur == LUN_SANITIZING || cur == LUN_OFFLINE) {
+			ret = -EBUSY;
+			break;
+		}
+	} while (!atomic_compare_exchange_weak(&s->state, &cur,
+					       load ? LUN_ONLINE :
+						      LUN_NO_MEDIUM));
+out:
+	pthread_mutex_unlock(&t->medium_lock);
+	return ret;
 }
 
 /* ---- block I/O --------------------------------------------------------- */

@@ -29,6 +29,8 @@ enum lun_state {
 	LUN_NOT_READY,    /* present, becoming ready (NOT READY, in process) */
 	LUN_STOPPED,      /* START STOP UNIT stopped it: initializing command required */
 	LUN_REMOVING,     /* removed; waiting for commands in flight to finish */
+	LUN_NO_MEDIUM,    /* removable, medium ejected: NOT READY, not present */
+	LUN_SANITIZING,   /* a SANITIZE runs: NOT READY, sanitize in progress */
 };
 
 /* Unit attention conditions, highest priority first (SAM-5 5.14). */
@@ -75,6 +77,8 @@ struct lun_group {
 	uint32_t max_unmap_desc;    /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
 	uint32_t max_ws_blocks;     /* MAXIMUM WRITE SAME LENGTH */
 	uint16_t rotation_rate;     /* VPD B1: 1 = non-rotating */
+	bool removable;             /* RMB: START STOP UNIT ejects and loads */
+	uint32_t sanitize_ms;       /* how long a SANITIZE keeps it busy */
 	enum ptable_kind ptable;
 	unsigned int nparts;
 	unsigned int nsizes;
@@ -93,6 +97,7 @@ struct lun_info {
 	uint64_t wwn_hi, wwn_lo; /* NAA-6 WWN, 16 bytes, big-endian halves */
 	bool table_owned;        /* the host wrote the table area: no overlay */
 	struct ptable_geom geom; /* partition table geometry (kind NONE if none) */
+	uint16_t progress;       /* LUN_SANITIZING: done, in 65536ths */
 };
 
 struct lun_table_params {
@@ -195,9 +200,58 @@ int lun_resize(struct lun_table *t, uint32_t lun, uint64_t bytes);
  * @lun: LUN number.
  * @state: LUN_ONLINE, LUN_OFFLINE, LUN_NOT_READY or LUN_STOPPED.
  *
- * Return: 0, -ENOENT, -EINVAL.
+ * A SANITIZE in progress keeps the LUN LUN_SANITIZING until it ends, and
+ * only a load (lun_medium()) brings an ejected medium back.
+ * Return: 0, -ENOENT, -EINVAL, -EBUSY (sanitizing or no medium).
  */
 int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state);
+
+/**
+ * lun_prevent() - PREVENT ALLOW MEDIUM REMOVAL for one I_T nexus.
+ * @t: the table.
+ * @info: the LUN, pinned.
+ * @nexus: the I_T nexus.
+ * @prevent: true: prevent removal; false: allow it (for this nexus).
+ *
+ * Removal stays prevented while any nexus prevents it. A nexus's
+ * prevention ends with the nexus (lun_ua_nexus_gone()) and with a LUN or
+ * target reset (SPC-4 6.13), and lives in the nexus's unit attention entry
+ * (no extra memory).
+ * Context: any thread. Return: 0, -ENOMEM.
+ */
+int lun_prevent(struct lun_table *t, const struct lun_info *info,
+		uint32_t nexus, bool prevent);
+
+/**
+ * lun_medium() - eject or load a removable LUN's medium (START STOP UNIT
+ * with LOEJ).
+ * @t: the table.
+ * @info: the LUN, pinned.
+ * @load: true: load it (the LUN comes online); false: eject it
+ *	(LUN_NO_MEDIUM). While some nexus prevents removal, neither an eject
+ *	nor the load of an ejected medium happens.
+ *
+ * Cost: an eject looks at every nexus/LUN entry for a prevention, O(pairs);
+ * ejects are rare.
+ * Context: any thread. Return: 0, -EBUSY (removal prevented), -ENOENT,
+ * -EPERM (the LUN is not removable).
+ */
+int lun_medium(struct lun_table *t, const struct lun_info *info, bool load);
+
+/**
+ * lun_sanitize_start() - mark a LUN busy with a sanitize operation for
+ * @ms milliseconds from now: LUN_SANITIZING, which lun_get() ends by itself
+ * once the time is up (the erase itself is the caller's, done before).
+ * @t: the table.
+ * @info: the LUN, pinned.
+ * @ms: the duration; 0 ends at once (nothing changes).
+ *
+ * Context: any thread. Cost: one entry in a small table of LUNs being
+ * sanitized (32 bytes each, only while they are).
+ * Return: 0, -EBUSY (already sanitizing), -ENOMEM, -ENOENT.
+ */
+int lun_sanitize_start(struct lun_table *t, const struct lun_info *info,
+		       uint32_t ms);
 
 /**
  * lun_get() - snapshot a LUN and pin it against final removal.

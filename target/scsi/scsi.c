@@ -34,12 +34,15 @@ enum {
 	READ_DEFECT_DATA_10 = 0x37,
 	WRITE_SAME_10 = 0x41,
 	UNMAP = 0x42,
+	SANITIZE = 0x48,
 	MODE_SELECT_10 = 0x55,
 	RESERVE_10 = 0x56,
 	RELEASE_10 = 0x57,
 	MODE_SENSE_10 = 0x5a,
 	PERSISTENT_RESERVE_IN = 0x5e,
 	PERSISTENT_RESERVE_OUT = 0x5f,
+	EXTENDED_COPY = 0x83,
+	RECEIVE_COPY_RESULTS = 0x84,
 	READ_16 = 0x88,
 	COMPARE_AND_WRITE = 0x89,
 	WRITE_16 = 0x8a,
@@ -127,7 +130,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.name = "REPORT_SUPPORTED_OPERATION_CODES",
 		.fn = spc_report_opcodes,
 		.resv = SCSI_RESV_WE,
-		.flags = F_LUN_IN,
+		.flags = F_LUN_IN | SCSI_OP_SANITIZE,
 		.cdb_len = 12,
 		.sa = SA_REPORT_OPCODES,
 		.has_sa = true,
@@ -139,7 +142,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.name = "REPORT_SUPPORTED_TASK_MANAGEMENT_FUNCTIONS",
 		.fn = spc_report_tmfs,
 		.resv = SCSI_RESV_WE,
-		.flags = F_LUN_IN,
+		.flags = F_LUN_IN | SCSI_OP_SANITIZE,
 		.cdb_len = 12,
 		.sa = SA_REPORT_TMFS,
 		.has_sa = true,
@@ -147,6 +150,26 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.usage = { MAINTENANCE_IN, SA_MASK, 0x80, 0x00, 0x00, 0x00,
 			   LBA4, 0x00, 0x00 },
 	},
+};
+
+/*
+ * SANITIZE: IMMED, AUSE; parameter list length. Conflicts with every
+ * reservation (SBC-4's table lists it with the writes), and software write
+ * protect applies (it modifies the medium).
+ */
+#define SANITIZE_OP(sa_, name_) {					\
+		.name = name_, .fn = sbc_sanitize,			\
+		.flags = F_LUN_OUT | SCSI_OP_MEDIUM | SCSI_OP_WRITE,	\
+		.cdb_len = 10, .sa = sa_, .has_sa = true,		\
+		.usage = { SANITIZE, 0xa0 | SA_MASK, 0, 0, 0, 0, 0,	\
+			   0xff, 0xff, 0x00 },				\
+	}
+
+static const struct scsi_op sanitize_ops[] = {
+	SANITIZE_OP(0x01, "SANITIZE_OVERWRITE"),
+	SANITIZE_OP(0x02, "SANITIZE_BLOCK_ERASE"),
+	SANITIZE_OP(0x03, "SANITIZE_CRYPTO_ERASE"),
+	SANITIZE_OP(0x1f, "SANITIZE_EXIT_FAILURE_MODE"),
 };
 
 /* PERSISTENT RESERVE IN: allocation length; the handler takes every SA */
@@ -192,6 +215,37 @@ static const struct scsi_op pr_out_ops[] = {
 		 "PERSISTENT_RESERVE_OUT_REGISTER_AND_IGNORE_EXISTING_KEY"),
 	PROUT_OP(SCSI_PROUT_REGISTER_AND_MOVE,
 		 "PERSISTENT_RESERVE_OUT_REGISTER_AND_MOVE"),
+};
+
+/*
+ * EXTENDED COPY (LID1): parameter list length. The handler checks the
+ * reservations of each copy target it reads (as READ) or writes (as
+ * WRITE), the addressed LUN only when it is one of them.
+ */
+static const struct scsi_op extended_copy_ops[] = {
+	{
+		.name = "EXTENDED_COPY_LID1", .fn = scsi_xcopy_lid1,
+		.flags = F_LUN_OUT, .resv = SCSI_RESV_SELF, .cdb_len = 16,
+		.sa = 0x00, .has_sa = true,
+		.usage = { EXTENDED_COPY, SA_MASK, 0, 0, 0, 0, 0, 0, 0, 0,
+			   LBA4, 0, 0 },
+	},
+};
+
+/* RECEIVE COPY RESULTS: LIST IDENTIFIER; allocation length */
+#define RCR_OP(sa_, name_) {						\
+		.name = name_, .fn = scsi_xcopy_results, .flags = F_LUN_IN, \
+		.resv = SCSI_RESV_WE, .cdb_len = 16, .sa = sa_,		\
+		.has_sa = true,						\
+		.usage = { RECEIVE_COPY_RESULTS, SA_MASK, 0xff, 0, 0, 0, 0, \
+			   0, 0, 0, LBA4, 0, 0 },			\
+	}
+
+static const struct scsi_op receive_copy_results_ops[] = {
+	RCR_OP(0x00, "RECEIVE_COPY_RESULTS_COPY_STATUS"),
+	RCR_OP(0x01, "RECEIVE_COPY_RESULTS_RECEIVE_DATA"),
+	RCR_OP(0x03, "RECEIVE_COPY_RESULTS_OPERATING_PARAMETERS"),
+	RCR_OP(0x04, "RECEIVE_COPY_RESULTS_FAILED_SEGMENT_DETAILS"),
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -299,8 +353,12 @@ const struct scsi_op scsi_ops[256] = {
 	[SYNCHRONIZE_CACHE_10] = {
 		.name = "SYNCHRONIZE_CACHE_10", .fn = sbc_sync_cache,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 10,
-		/* IMMED */
-		.usage = { SYNCHRONIZE_CACHE_10, 0x02, LBA4, 0, 0xff, 0xff, 0 },
+		/*
+		 * SYNC_NV (obsolete since SBC-3, and older initiators still
+		 * set it; no cache is non-volatile, so nothing changes),
+		 * IMMED
+		 */
+		.usage = { SYNCHRONIZE_CACHE_10, 0x06, LBA4, 0, 0xff, 0xff, 0 },
 	},
 	[PRE_FETCH_10] = {
 		.name = "PRE_FETCH_10", .fn = sbc_prefetch,
@@ -360,6 +418,19 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "PERSISTENT_RESERVE_OUT", .cdb_len = 10,
 		.nsa = NELEM(pr_out_ops), .sa_ops = pr_out_ops,
 	},
+	[SANITIZE] = {
+		.name = "SANITIZE", .cdb_len = 10,
+		.nsa = NELEM(sanitize_ops), .sa_ops = sanitize_ops,
+	},
+	[EXTENDED_COPY] = {
+		.name = "EXTENDED_COPY", .cdb_len = 16,
+		.nsa = NELEM(extended_copy_ops), .sa_ops = extended_copy_ops,
+	},
+	[RECEIVE_COPY_RESULTS] = {
+		.name = "RECEIVE_COPY_RESULTS", .cdb_len = 16,
+		.nsa = NELEM(receive_copy_results_ops),
+		.sa_ops = receive_copy_results_ops,
+	},
 	[READ_16] = {
 		.name = "READ_16", .fn = sbc_read, .flags = F_READ,
 		.resv = SCSI_RESV_WE,
@@ -410,7 +481,8 @@ const struct scsi_op scsi_ops[256] = {
 	[SYNCHRONIZE_CACHE_16] = {
 		.name = "SYNCHRONIZE_CACHE_16", .fn = sbc_sync_cache,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 16,
-		.usage = { SYNCHRONIZE_CACHE_16, 0x02, LBA8, LBA4, 0, 0 },
+		/* SYNC_NV, IMMED, as SYNCHRONIZE CACHE (10) */
+		.usage = { SYNCHRONIZE_CACHE_16, 0x06, LBA8, LBA4, 0, 0 },
 	},
 	[WRITE_SAME_16] = {
 		.name = "WRITE_SAME_16", .fn = sbc_write_same,
@@ -721,9 +793,9 @@ static void pin_lun(struct scsi_ctx *c)
 /*
  * The checks, in order: the opcode and its service action, the CDB's
  * length and usage data, a present LUN (LOGICAL UNIT NOT SUPPORTED), a
- * pending unit attention, injected faults without an LBA, a reservation
- * conflict, the LUN's state for medium access, software write protect for
- * writes; then the handler.
+ * SANITIZE in progress, a pending unit attention, injected faults without
+ * an LBA, a reservation conflict, the LUN's state for medium access,
+ * software write protect for writes; then the handler.
  */
 static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 {
@@ -762,6 +834,17 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 			return SCSI_DONE;
 		}
 		return op->fn(c);
+	}
+	/*
+	 * A SANITIZE in progress stops everything but INQUIRY, REPORT LUNS,
+	 * REQUEST SENSE and the REPORT SUPPORTED commands (SBC-4 4.11), ahead
+	 * of a unit attention, which stays pending until it ends.
+	 */
+	if (c->li.state == LUN_SANITIZING &&
+	    !(op->flags & (SCSI_OP_NO_UA | SCSI_OP_SANITIZE))) {
+		scsi_sense_progress(c, SK_NOT_READY, 0x04, 0x1b,
+				    c->li.progress);
+		return SCSI_DONE;
 	}
 	if (!(op->flags & SCSI_OP_NO_UA)) {
 		if (scsi_ua_take(c, &asc, &ascq)) {
@@ -826,6 +909,7 @@ static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 	case INQUIRY:
 		return get_be16(cdb + 3);
 	case UNMAP:
+	case SANITIZE:
 	case MODE_SELECT_10:
 	case MODE_SENSE_10:
 	case READ_DEFECT_DATA_10:
@@ -835,6 +919,9 @@ static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 	case REPORT_LUNS:
 	case MAINTENANCE_IN:
 		return get_be32(cdb + 6);
+	case EXTENDED_COPY:
+	case RECEIVE_COPY_RESULTS:
+		return get_be32(cdb + 10);
 	case SERVICE_ACTION_IN_16:
 		return get_be32(cdb + 10);
 	default:

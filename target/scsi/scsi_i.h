@@ -32,6 +32,7 @@ struct scsi_ctx {
 #define SCSI_OP_DATA_OUT 0x10u /* carries Data-Out */
 #define SCSI_OP_DATA_IN  0x20u /* returns Data-In */
 #define SCSI_OP_FAULTS   0x40u /* injected LBA faults, checked by the handler */
+#define SCSI_OP_SANITIZE 0x80u /* runs while a SANITIZE is in progress */
 
 /*
  * @resv of a struct scsi_op: who may run the command on a LUN reserved by
@@ -86,6 +87,15 @@ struct scsi_op {
  * negative @bit leaves BPV = 0, the whole byte.
  */
 void scsi_sense(struct scsi_ctx *c, uint8_t key, uint8_t asc, uint8_t ascq);
+/*
+ * A sense with the sense-key-specific PROGRESS INDICATION (@progress in
+ * 65536ths done): NOT READY while a SANITIZE runs. The _format variant
+ * builds it without a command, for REQUEST SENSE (SCSI_SENSE_MAX bytes).
+ */
+void scsi_sense_progress(struct scsi_ctx *c, uint8_t key, uint8_t asc,
+			 uint8_t ascq, uint16_t progress);
+size_t scsi_sense_format_progress(uint8_t *buf, bool descriptor, uint8_t key,
+				  uint8_t asc, uint8_t ascq, uint16_t progress);
 /* INVALID FIELD IN CDB (24h/00h) with the sense-key-specific field pointer. */
 void scsi_sense_cdb(struct scsi_ctx *c, uint16_t byte, int8_t bit);
 /* INVALID FIELD IN PARAMETER LIST (26h/00h) with the field pointer. */
@@ -119,8 +129,9 @@ size_t scsi_sense_format(uint8_t *buf, bool descriptor, uint8_t key,
  * NOT READY's ASC/ASCQ for a LUN state: offline 04h/03h MANUAL
  * INTERVENTION REQUIRED (sd stops its spin-up loop at once), not ready
  * 04h/01h BECOMING READY (sd retries), stopped 04h/02h INITIALIZING COMMAND
- * REQUIRED (sd sends START STOP UNIT). Return: false when the state is
- * ready (online) and nothing is set.
+ * REQUIRED (sd sends START STOP UNIT), no medium 3Ah/00h MEDIUM NOT
+ * PRESENT, sanitizing 04h/1Bh SANITIZE IN PROGRESS. Return: false when the
+ * state is ready (online) and nothing is set.
  */
 bool scsi_state_sense(enum lun_state state, uint8_t *asc, uint8_t *ascq);
 
@@ -232,6 +243,7 @@ enum scsi_disposition sbc_prefetch(struct scsi_ctx *c);      /* 10/16 */
 enum scsi_disposition sbc_read_defect_data(struct scsi_ctx *c); /* 10/12 */
 enum scsi_disposition sbc_orwrite(struct scsi_ctx *c);       /* 16 */
 enum scsi_disposition sbc_write_atomic(struct scsi_ctx *c);  /* 16 */
+enum scsi_disposition sbc_sanitize(struct scsi_ctx *c);      /* every SA */
 
 /*
  * WRITE ATOMIC (16)'s most blocks, the Block Limits page's MAXIMUM ATOMIC
@@ -250,6 +262,17 @@ enum scsi_disposition sbc_sync_cache(struct scsi_ctx *c);    /* 10/16 */
 enum scsi_disposition sbc_read_capacity10(struct scsi_ctx *c);
 /* 0x9e: READ CAPACITY (16), GET LBA STATUS */
 enum scsi_disposition sbc_service_action_in16(struct scsi_ctx *c);
+
+/*
+ * xcopy.c: SPC-4 third-party copy, LID1. EXTENDED COPY (LID1) copies
+ * between LUNs of the table named by their VPD 83h NAA designators,
+ * synchronously; it applies each copy target's reservations itself
+ * (SCSI_RESV_SELF). RECEIVE COPY RESULTS answers COPY STATUS, RECEIVE DATA,
+ * OPERATING PARAMETERS and FAILED SEGMENT DETAILS from a bounded table of
+ * the last copies per I_T nexus, LUN and LIST IDENTIFIER.
+ */
+enum scsi_disposition scsi_xcopy_lid1(struct scsi_ctx *c);    /* 83h/00h */
+enum scsi_disposition scsi_xcopy_results(struct scsi_ctx *c); /* 84h, 4 SAs */
 
 /* pr.c: reservations. Service actions (SPC-4 6.15.1, 6.16.2). */
 #define SCSI_PRIN_READ_KEYS 0x00

@@ -133,6 +133,26 @@ static void sense_field(struct scsi_ctx *c, uint8_t asc, bool cdb,
 	cmd_sense(c->cmd, ctx_desc(c), SK_ILLEGAL_REQUEST, asc, 0x00, &x);
 }
 
+void scsi_sense_progress(struct scsi_ctx *c, uint8_t key, uint8_t asc,
+			 uint8_t ascq, uint16_t progress)
+{
+	struct sense_extra x = { .sks_valid = true };
+
+	x.sks[0] = SKSV;
+	put_be16(x.sks + 1, progress);
+	cmd_sense(c->cmd, ctx_desc(c), key, asc, ascq, &x);
+}
+
+size_t scsi_sense_format_progress(uint8_t *buf, bool descriptor, uint8_t key,
+				  uint8_t asc, uint8_t ascq, uint16_t progress)
+{
+	struct sense_extra x = { .sks_valid = true };
+
+	x.sks[0] = SKSV;
+	put_be16(x.sks + 1, progress);
+	return sense_build(buf, descriptor, key, asc, ascq, &x);
+}
+
 void scsi_sense_cdb(struct scsi_ctx *c, uint16_t byte, int8_t bit)
 {
 	sense_field(c, 0x24, true, byte, bit);
@@ -163,6 +183,14 @@ bool scsi_state_sense(enum lun_state state, uint8_t *asc, uint8_t *ascq)
 	case LUN_STOPPED:
 		*asc = 0x04;
 		*ascq = 0x02;
+		return true;
+	case LUN_NO_MEDIUM:
+		*asc = 0x3a;
+		*ascq = 0x00;
+		return true;
+	case LUN_SANITIZING:
+		*asc = 0x04;
+		*ascq = 0x1b;
 		return true;
 	default:
 		return false;

@@ -91,6 +91,12 @@ enum scsi_disposition spc_request_sense(struct scsi_ctx *c)
 		asc = 0x25;
 	} else if (scsi_ua_take(c, &asc, &ascq)) {
 		key = SK_UNIT_ATTENTION;
+	} else if (c->li.state == LUN_SANITIZING) {
+		/* with the sanitize's progress, as SBC-4 asks */
+		n = scsi_sense_format_progress(buf, desc, SK_NOT_READY, 0x04,
+					       0x1b, c->li.progress);
+		spc_respond(c, buf, n, c->cdb[4]);
+		return SCSI_DONE;
 	} else if (scsi_state_sense(c->li.state, &asc, &ascq)) {
 		key = SK_NOT_READY;
 	} else if ((c->li.mode & (LUN_MODE_TEST | LUN_MODE_DEXCPT)) ==
@@ -134,9 +140,12 @@ static size_t spc_inquiry_std(struct scsi_ctx *c, uint8_t *p)
 
 	memset(p, 0, INQ_STD_LEN);
 	p[0] = c->have_lun ? 0x00 : 0x7f;
+	if (c->have_lun && g->removable)
+		p[1] = 0x80;         /* RMB */
 	p[2] = 0x06;                 /* SPC-4 */
 	p[3] = 0x10 | 0x02;          /* HISUP, RESPONSE DATA FORMAT 2 */
 	p[4] = INQ_STD_LEN - 5;
+	p[5] = 0x08;                 /* 3PC: EXTENDED COPY (xcopy.c) */
 	p[7] = 0x02;                 /* CMDQUE */
 	spc_pad(p + 8, g ? g->vendor : NULL, 8);
 	spc_pad(p + 16, g ? g->product : NULL, 16);
@@ -306,7 +315,12 @@ static size_t spc_vpd_block_limits(struct scsi_ctx *c, uint8_t *p)
 	return n;
 }
 
-/* Block Device Characteristics: rotation rate; form factor not reported. */
+/*
+ * Block Device Characteristics: rotation rate; WABEREQ and WACEREQ 01b
+ * where SANITIZE BLOCK ERASE and CRYPTO ERASE are offered (thin LUNs:
+ * reads after them return data, the zeroes of deallocated blocks), 00b
+ * elsewhere, as SBC-4 asks; form factor not reported.
+ */
 static size_t spc_vpd_bdc(struct scsi_ctx *c, uint8_t *p)
 {
 	const size_t n = 64;
@@ -314,6 +328,7 @@ static size_t spc_vpd_bdc(struct scsi_ctx *c, uint8_t *p)
 	memset(p, 0, n);
 	spc_vpd_header(p, 0xb1, n);
 	put_be16(p + 4, c->li.group->rotation_rate);
+	p[7] = c->li.group->thin ? 0x40 | 0x10 : 0x00;
 	return n;
 }
 
@@ -806,18 +821,26 @@ enum scsi_disposition spc_mode_select(struct scsi_ctx *c)
  * START STOP UNIT. POWER CONDITION 0 (START_VALID): START 1 brings a
  * stopped LUN online, START 0 flushes (unless NO_FLUSH) and stops it, as
  * sd's manage_start_stop does. 1 (ACTIVE, what sd sends with
- * start_stop_pwr_cond): start. 2 (IDLE) and 3 (STANDBY, sd's stop then):
- * accepted and nothing changes, since a LUN in standby still serves
- * commands. Other power conditions are refused. LOEJ is accepted and
- * ignored: the disk is not removable, so eject(1) only stops it. IMMED
- * needs nothing: the change is done before status. An offline LUN stays
- * offline (it is the control socket's to change): NOT READY, MANUAL
- * INTERVENTION REQUIRED; one becoming ready is left to become ready.
+ * start_stop_pwr_cond): start. Every other value (IDLE, STANDBY - sd's
+ * stop then - LU_CONTROL, the FORCE ones, and the reserved ones, which
+ * libiscsi's suite sends to a removable LUN and expects to pass) is
+ * accepted and changes nothing, since a LUN in any power condition still
+ * serves commands; START and LOEJ are ignored then (SBC-4). LOEJ on a
+ * removable LUN ejects the medium (START 0) or loads it and starts (START
+ * 1), both refused with MEDIUM REMOVAL PREVENTED while any I_T nexus
+ * prevents removal (the tray is locked either way); on a fixed disk LOEJ is
+ * ignored, so eject(1) only stops it. START without LOEJ on a removable
+ * LUN changes nothing (it spins up by itself on the next access, as an
+ * optical drive does), except that with no medium START 1 is NOT READY,
+ * MEDIUM NOT PRESENT. IMMED needs nothing: the
+ * change is done before status. An offline LUN stays offline (it is the
+ * control socket's to change): NOT READY, MANUAL INTERVENTION REQUIRED;
+ * one becoming ready is left to become ready.
  */
 enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c)
 {
 	uint8_t b4 = c->cdb[4], asc, ascq;
-	bool start = b4 & 0x01;
+	bool start = b4 & 0x01, loej = b4 & 0x02;
 	enum lun_state to;
 	int ret;
 
@@ -826,12 +849,9 @@ enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c)
 		break;
 	case 0x1:
 		start = true;
+		loej = false;
 		break;
-	case 0x2:
-	case 0x3:
-		return SCSI_DONE;
 	default:
-		scsi_sense_cdb(c, 4, 7);
 		return SCSI_DONE;
 	}
 	if (c->li.state == LUN_OFFLINE) {
@@ -839,6 +859,28 @@ enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c)
 		scsi_sense(c, SK_NOT_READY, asc, ascq);
 		return SCSI_DONE;
 	}
+	if (loej && c->li.group->removable) {
+		if (!start && !(b4 & 0x04) && c->li.state == LUN_ONLINE) {
+			ret = lun_flush(spc_luns(c), &c->li);
+			if (ret) {
+				scsi_sense_errno(c, ret, true, 0);
+				return SCSI_DONE;
+			}
+		}
+		ret = lun_medium(spc_luns(c), &c->li, start);
+		if (ret == -EBUSY)
+			scsi_sense(c, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+		else if (ret)
+			scsi_sense_errno(c, ret, false, 0);
+		return SCSI_DONE;
+	}
+	if (c->li.state == LUN_NO_MEDIUM) {
+		if (start)
+			scsi_sense(c, SK_NOT_READY, 0x3a, 0x00);
+		return SCSI_DONE;
+	}
+	if (c->li.group->removable)
+		return SCSI_DONE;
 	if (start) {
 		if (c->li.state != LUN_STOPPED)
 			return SCSI_DONE;
@@ -862,14 +904,27 @@ enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c)
 }
 
 /*
- * PREVENT ALLOW MEDIUM REMOVAL on a non-removable disk: PREVENT 00b and 01b
- * are accepted and change nothing (SBC-4 lets a disk take them); 10b and
- * 11b are obsolete (medium changers).
+ * PREVENT ALLOW MEDIUM REMOVAL: PREVENT 01b prevents removal for this I_T
+ * nexus, 00b allows it; removal stays prevented while any nexus prevents
+ * it, until that nexus allows it, goes away, or a LUN or target reset
+ * (lun_prevent()). On a fixed disk both are accepted and change nothing
+ * (SBC-4 lets a disk take them). 10b and 11b are obsolete (medium
+ * changers).
  */
 enum scsi_disposition spc_prevent_allow(struct scsi_ctx *c)
 {
-	if ((c->cdb[4] & 0x03) > 1)
+	uint8_t prevent = c->cdb[4] & 0x03;
+	int ret;
+
+	if (prevent > 1) {
 		scsi_sense_cdb(c, 4, 1);
+		return SCSI_DONE;
+	}
+	if (!c->li.group->removable)
+		return SCSI_DONE;
+	ret = lun_prevent(spc_luns(c), &c->li, c->cmd->nexus, prevent == 1);
+	if (ret)
+		scsi_sense_errno(c, ret, false, 0);
 	return SCSI_DONE;
 }
 
@@ -892,13 +947,15 @@ static void spc_timeouts(uint8_t *p)
 }
 
 /*
- * Whether this LUN offers @op, as the LUN will answer it: UNMAP needs
- * logical block provisioning, so a thick LUN (INVALID COMMAND OPERATION
- * CODE there) reports it unsupported. Every other entry of the table holds
- * for every LUN.
+ * Whether this LUN offers @op, as the LUN will answer it: UNMAP and
+ * SANITIZE BLOCK and CRYPTO ERASE need logical block provisioning, so a thick LUN
+ * (INVALID COMMAND OPERATION CODE or INVALID FIELD IN CDB there) reports
+ * them unsupported. Every other entry of the table holds for every LUN.
  */
 static bool spc_offers(const struct scsi_ctx *c, const struct scsi_op *op)
 {
+	if (op->fn == sbc_sanitize && (op->sa == 0x02 || op->sa == 0x03))
+		return c->li.group->thin; /* BLOCK, CRYPTO ERASE: see sbc.c */
 	return op->fn != sbc_unmap || c->li.group->thin;
 }
 

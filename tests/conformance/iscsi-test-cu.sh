@@ -6,9 +6,11 @@
 # port (the two runs go in parallel to stay within the test timeout).
 # Prints passed/failed/skipped per run: CUnit counts a skipped test as
 # passed, so tests that printed "[SKIPPED]" are moved to skipped, and each
-# skip is listed with libiscsi's reason. The suite gets a second URL to the
-# same LUN (its multipath tests then run, over two sessions) and
-# --allow-sanitize. Fails on any failed test, a crashed run, or more skips
+# skip is listed with libiscsi's reason (a test that skipped only part of
+# itself counts as skipped). The suite gets a second URL to the same LUN
+# (its multipath tests then run, over two sessions) and --allow-sanitize;
+# its Sanitize suite runs apart (SANITIZE_APART below), on the same daemon
+# after the rest. Fails on any failed test, a crashed run, or more skips
 # than the run's ceiling (ISCSI_CU_MAX_SKIPS_THIN, _THICK): the counts
 # measured when this was written, so a command that stops working fails
 # here; the README says how far they are from the issue's goal of 10 and
@@ -25,15 +27,16 @@ RUNS=${ISCSI_CU_RUNS:-thin thick}
 # Counts one run's log: "passed failed skipped crashed".
 count() {
 	awk -v rc="$2" '
+		/^Suite: / { suite = $2 }
 		/^  Test: / {
-			t = $2; ntest++
+			t = suite "." $2; ntest++
 			if ($0 ~ /\[SKIPPED\]/) skip[t] = 1
 			if ($0 ~ /\.\.\.FAILED/) fail[t] = 1
 			next
 		}
 		/\[SKIPPED\]/ && t != "" { skip[t] = 1 }
 		/^FAILED/ && t != "" { fail[t] = 1 }
-		/^ +tests +[0-9]/ { tot = $2; pas = $4; fl = $5 }
+		/^ +tests +[0-9]/ { tot += $2; pas += $4; fl += $5 }
 		END {
 			ns = 0; for (k in skip) if (!(k in fail)) ns++
 			crashed = (rc != 0 && rc != 1) || tot == 0
@@ -62,18 +65,36 @@ run_one() {
 		waited=$((waited + 1))
 		[ $waited -lt 300 ] || { echo "$name: no daemon" >"$dir/result"; return; }
 	done
-	local url="iscsi://127.0.0.1:$port/$IQN:t0/$lun"
-	timeout 280 iscsi-test-cu --dataloss --allow-sanitize -t ALL \
+	local url="iscsi://127.0.0.1:$port/$IQN:t0/$lun" rc1 rc2
+	# every suite of ALL but Sanitize, with the multipath URL; then
+	# Sanitize alone without it (see SANITIZE_APART)
+	timeout 300 iscsi-test-cu --dataloss --allow-sanitize -t "$MAIN_TESTS" \
 		-i "$INIT" -I "$INIT-2" "$url" "$url" >"$dir/cu.log" 2>&1
-	echo $? >"$dir/rc"
+	rc1=$?
+	timeout 200 iscsi-test-cu --dataloss --allow-sanitize -t ALL.Sanitize \
+		-i "$INIT" -I "$INIT-2" "$url" >>"$dir/cu.log" 2>&1
+	rc2=$?
+	echo $((rc1 > rc2 ? rc1 : rc2)) >"$dir/rc"
 	kill -TERM "$(cat "$dir/pid")"
 	wait "$(cat "$dir/pid")" 2>/dev/null
 	echo $? >"$dir/daemon.rc"
 }
 
+# SANITIZE_APART: Sanitize.Reservations takes a RESERVE(6) on the suite's
+# second session and never releases it. Given a multipath URL, that session
+# is the multipath one and lives on, so the next test, Sanitize.Reset, meets
+# the reservation (its SANITIZE and TEST UNIT READY get RESERVATION
+# CONFLICT). Without one, the suite opens a fresh second session per test
+# and logs it out, and the reservation goes with that I_T nexus, as SPC
+# says. So Sanitize runs on its own, without the multipath URL, and the rest
+# of ALL with it (its four MultipathIO tests need two URLs).
+MAIN_TESTS=$(iscsi-test-cu -l 2>/dev/null |
+	awk -F. '/^ALL\.[^.]+$/ && $2 != "Sanitize" { printf "%s%s", s, $0; s = "," }')
+[ -n "$MAIN_TESTS" ] || fail "iscsi-test-cu -l lists no suites"
+
 declare -A LUNOF=([thin]=0 [thick]=1)
-declare -A MAXSKIP=([thin]=${ISCSI_CU_MAX_SKIPS_THIN:-29}
-		   [thick]=${ISCSI_CU_MAX_SKIPS_THICK:-35})
+declare -A MAXSKIP=([thin]=${ISCSI_CU_MAX_SKIPS_THIN:-6}
+		   [thick]=${ISCSI_CU_MAX_SKIPS_THICK:-19})
 
 # Lists a log's skipped tests: "SUITE.TEST: reason".
 skips() {

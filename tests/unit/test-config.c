@@ -115,6 +115,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c->groups[0].mode_default, LUN_MODE_WCE);
 	assert_int_equal(c->groups[0].max_xfer_blocks, 8192);
 	assert_int_equal(c->groups[0].rotation_rate, 1);
+	assert_false(c->groups[0].removable);
+	assert_int_equal(c->groups[0].sanitize_ms, 0);
 	assert_int_equal(cfg_total_luns(c), 1);
 	cfg_free(c);
 }
@@ -171,7 +173,9 @@ static void test_group_keys(void **state)
 		 "max_unmap_descriptors = 16\n"
 		 "max_write_same = 64M\n"
 		 "rotation_rate = 7200\n"
-		 "write_cache = no\n");
+		 "write_cache = no\n"
+		 "removable = yes\n"
+		 "sanitize_time = 2.5\n");
 	assert_int_equal(c->ngroups, 1);
 	g = &c->groups[0];
 	assert_string_equal(g->name, "big");
@@ -199,6 +203,8 @@ static void test_group_keys(void **state)
 	assert_int_equal(g->max_ws_blocks, (64u << 20) / 4096);
 	assert_int_equal(g->rotation_rate, 7200);
 	assert_int_equal(g->mode_default, 0);
+	assert_true(g->removable);
+	assert_int_equal(g->sanitize_ms, 2500);
 	cfg_free(c);
 
 	c = good("[luns]\nrotation_rate = ssd\nptable = dos\npartitions = 1\n");
@@ -693,6 +699,11 @@ static void test_value_errors(void **state)
 	    "t.conf:2: [luns] product = caf\xc3\xa9: not printable ASCII");
 	bad("[luns]\nrevision = 12345\n",
 	    "t.conf:2: [luns] revision = 12345: longer than 4 characters");
+	bad("[luns]\nsanitize_time = 3601\n",
+	    "t.conf:2: [luns] sanitize_time = 3601: not a number of seconds "
+	    "from 0 to 3600");
+	bad("[luns]\nremovable = maybe\n",
+	    "t.conf:2: [luns] removable = maybe: not yes or no");
 	bad("[luns]\nrotation_rate = 2\n",
 	    "t.conf:2: [luns] rotation_rate = 2: not 0 (not reported), 1 or "
 	    "ssd (non-rotating), or 1025..65534 rpm");

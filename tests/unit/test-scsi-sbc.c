@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fault.h"
@@ -1643,6 +1644,215 @@ static void test_write_through_mem(void **state)
 	assert_memory_equal(in, out, sizeof(out));
 }
 
+/* ---- SANITIZE ------------------------------------------------------------ */
+
+#define SANITIZE 0x48
+#define S_OVERWRITE 0x01
+#define S_BLOCK_ERASE 0x02
+#define S_CRYPTO_ERASE 0x03
+#define S_EXIT_FAILURE 0x1f
+
+static void sanitize(struct harness *h, uint32_t lun, uint8_t b1,
+		     const void *param, uint16_t plen)
+{
+	uint8_t cdb[10] = { SANITIZE, b1 };
+
+	cdb[7] = (uint8_t)(plen >> 8);
+	cdb[8] = (uint8_t)plen;
+	h_exec(h, lun, cdb, sizeof(cdb), plen ? SCSI_DIR_WRITE : SCSI_DIR_NONE,
+	       (void *)param, plen);
+}
+
+/* OVERWRITE's parameter list: count 1, @ip pattern bytes of @byte. */
+static uint16_t overwrite_list(uint8_t *p, uint8_t hdr0, uint16_t ip,
+			       uint8_t byte)
+{
+	p[0] = hdr0;
+	p[1] = 0;
+	p[2] = (uint8_t)(ip >> 8);
+	p[3] = (uint8_t)ip;
+	memset(p + 4, byte, ip);
+	return (uint16_t)(4 + ip);
+}
+
+/* Every block of @lun from @lba for @n reads back as @byte. */
+static void expect_blocks(struct harness *h, uint32_t lun, uint64_t lba,
+			  uint32_t n, uint8_t byte)
+{
+	static uint8_t in[64 * 512], want[64 * 512];
+
+	assert_true(n <= 64);
+	memset(want, byte, (size_t)n * 512);
+	read16(h, lun, lba, n, 512, in);
+	assert_memory_equal(in, want, (size_t)n * 512);
+}
+
+/*
+ * The erases: OVERWRITE repeats the pattern over every block (INVERT with
+ * an even count leaves its inverse), BLOCK ERASE deallocates a thin LUN
+ * and is not there on a thick one, CRYPTO ERASE leaves zeroes; the
+ * parameter and CDB checks; software write protect.
+ */
+static void test_sanitize_erases(void **state)
+{
+	struct harness *h = *state;
+	uint8_t p[4 + 512], out[8 * 512], in1[512];
+	uint64_t run;
+	struct lun_info li;
+	uint16_t n;
+
+	fill(out, sizeof(out), 7);
+	write16(h, L_SMALL, 0, 8, 512, out);
+	write16(h, L_SMALL, SMALL_BLOCKS - 8, 8, 512, out);
+	/* a 3-byte pattern, repeated across each 512-byte block */
+	n = overwrite_list(p, 0x01, 3, 0);
+	p[4] = 0x11;
+	p[5] = 0x22;
+	p[6] = 0x33;
+	sanitize(h, L_SMALL, S_OVERWRITE, p, n);
+	h_expect_good(h);
+	assert_int_equal(h->disp, SCSI_DONE);
+	read16(h, L_SMALL, SMALL_BLOCKS - 1, 1, 512, out);
+	assert_int_equal(out[0], 0x11);
+	assert_int_equal(out[3], 0x11);
+	assert_int_equal(out[511], 0x11 + 0x11 * (511 % 3));
+	n = overwrite_list(p, 0x80 | 0x02, 512, 0x55); /* INVERT, 2 passes */
+	sanitize(h, L_SMALL, S_OVERWRITE, p, n);
+	h_expect_good(h);
+	expect_blocks(h, L_SMALL, 0, 8, 0xaa);
+	expect_blocks(h, L_SMALL, SMALL_BLOCKS - 8, 8, 0xaa);
+
+	/* OVERWRITE's lists: length, count, pattern length */
+	sanitize(h, L_SMALL, S_OVERWRITE, p, 4);
+	h_expect_invalid_cdb(h, 7, -1);
+	sanitize(h, L_SMALL, S_OVERWRITE, p, 512 + 5);
+	h_expect_invalid_cdb(h, 7, -1);
+	n = overwrite_list(p, 0x00, 512, 0);
+	sanitize(h, L_SMALL, S_OVERWRITE, p, n);
+	h_expect_invalid_param(h, 0, 4);
+	n = overwrite_list(p, 0x01, 16, 0);
+	p[3] = 17;
+	sanitize(h, L_SMALL, S_OVERWRITE, p, n);
+	h_expect_invalid_param(h, 2, -1);
+	p[3] = 0;
+	sanitize(h, L_SMALL, S_OVERWRITE, p, n);
+	h_expect_invalid_param(h, 2, -1);
+	/* the other actions take no list; unknown ones and reserved bits */
+	sanitize(h, L_SMALL, S_BLOCK_ERASE, p, 8);
+	h_expect_invalid_cdb(h, 7, -1);
+	sanitize(h, L_SMALL, S_EXIT_FAILURE, p, 8);
+	h_expect_invalid_cdb(h, 7, -1);
+	sanitize(h, L_SMALL, 0x00, NULL, 0);
+	h_expect_invalid_cdb(h, 1, 4);
+	sanitize(h, L_SMALL, 0x04, NULL, 0);
+	h_expect_invalid_cdb(h, 1, 4);
+	sanitize(h, L_SMALL, 0x40 | S_BLOCK_ERASE, NULL, 0);
+	h_expect_invalid_cdb(h, 1, 6);
+	sanitize(h, L_SMALL, S_EXIT_FAILURE, NULL, 0);
+	h_expect_good(h);
+
+	/* BLOCK ERASE: nothing mapped afterwards, reads zero */
+	sanitize(h, L_SMALL, S_BLOCK_ERASE, NULL, 0);
+	h_expect_good(h);
+	expect_blocks(h, L_SMALL, 0, 8, 0);
+	assert_int_equal(lun_get(h->luns, L_SMALL, &li), 0);
+	assert_int_equal(lun_lba_status(h->luns, &li, 0, SMALL_BLOCKS, &run),
+			 0);
+	lun_put(h->luns, &li);
+	assert_int_equal(run, SMALL_BLOCKS);
+	/* CRYPTO ERASE: zeroes; neither erase on a thick LUN */
+	fill(out, sizeof(out), 9);
+	write16(h, L_SMALL, 8, 8, 512, out);
+	sanitize(h, L_SMALL, 0x80 | S_CRYPTO_ERASE, NULL, 0);
+	h_expect_good(h);
+	expect_blocks(h, L_SMALL, 8, 8, 0);
+	sanitize(h, L_THICK, S_BLOCK_ERASE, NULL, 0);
+	h_expect_invalid_cdb(h, 1, 4);
+	sanitize(h, L_THICK, S_CRYPTO_ERASE, NULL, 0);
+	h_expect_invalid_cdb(h, 1, 4);
+
+	/* software write protect: DATA PROTECT, nothing erased */
+	write16(h, L_SMALL, 8, 8, 512, out);
+	assert_int_equal(lun_mode_set(h->luns, L_SMALL, LUN_MODE_SWP,
+				      LUN_NEXUS_NONE), 0);
+	h_clear_ua(h, L_SMALL);
+	sanitize(h, L_SMALL, S_CRYPTO_ERASE, NULL, 0);
+	h_expect_sense(h, SK_DATA_PROTECT, 0x27, 0x00);
+	read16(h, L_SMALL, 8, 1, 512, in1);
+	assert_memory_equal(in1, out, 512);
+}
+
+static uint16_t sense_progress(const struct harness *h)
+{
+	/* fixed format: SKSV, then PROGRESS INDICATION */
+	assert_true(h->cmd.sense[15] & 0x80);
+	return (uint16_t)(h->cmd.sense[16] << 8 | h->cmd.sense[17]);
+}
+
+/*
+ * A sanitize that takes its time (sanitize_time): IMMED returns at once,
+ * without IMMED status comes when it ends (a delayed completion); while it
+ * runs only INQUIRY, REPORT LUNS, REQUEST SENSE and REPORT SUPPORTED
+ * OPERATION CODES work, the rest is NOT READY, SANITIZE IN PROGRESS with a
+ * progress that grows; then the LUN is back by itself.
+ */
+static void test_sanitize_in_progress(void **state)
+{
+	struct harness *h = h_new(4);
+	struct lun_group g = group("slow", 0, SMALL_BLOCKS, 512, true);
+	uint8_t buf[256], rs[6] = { 0x03, 0, 0, 0, 252, 0 };
+	uint16_t p1, p2;
+	unsigned int i;
+
+	(void)state;
+	g.sanitize_ms = 400;
+	add_groups(h, &g, 1);
+	sanitize(h, 0, S_BLOCK_ERASE, NULL, 0);
+	h_expect_good(h);
+	assert_int_equal(h->disp, SCSI_DELAY);
+	assert_int_equal(h->cmd.delay_ns, 400000000ull);
+	h_exec(h, 0, H_CDB(0x00, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
+	h_expect_sense(h, SK_NOT_READY, 0x04, 0x1b);
+	p1 = sense_progress(h);
+	h_exec(h, 0, H_CDB(0x12, 0, 0, 0, 96, 0), SCSI_DIR_READ, buf, 96);
+	h_expect_good(h);
+	h_exec(h, 0, H_CDB(0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0), SCSI_DIR_READ,
+	     buf, 256);
+	h_expect_good(h);
+	h_exec(h, 0, H_CDB(0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0),
+	     SCSI_DIR_READ, buf, 256);
+	h_expect_good(h);
+	h_exec(h, 0, H_CDB(0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0), SCSI_DIR_READ, buf,
+	     512);
+	h_expect_sense(h, SK_NOT_READY, 0x04, 0x1b);
+	sanitize(h, 0, S_BLOCK_ERASE, NULL, 0);
+	h_expect_sense(h, SK_NOT_READY, 0x04, 0x1b);
+	usleep(100000);
+	exec(h, 0, rs, SCSI_DIR_READ, buf, 252);
+	h_expect_good(h);
+	assert_int_equal(buf[2] & 0x0f, SK_NOT_READY);
+	assert_int_equal(buf[12], 0x04);
+	assert_int_equal(buf[13], 0x1b);
+	assert_true(buf[15] & 0x80);
+	p2 = (uint16_t)(buf[16] << 8 | buf[17]);
+	assert_true(p2 > p1);
+	for (i = 0; i < 100; i++) {
+		h_exec(h, 0, H_CDB(0x00, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
+		if (h->cmd.status == SCSI_GOOD)
+			break;
+		usleep(10000);
+	}
+	h_expect_good(h);
+	assert_true(i > 5);
+	/* IMMED: status at once, busy all the same */
+	sanitize(h, 0, 0x80 | S_CRYPTO_ERASE, NULL, 0);
+	h_expect_good(h);
+	assert_int_equal(h->disp, SCSI_DONE);
+	h_exec(h, 0, H_CDB(0x00, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
+	h_expect_sense(h, SK_NOT_READY, 0x04, 0x1b);
+	h_free(h);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_std, teardown)
 
 int main(void)
@@ -1685,6 +1895,8 @@ int main(void)
 		T(test_fault_medium_error),
 		T(test_fault_delay_and_hang),
 		T(test_write_through_mem),
+		T(test_sanitize_erases),
+		cmocka_unit_test(test_sanitize_in_progress),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

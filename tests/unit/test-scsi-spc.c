@@ -135,6 +135,7 @@ static void test_inquiry_standard(void **state)
 	assert_int_equal(buf[3], 0x12);          /* HISUP, format 2 */
 	assert_int_equal(buf[4], 96 - 5);
 	assert_int_equal(buf[5] & 0x30, 0);      /* no ALUA */
+	assert_int_equal(buf[5] & 0x08, 0x08);   /* 3PC: EXTENDED COPY */
 	assert_int_equal(buf[7] & 0x02, 0x02);   /* CMDQUE */
 	assert_memory_equal(buf + 8, "SDSWARM ", 8);
 	assert_memory_equal(buf + 16, "VDISK           ", 16);
@@ -1085,11 +1086,19 @@ static void test_start_stop_unit(void **state)
 	h_expect_good(h);
 	tur(h, 0);
 	h_expect_good(h);
-	/* unsupported power conditions, modifiers, reserved bits */
+	/*
+	 * the other power conditions (LU_CONTROL, FORCE_*, reserved) are
+	 * accepted and change nothing, START and LOEJ with them ignored
+	 */
 	start_stop(h, 0, 0x50);
-	h_expect_invalid_cdb(h, 4, 7);
-	start_stop(h, 0, 0x70);
-	h_expect_invalid_cdb(h, 4, 7);
+	h_expect_good(h);
+	start_stop(h, 0, 0x72);
+	h_expect_good(h);
+	start_stop(h, 0, 0xf2);
+	h_expect_good(h);
+	tur(h, 0);
+	h_expect_good(h);
+	/* modifiers, reserved bits */
 	h_exec(h, 0, H_CDB(0x1b, 0, 0, 0x01, 0, 0), SCSI_DIR_NONE, NULL, 0);
 	h_expect_invalid_cdb(h, 3, 0);
 	start_stop(h, 0, 0x08);
@@ -1119,6 +1128,124 @@ static void test_prevent_allow(void **state)
 	h_expect_invalid_cdb(h, 4, 1);
 	h_exec(h, 0, H_CDB(0x1e, 0, 1, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
 	h_expect_invalid_cdb(h, 2, 0);
+	h_free(h);
+}
+
+/* A 6-byte command with byte 4 @b4 from I_T nexus @nexus to LUN 0. */
+static uint8_t cmd6_from(struct harness *h, uint32_t nexus, uint8_t op,
+			 uint8_t b4)
+{
+	struct scsi_cmd *cmd = &h->cmd;
+
+	memset(cmd, 0, sizeof(*cmd));
+	memset(h->cdb, 0, sizeof(h->cdb));
+	h->cdb[0] = op;
+	h->cdb[4] = b4;
+	cmd->tgt = &h->tgt;
+	cmd->nexus = nexus;
+	cmd->cdb = h->cdb;
+	cmd->cdb_len = 6;
+	cmd->dir = SCSI_DIR_NONE;
+	h->disp = scsi_exec(cmd);
+	assert_int_equal(h->disp, SCSI_DONE);
+	return cmd->status;
+}
+
+#define EJECT 0x02
+#define LOAD 0x03
+#define PREVENT_ALLOW 0x1e
+
+/*
+ * A removable LUN: RMB, eject and load, no medium is NOT READY 3Ah/00h
+ * for TEST UNIT READY, READ CAPACITY and I/O; a prevention from any I_T
+ * nexus locks the tray both ways, until that nexus allows, goes away, or
+ * a LUN or target reset.
+ */
+static void test_removable_medium(void **state)
+{
+	struct harness *h = h_new(4);
+	struct lun_group g = h_group("rm", 0, 1, GIB);
+	uint8_t buf[96];
+
+	(void)state;
+	g.removable = true;
+	h_add_group(h, &g);
+	h_clear_ua(h, 0);
+	clear_ua_from(h, 1, 0);
+	inquiry(h, 0, false, 0, sizeof(buf), buf, sizeof(buf));
+	h_expect_good(h);
+	assert_int_equal(buf[1], 0x80);
+
+	/* eject, then every medium access: no medium; load: back */
+	cmd6_from(h, 0, 0x1b, EJECT);
+	h_expect_good(h);
+	tur(h, 0);
+	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
+	h_exec(h, 0, H_CDB(0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0), SCSI_DIR_READ,
+	       buf, 8);
+	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
+	h_exec(h, 0, H_CDB(0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0), SCSI_DIR_READ,
+	       buf, 512);
+	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
+	cmd6_from(h, 0, 0x1b, 0x01); /* START without LOEJ: still none */
+	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
+	inquiry(h, 0, false, 0, sizeof(buf), buf, sizeof(buf));
+	h_expect_good(h);
+	cmd6_from(h, 0, 0x1b, LOAD);
+	h_expect_good(h);
+	tur(h, 0);
+	h_expect_good(h);
+	/* STOP without LOEJ changes nothing on a removable LUN */
+	cmd6_from(h, 0, 0x1b, 0x00);
+	h_expect_good(h);
+	tur(h, 0);
+	h_expect_good(h);
+
+	/* nexus 0 prevents: nexus 1 can neither eject nor (ejected) load */
+	cmd6_from(h, 0, PREVENT_ALLOW, 1);
+	h_expect_good(h);
+	cmd6_from(h, 1, 0x1b, EJECT);
+	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+	cmd6_from(h, 0, 0x1b, EJECT);
+	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+	tur(h, 0);
+	h_expect_good(h);
+	cmd6_from(h, 1, PREVENT_ALLOW, 0); /* nexus 1 allowing changes nothing */
+	cmd6_from(h, 1, 0x1b, EJECT);
+	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+	cmd6_from(h, 0, PREVENT_ALLOW, 0);
+	cmd6_from(h, 1, 0x1b, EJECT);
+	h_expect_good(h);
+	cmd6_from(h, 0, PREVENT_ALLOW, 1);
+	cmd6_from(h, 0, 0x1b, LOAD);
+	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+	cmd6_from(h, 0, PREVENT_ALLOW, 0);
+	cmd6_from(h, 0, 0x1b, LOAD);
+	h_expect_good(h);
+
+	/* the prevention ends with its nexus */
+	cmd6_from(h, 1, PREVENT_ALLOW, 1);
+	cmd6_from(h, 0, 0x1b, EJECT);
+	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+	lun_ua_nexus_gone(h->luns, 1);
+	cmd6_from(h, 0, 0x1b, EJECT);
+	h_expect_good(h);
+	cmd6_from(h, 0, 0x1b, LOAD);
+	h_expect_good(h);
+	/* ... and with a LUN reset, and a target reset */
+	cmd6_from(h, 0, PREVENT_ALLOW, 1);
+	lun_ua_set(h->luns, 0, LUN_UA_RESET, 0, 0, LUN_NEXUS_NONE);
+	h_clear_ua(h, 0);
+	cmd6_from(h, 0, 0x1b, EJECT);
+	h_expect_good(h);
+	cmd6_from(h, 0, 0x1b, LOAD);
+	cmd6_from(h, 0, PREVENT_ALLOW, 1);
+	lun_ua_set_all(h->luns, LUN_UA_RESET, LUN_NEXUS_NONE);
+	h_clear_ua(h, 0);
+	cmd6_from(h, 0, 0x1b, EJECT);
+	h_expect_good(h);
+	cmd6_from(h, 0, 0x1b, LOAD);
+	h_expect_good(h);
 	h_free(h);
 }
 
@@ -1181,8 +1308,9 @@ static void test_rsoc_per_lun(void **state)
 	assert_true(rsoc_lists(buf, 0x42));
 	rsoc_lun(h, 1, 0, 0, 0, sizeof(buf), buf, sizeof(buf));
 	h_expect_good(h);
-	assert_int_equal(get_be32(buf), 8 * (n - 1));
-	assert_int_equal(h->cmd.data_len, 4 + 8 * (n - 1));
+	/* no UNMAP, no SANITIZE BLOCK ERASE nor CRYPTO ERASE */
+	assert_int_equal(get_be32(buf), 8 * (n - 3));
+	assert_int_equal(h->cmd.data_len, 4 + 8 * (n - 3));
 	assert_false(rsoc_lists(buf, 0x42));
 	assert_true(rsoc_lists(buf, 0x93));
 
@@ -1364,6 +1492,7 @@ int main(void)
 		cmocka_unit_test(test_mode_select_errors),
 		cmocka_unit_test(test_start_stop_unit),
 		cmocka_unit_test(test_prevent_allow),
+		cmocka_unit_test(test_removable_medium),
 		cmocka_unit_test(test_rsoc_all),
 		cmocka_unit_test(test_rsoc_one),
 		cmocka_unit_test(test_rsoc_per_lun),
