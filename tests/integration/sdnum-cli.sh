@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # sdnum on the command line: answers, batch mode over a million inputs, and
-# the error behaviour (message naming the input, exit 1, aligned batch lines).
+# the error behaviour (message naming the input, exit 1, aligned batch lines);
+# alloc, the sd driver's index allocator: lowest free index first, freed
+# names reused, every bad event an error naming its line, exit 2.
 . "$(dirname "$0")/../lib/common.sh"
 S=$SDSWARM_BIN/sdnum
 [ -x "$S" ] || skip "no $S (build first)"
@@ -64,4 +66,103 @@ expect_eq "million names" 1048576 "$(wc -l <"$T/names")"
 expect_eq "unique names" 1048576 "$(sort -u "$T/names" | wc -l)"
 $S parse - <"$T/names" | cut -d' ' -f1 >"$T/back" || fail "batch parse failed"
 check "parse(name(i)) == i for 2^20 indices" cmp -s "$T/idx" "$T/back"
+# --- alloc: the sd driver's ida, replayed --------------------------------
+expect_eq "alloc: adds take 0, 1, 2" "add 0 sda 8:0|add 1 sdb 8:16|add 2 sdc 8:32" \
+	"$($S alloc add add add | tr '\n' '|' | sed 's/|$//')"
+# Removes free sdd then sdb; the adds get them back lowest first, then 5.
+$S alloc add add add add add remove sdd remove sdb add add add >"$T/out"; rc=$?
+expect_eq "alloc: reuse exit status" 0 "$rc"
+expect_eq "alloc: removes print the name freed" "remove 3 sdd 8:48|remove 1 sdb 8:16" \
+	"$(grep '^remove' "$T/out" | tr '\n' '|' | sed 's/|$//')"
+expect_eq "alloc: freed names reused lowest first" "sdb sdd sdf" \
+	"$(tail -3 "$T/out" | cut -d' ' -f3 | tr '\n' ' ' | sed 's/ $//')"
+# Past 16 disks the major changes: index 16 is 65:0 however it was reached.
+expect_eq "alloc: the 17th disk is sdq 65:0" "add 16 sdq 65:0" \
+	"$($S alloc $(yes add | head -17) | tail -1)"
+# Tags: a LUN or WWN names the disk for its remove.
+printf 'add lun0\nadd lun1\n\n# a comment\nadd lun2  # and another\nremove lun1\nremove 0\nadd lun9\nadd\n' |
+	$S alloc >"$T/out"; rc=$?
+expect_eq "alloc: tagged exit status" 0 "$rc"
+expect_eq "alloc: remove by tag and by index, reuse" \
+	"add 0 sda 8:0 lun0|add 1 sdb 8:16 lun1|add 2 sdc 8:32 lun2|remove 1 sdb 8:16 lun1|remove 0 sda 8:0 lun0|add 0 sda 8:0 lun9|add 1 sdb 8:16" \
+	"$(tr '\n' '|' <"$T/out" | sed 's/|$//')"
+expect_eq "alloc: a freed tag can be given again" "add 0 sda 8:0 x|remove 0 sda 8:0 x|add 0 sda 8:0 x" \
+	"$($S alloc add x remove x add x | tr '\n' '|' | sed 's/|$//')"
+expect_eq "alloc --prefix vd" "add 0 vda 8:0" "$($S --prefix vd alloc add)"
+expect_eq "alloc --scheme legacy 255" "add 255 sdiv 135:240" \
+	"$($S --scheme legacy alloc $(yes add | head -256) | tail -1)"
+# JSON: one document, the same answers, and the next index.
+printf 'add lun0\nadd lun1\nadd\nremove lun0\n' | $S alloc --json >"$T/json"; rc=$?
+expect_eq "alloc --json exit status" 0 "$rc"
+expect_eq "alloc --json" '{"scheme":"linux","prefix":"sd","events":[{"line":1,"event":"add","index":0,"name":"sda","devt":"8:0","tag":"lun0"},{"line":2,"event":"add","index":1,"name":"sdb","devt":"8:16","tag":"lun1"},{"line":3,"event":"add","index":2,"name":"sdc","devt":"8:32","tag":null},{"line":4,"event":"remove","index":0,"name":"sda","devt":"8:0","tag":"lun0"}],"in_use":2,"next":0}' \
+	"$(cat "$T/json")"
+if command -v python3 >/dev/null 2>&1; then
+	check "alloc --json parses as JSON" python3 -c 'import json, sys; json.load(sys.stdin)' <"$T/json"
+fi
+expect_eq "sdnum --json alloc (the global option)" \
+	'{"scheme":"linux","prefix":"sd","events":[{"arg":1,"event":"add","index":0,"name":"sda","devt":"8:0","tag":"a\"b"}],"in_use":1,"next":1}' \
+	"$($S --json alloc add 'a"b')"
+
+# Bad events: exit 2, stderr names the line (or argument) and why; the
+# answers before it are printed (none with --json).
+printf 'add\nadd\nremove sdq\nadd\n' | $S alloc >"$T/out" 2>"$T/err"; rc=$?
+expect_eq "alloc: a name never allocated exits 2" 2 "$rc"
+check "alloc: the message names line 3 and sdq" grep -q '^sdnum alloc: line 3 (remove sdq): sdq (index 16) was never allocated' "$T/err"
+expect_eq "alloc: answers before the bad line, none after" "add 0 sda 8:0|add 1 sdb 8:16" \
+	"$(tr '\n' '|' <"$T/out" | sed 's/|$//')"
+printf 'add\nremove sdz\n' | $S alloc --json >"$T/out" 2>"$T/err"; rc=$?
+expect_eq "alloc --json: a bad line exits 2" 2 "$rc"
+check "alloc --json: nothing on stdout after a bad line" test ! -s "$T/out"
+for bad in "remove sda" "add remove sdb" "add add remove sda remove sda" \
+	"add remove 1" "add remove lun7" "add lun1 add lun1" "add 12" "add sdc" \
+	"add remove sda1" "add remove sdzzzzzzzz" "add remove 99999999999" \
+	"frob" "add remove" "add --json"; do
+	# shellcheck disable=SC2086
+	$S alloc $bad >/dev/null 2>"$T/err"; rc=$?
+	if [ $rc -ne 2 ] || ! grep -q '^sdnum alloc: argument [0-9]* (' "$T/err"; then
+		fail "sdnum alloc $bad: want exit 2 and a message naming the argument (rc=$rc: $(cat "$T/err"))"
+	else
+		ok "sdnum alloc $bad -> $(head -1 "$T/err")"
+	fi
+done
+printf 'add\nadd lun1\nadd x y\n' | $S alloc >/dev/null 2>"$T/err"; rc=$?
+expect_eq "alloc: too many fields exits 2" 2 "$rc"
+check "alloc: ... naming line 3" grep -q '^sdnum alloc: line 3 ' "$T/err"
+$S --scheme legacy alloc $(yes add | head -257) >/dev/null 2>"$T/err"; rc=$?
+expect_eq "alloc: the 257th legacy disk has no index" 2 "$rc"
+check "alloc: ... and says so" grep -q 'argument 257 (add): no free index' "$T/err"
+$S alloc --bogus >/dev/null 2>&1; rc=$?
+expect_eq "alloc: an unknown option exits 1" 1 "$rc"
+$S --json name 1 >/dev/null 2>&1; rc=$?
+expect_eq "--json with another command exits 1" 1 "$rc"
+
+# Against a model: 20,000 random adds and removes (removes of a present
+# disk by index, name or tag); every add must be the lowest free index.
+awk 'function sdname(i,   s) { # bijective base 26
+		for (s = ""; i >= 0; i = int(i / 26) - 1)
+			s = substr("abcdefghijklmnopqrstuvwxyz", i % 26 + 1, 1) s
+		return "sd" s
+	}
+	BEGIN {
+	srand(6); n = 0
+	for (e = 0; e < 20000; e++) {
+		if (n > 0 && rand() < 0.45) {
+			k = int(rand() * n); i = pres[k]; pres[k] = pres[--n]; delete used[i]
+			r = rand()
+			print (r < 0.3 ? "remove " i : r < 0.6 ? "remove " sdname(i) : "remove t" i) > "/dev/stderr"
+			continue
+		}
+		for (i = 0; i in used; i++) ;
+		used[i] = 1; pres[n++] = i
+		print "add t" i > "/dev/stderr"
+		print i, sdname(i)
+	}
+}' 2>"$T/events" >"$T/want"
+$S alloc <"$T/events" >"$T/out"; rc=$?
+expect_eq "alloc: the random run's exit status" 0 "$rc"
+check "alloc: every add of the random run is the lowest free index" \
+	cmp -s "$T/want" <(awk '$1 == "add" { print $2, $3 }' "$T/out")
+check "alloc: the random run reused freed indices" \
+	test "$(sort -u "$T/want" | wc -l)" -lt "$(wc -l <"$T/want")"
+expect_eq "alloc: every event answered" "$(wc -l <"$T/events")" "$(wc -l <"$T/out")"
 finish

@@ -3,8 +3,8 @@
 # Boots Debian's kernel under QEMU (tests/vm) logged in over iSCSI to
 # sdswarmd in the guest; LUNs are removed and added at run time through
 # the control socket (4 rounds: 2 out, 3 in). The Async Message makes
-# iscsid rescan, and every new disk must get the lowest free sd index the
-# scenario's allocator model predicts, named and numbered as sdnum says.
+# iscsid rescan, and every new disk must get the lowest free sd index,
+# name and dev_t that `sdnum alloc` predicts from the adds and removes so far.
 # Skips when QEMU or the kernel package cannot be had, or sdswarmd is not
 # built.
 . "$(dirname "$0")/../lib/common.sh"

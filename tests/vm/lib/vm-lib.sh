@@ -21,7 +21,12 @@
 #   vm_iscsid               start iscsid (log /tmp/iscsid.log) and wait for it
 #   vm_iscsi_login PORTAL [TARGET]  discover PORTAL and log in to TARGET
 #                           (default: every target it offers)
+#   vm_iscsi_target CONF    sd_mod, sdswarmd with CONF and iscsid: all an
+#                           iSCSI scenario needs before its login
+#   vm_iscsi_up CONF PORTAL [TARGET]  vm_iscsi_target, then vm_iscsi_login
 #   vm_sd_count             how many sd disks /sys/block holds
+#   vm_sd_parts             how many partitions of sd disks it holds
+#   vm_wait_sd TIMEOUT N [P]  wait for N sd disks (and P partitions)
 #   vm_sd_lun NAME          LUN of disk NAME as the target numbers it (flat
 #                           space addressing undone: 0x4000+L is L)
 #   vm_sd_table_lun NAME LPT  the daemon's table LUN of disk NAME: target
@@ -29,6 +34,11 @@
 #   vm_names_check W N      check the "NAME MAJ:MIN" lines of W/kernel
 #                           against sdnum (scheme linux); problems go to
 #                           W/mismatches, one a line
+#   vm_sysfs_names W        W/kernel from every sd disk and partition
+#   vm_disks_check W N MANY  names and dev_t of N disks in LUN order, the
+#                           last MANY with 20 partitions (16-20 on 259)
+#   vm_lun_order W [LPT]    which LUN got which name, against sdswarm names
+#   vm_sample_luns N FEW    LUNs at every name-length boundary N crosses
 VM_RUN=/run/sdswarm-vm
 VM_KV=$VM_RUN/kv
 VM_STATS=$VM_RUN/stats
@@ -202,8 +212,44 @@ vm_iscsi_login() {
 	echo "$out" | tail -2 | sed 's/^/sdswarm-vm: /'
 }
 
+# vm_iscsi_target CONF: what every scenario that logs in to sdswarmd over
+# iSCSI starts with: sd_mod (so that the login's scan makes disks), the
+# daemon with CONF, and iscsid. VM_LOGIN_T0 and VM_LOGIN_MEM0 are the
+# uptime and vm_mem_used_kib once all three are up, just before a login:
+# the start of the probe figures. Returns 1 (after vm_fail) if a step fails.
+VM_LOGIN_T0="" VM_LOGIN_MEM0=""
+vm_iscsi_target() {
+	vm_modprobe sd_mod || return 1
+	vm_sdswarmd "$1" || return 1
+	vm_iscsid || return 1
+	VM_LOGIN_MEM0=$(vm_mem_used_kib)
+	VM_LOGIN_T0=$(vm_uptime)
+}
+
+# vm_iscsi_up CONF PORTAL [TARGET]: vm_iscsi_target, then discovery of
+# PORTAL and a login to TARGET (every target it offers when none is named).
+vm_iscsi_up() {
+	vm_iscsi_target "$1" || return 1
+	vm_iscsi_login "$2" ${3:+"$3"}
+}
+
 vm_sd_count() {
 	ls /sys/block | grep -c '^sd'
+}
+
+vm_sd_parts() {
+	ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l
+}
+
+_vm_sd_enough() {
+	[ "$(vm_sd_count)" -ge "$1" ] && { [ "$2" -eq 0 ] || [ "$(vm_sd_parts)" -ge "$2" ]; }
+}
+
+# vm_wait_sd TIMEOUT N [P]: until /sys/block holds at least N sd disks
+# and P partitions of them (none asked for by default); returns 1 after
+# TIMEOUT seconds, leaving the verdict to the caller.
+vm_wait_sd() {
+	vm_wait "$1" _vm_sd_enough "$2" "${3:-0}"
 }
 
 vm_sd_lun() {
@@ -272,4 +318,65 @@ vm_sysfs_names() {
 	grep -H . /sys/block/sd*/dev 2>/dev/null | sed 's|^/sys/block/\([^/]*\)/dev:|\1 |' >"$1/kernel"
 	grep -H . /sys/block/sd*/sd*/dev 2>/dev/null |
 		sed 's|^/sys/block/[^/]*/\([^/]*\)/dev:|\1 |' >>"$1/kernel"
+}
+
+# vm_disks_check W N MANY: the checks of N disks made in LUN order whose
+# last MANY carry 20 partitions: every sd disk and partition in sysfs
+# (W/kernel) against sdnum with vm_names_check; the disk names exactly
+# sdnum's for 0..N-1 (W/want against W/have; VM_MISSING counts the absent
+# ones, the "missing" figure); 5 partitions (16-20) of each of the MANY on
+# major 259, the "parts_259" figure. Problems go to W/mismatches.
+VM_MISSING=0
+vm_disks_check() {
+	local w=$1 n=$2 many=$3 p259
+	vm_sysfs_names "$w"
+	vm_names_check "$w" "$n"
+	seq 0 $((n - 1)) | sdnum name - | sort >"$w/want"
+	ls /sys/block | grep '^sd' | sort >"$w/have"
+	VM_MISSING=$(vm_missing "$w/want" "$w/have" | wc -l)
+	vm_stat missing "$VM_MISSING"
+	p259=$(awk '$2 ~ /^259:/' "$w/kernel" | wc -l)
+	vm_stat parts_259 "$p259"
+	[ "$p259" -eq $((many * 5)) ] ||
+		echo "partitions on 259: $p259, want $((many * 5)) (16-20 of $many disks)" >>"$w/mismatches"
+}
+
+# vm_lun_order W [LPT]: which LUN each disk of W/have is, against the
+# daemon's prediction in LUN order (`sdswarm names`, W/predicted). W/actual
+# gets "LUN NAME", the LUN being the table LUN through the session's target
+# name when LPT (LUNs per target) is given, else the disk's own LUN (the
+# same for tcm_loop, which has no session). VM_ORDER_BAD counts the LUNs
+# named otherwise, the "lun_order_mismatches" figure; the first five are
+# printed. Whether that is a failure is the caller's call: it depends on
+# how the scan ran.
+VM_ORDER_BAD=0
+vm_lun_order() {
+	local w=$1 lpt=${2:-} d
+	sdswarm names >"$w/predicted" 2>"$w/names.err" ||
+		vm_fail "sdswarm names: $(cat "$w/names.err")"
+	for d in $(cat "$w/have"); do
+		if [ -n "$lpt" ]; then
+			echo "$(vm_sd_table_lun "$d" "$lpt") $d"
+		else
+			echo "$(vm_sd_lun "$d") $d"
+		fi
+	done | sort -n >"$w/actual"
+	VM_ORDER_BAD=$(awk 'NR == FNR { p[$1] = $2; next } p[$1] != $2 { c++ } END { print c + 0 }' \
+		"$w/predicted" "$w/actual")
+	vm_stat lun_order_mismatches "$VM_ORDER_BAD"
+	awk 'NR == FNR { p[$1] = $2; next } p[$1] != $2 { print "LUN " $1 ": kernel " $2 ", predicted " p[$1] }' \
+		"$w/predicted" "$w/actual" | head -5 | sed 's/^/sdswarm-vm: order: /'
+}
+
+# vm_sample_luns N FEW: the LUNs of N whose identity a scenario samples:
+# every name-length boundary the count crosses (sdz/sdaa, 256, sdzz/sdaaa),
+# the last disk of FEW (the partition layout changes there) and the last,
+# each once, on one line.
+vm_sample_luns() {
+	local sample="" i
+	for i in 0 25 26 255 256 701 702 $(($2 - 1)) $2 $(($1 - 1)); do
+		[ "$i" -ge 0 ] && [ "$i" -lt "$1" ] || continue
+		case " $sample " in *" $i "*) ;; *) sample="$sample $i" ;; esac
+	done
+	echo "$sample"
 }

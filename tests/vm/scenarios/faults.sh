@@ -47,11 +47,8 @@ targets = 1
 threads = 2
 EOF
 
-vm_modprobe sd_mod || exit 0
-vm_sdswarmd $w/sdswarm.conf || exit 0
-vm_iscsi_login $portal $iqn || exit 0
-vm_wait 60 sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $n ]" ||
-	{ vm_fail "$(vm_sd_count) of $n disks"; exit 0; }
+vm_iscsi_up $w/sdswarm.conf $portal $iqn || exit 0
+vm_wait_sd 60 "$n" || { vm_fail "$(vm_sd_count) of $n disks"; exit 0; }
 vm_stat seen "$(vm_sd_count)"
 # The names are LUN order here (one target, scan=sync): sda is LUN 0.
 for i in 0 1 2 3; do

@@ -9,10 +9,11 @@
 # found missing from REPORT LUNS (sg_luns) and deleted through sysfs, as
 # rescan-scsi-bus.sh -r does, since the kernel's scan only ever adds. The
 # sd driver takes the lowest free index for every new disk (its ida), so a
-# freed name is reused first. The scenario keeps its own model of that
-# allocator (lowest free index, the same rule as numbering/'s idx), and
-# each new disk's name and MAJOR:MINOR must be `sdnum name`/`sdnum devt` of
-# the index the model predicts.
+# freed name is reused first. The model of that allocator is `sdnum alloc`
+# (numbering/'s idx, the ida's contract) replaying every add and remove so
+# far, each disk tagged with its LUN: each new disk's name and MAJOR:MINOR
+# must be what it answers for the next add, and each removed LUN's disk
+# the name it frees.
 # Rounds (sdswarm.rounds, default 4): remove 2 LUNs (a deterministic
 # pseudo-random pick), then add 3.
 # Figures: disks (at start), seen (at the end), mismatches, removed, added,
@@ -55,22 +56,41 @@ targets = 1
 threads = 2
 EOF
 
-vm_modprobe sd_mod || exit 0
-vm_sdswarmd $w/sdswarm.conf || exit 0
-vm_iscsi_login $portal $iqn || exit 0
-vm_wait 60 sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $n ]" ||
-	{ vm_fail "$(vm_sd_count) of $n disks at start"; exit 0; }
+vm_iscsi_up $w/sdswarm.conf $portal $iqn || exit 0
+vm_wait_sd 60 "$n" || { vm_fail "$(vm_sd_count) of $n disks at start"; exit 0; }
 
-# The model: "LUN INDEX" of every disk present, and the free indices.
+# The model: $w/events, every add and remove so far as `sdnum alloc` reads
+# them ("add lunL", "remove lunL"); replayed, they give $w/model, the
+# "LUN INDEX" of every disk present, sorted by LUN.
 : >$w/mismatches
-: >$w/model
-for d in $(ls /sys/block | grep '^sd'); do
-	echo "$(vm_sd_lun "$d") $(sdnum parse "$d" | cut -d' ' -f1)" >>$w/model
-done
-sort -n -o $w/model $w/model
-lowest_free() { # the lowest index the model does not hold
-	awk '{ u[$2] = 1 } END { for (i = 0; ; i++) if (!(i in u)) { print i; exit } }' $w/model
+model_events() { # "LUN INDEX" lines in: the events that allocate just those
+	sort -k2n | awk 'BEGIN { m = -1 } { l[$2] = $1; if ($2 > m) m = $2 }
+		END {
+			for (i = 0; i <= m; i++)
+				if (i in l) print "add lun" l[i]; else print "add"
+			for (i = 0; i <= m; i++)
+				if (!(i in l)) print "remove " i
+		}'
 }
+# model_replay [EVENT]: replay $w/events through sdnum alloc; model_last is
+# its answer to the last event ("add|remove INDEX NAME MAJ:MIN [lunL]").
+# With no EVENT $w/model is rebuilt; with one, EVENT is only asked about
+# (the answer to it ends the replay) and neither kept nor modelled.
+model_replay() {
+	{ cat $w/events; [ -z "${1:-}" ] || echo "$1"; } | sdnum alloc >$w/alloc 2>$w/alloc.err || {
+		vm_fail "sdnum alloc over the model's events: $(tail -1 $w/alloc.err)"
+		return 1
+	}
+	model_last=$(tail -1 $w/alloc)
+	[ -z "${1:-}" ] || return 0
+	awk '$5 ~ /^lun/ { l = substr($5, 4); if ($1 == "add") m[l] = $2; else delete m[l] }
+		END { for (l in m) print l, m[l] }' $w/alloc | sort -n >$w/model
+}
+# At the start the model is what the kernel has.
+for d in $(ls /sys/block | grep '^sd'); do
+	echo "$(vm_sd_lun "$d") $(sdnum parse "$d" | cut -d' ' -f1)"
+done | model_events >$w/events
+model_replay || exit 0
 disk_of_lun() { # LUN: the sd disk the kernel has for it, or nothing
 	local d
 	for d in $(ls /sys/block | grep '^sd'); do
@@ -103,8 +123,10 @@ while [ $r -lt "$rounds" ]; do
 		cnt=$(wc -l <$w/model)
 		line=$((seedv % cnt + 1))
 		lun=$(sed -n "${line}p" $w/model | cut -d' ' -f1)
-		idx=$(sed -n "${line}p" $w/model | cut -d' ' -f2)
-		d=$(sdnum name "$idx")
+		# The disk the model frees: "remove INDEX NAME MAJ:MIN lunL".
+		model_replay "remove lun$lun" || break 2
+		idx=$(echo "$model_last" | cut -d' ' -f2)
+		d=$(echo "$model_last" | cut -d' ' -f3)
 		out=$(sdswarm lun remove "$lun" 2>&1) ||
 			{ vm_fail "round $r: sdswarm lun remove $lun: $out"; break 2; }
 		# The AEN makes iscsid rescan: that adds, never removes.
@@ -119,7 +141,8 @@ while [ $r -lt "$rounds" ]; do
 		fi
 		vm_wait 10 sh -c "[ ! -e /sys/block/$d ]" ||
 			echo "round $r: $d still in /sys/block after its delete" >>$w/mismatches
-		sed -i "${line}d" $w/model
+		echo "remove lun$lun" >>$w/events
+		model_replay || break 2
 		removed=$((removed + 1))
 		echo "sdswarm-vm: round $r: LUN $lun removed, $d (index $idx) gone"
 	done
@@ -127,9 +150,11 @@ while [ $r -lt "$rounds" ]; do
 	k=0
 	while [ $k -lt 3 ]; do
 		k=$((k + 1))
-		want_idx=$(lowest_free)
-		want_name=$(sdnum name "$want_idx")
-		want_devt=$(sdnum devt "$want_idx")
+		# What the next add gets: "add INDEX NAME MAJ:MIN".
+		model_replay add || break 2
+		want_idx=$(echo "$model_last" | cut -d' ' -f2)
+		want_name=$(echo "$model_last" | cut -d' ' -f3)
+		want_devt=$(echo "$model_last" | cut -d' ' -f4)
 		t0=$(vm_uptime)
 		out=$(sdswarm lun add --group hot 2>&1) ||
 			{ vm_fail "round $r: sdswarm lun add: $out"; break 2; }
@@ -154,10 +179,14 @@ while [ $r -lt "$rounds" ]; do
 			reused=$((reused + 1))
 		if [ "$got" != "$want_name" ] || [ "$have_devt" != "$want_devt" ]; then
 			echo "round $r: LUN $lun is $got $have_devt, the lowest free index $want_idx is $want_name $want_devt" >>$w/mismatches
-			want_idx=$(sdnum parse "$got" | cut -d' ' -f1)
+			# The model follows the kernel from here on.
+			{ cat $w/model; echo "$lun $(sdnum parse "$got" | cut -d' ' -f1)"; } |
+				model_events >$w/events.new
+			mv $w/events.new $w/events
+		else
+			echo "add lun$lun" >>$w/events
 		fi
-		echo "$lun $want_idx" >>$w/model
-		sort -n -o $w/model $w/model
+		model_replay || break 2
 		added=$((added + 1))
 		echo "sdswarm-vm: round $r: LUN $lun added as $got $have_devt in $dt s (predicted $want_name $want_devt)"
 	done

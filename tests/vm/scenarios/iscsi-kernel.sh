@@ -86,12 +86,10 @@ mkdir -p $w
 	echo "threads = 2"
 } >$w/sdswarm.conf
 
-vm_modprobe sd_mod || exit 0
 vm_modprobe sg || exit 0
-vm_sdswarmd $w/sdswarm.conf || exit 0
-vm_iscsid || exit 0
-mem0=$(vm_mem_used_kib)
-t0=$(vm_uptime)
+vm_iscsi_target $w/sdswarm.conf || exit 0
+mem0=$VM_LOGIN_MEM0
+t0=$VM_LOGIN_T0
 if [ "$ntgt" -eq 1 ]; then
 	vm_iscsi_login $portal $iqn || exit 0
 elif [ "$login" = parallel ]; then
@@ -102,46 +100,27 @@ else
 		vm_iscsi_login $portal iqn.2026-12.org.sdswarm:t$t || exit 0
 		have=$(((t + 1) * lpt))
 		[ $have -gt "$n" ] && have=$n
-		vm_wait "$wait_s" sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $have ]" ||
+		vm_wait_sd "$wait_s" $have ||
 			{ vm_fail "t$t: $(vm_sd_count) of $have disks"; exit 0; }
 		t=$((t + 1))
 	done
 fi
 vm_kv login_s "$(vm_since "$t0")"
 
-all_there() {
-	[ "$(vm_sd_count)" -ge "$n" ] &&
-		[ "$(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l)" -ge "$want_parts" ]
-}
-vm_wait "$wait_s" all_there ||
-	vm_fail "$(vm_sd_count) of $n disks and $(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l) of $want_parts partitions within ${wait_s}s"
+vm_wait_sd "$wait_s" "$n" "$want_parts" ||
+	vm_fail "$(vm_sd_count) of $n disks and $(vm_sd_parts) of $want_parts partitions within ${wait_s}s"
 vm_stat probe_s "$(vm_since "$t0")"
 vm_stat seen "$(vm_sd_count)"
 vm_stat mem_used_kib "$(($(vm_mem_used_kib) - mem0))"
 echo "sdswarm-vm: $(vm_sd_count) disks in $(vm_since "$t0") s"
 
-vm_sysfs_names $w
-vm_names_check $w "$n"
-seq 0 $((n - 1)) | sdnum name - | sort >$w/want
-ls /sys/block | grep '^sd' | sort >$w/have
-missing=$(vm_missing $w/want $w/have | wc -l)
-vm_stat missing "$missing"
-p259=$(awk '$2 ~ /^259:/' $w/kernel | wc -l)
-vm_stat parts_259 "$p259"
-[ "$p259" -eq $((many * 5)) ] ||
-	echo "partitions on 259: $p259, want $((many * 5)) (16-20 of $many disks)" >>$w/mismatches
+vm_disks_check $w "$n" "$many"
+missing=$VM_MISSING
 
-# Which LUN each disk is, against the daemon's prediction in LUN order.
-sdswarm names >$w/predicted 2>$w/names.err ||
-	vm_fail "sdswarm names: $(cat $w/names.err)"
-for d in $(cat $w/have); do
-	echo "$(vm_sd_table_lun "$d" "$lpt") $d"
-done | sort -n >$w/actual
-order_bad=$(awk 'NR == FNR { p[$1] = $2; next } p[$1] != $2 { c++ } END { print c + 0 }' \
-	$w/predicted $w/actual)
-vm_stat lun_order_mismatches "$order_bad"
-awk 'NR == FNR { p[$1] = $2; next } p[$1] != $2 { print "LUN " $1 ": kernel " $2 ", predicted " p[$1] }' \
-	$w/predicted $w/actual | head -5 | sed 's/^/sdswarm-vm: order: /'
+# Which LUN each disk is (the table LUN: target tI's LUN L is I*lpt+L),
+# against the daemon's prediction in LUN order.
+vm_lun_order $w "$lpt"
+order_bad=$VM_ORDER_BAD
 for d in $(cat $w/have); do
 	hctl=$(readlink /sys/block/$d/device | sed 's|.*/||')
 	# The kernel's number for a flat-addressed LUN L is 0x4000 + L.
@@ -152,11 +131,7 @@ for d in $(cat $w/have); do
 done
 
 # SCSI identity of a sample: every name-length boundary the count crosses.
-sample=""
-for i in 0 25 26 255 256 701 702 $((few - 1)) $few $((n - 1)); do
-	[ "$i" -ge 0 ] && [ "$i" -lt "$n" ] || continue
-	case " $sample " in *" $i "*) ;; *) sample="$sample $i" ;; esac
-done
+sample=$(vm_sample_luns "$n" "$few")
 checked=0
 for i in $sample; do
 	lun=$i

@@ -35,7 +35,6 @@ w=/tmp/openall
 mkdir -p $w
 command -v sdswarm-bench >/dev/null || { vm_fail "no sdswarm-bench in the image: make, then tests/vm/build"; exit 0; }
 
-nparts() { ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l; }
 # set_nodes VENDOR DIR: mknod every disk and partition whose disk's vendor
 # is VENDOR into DIR, under the kernel's own names.
 set_nodes() {
@@ -71,8 +70,8 @@ vm_modprobe sd_mod || exit 0
 mem0=$(vm_mem_used_kib)
 t0=$(vm_uptime)
 vm_modprobe scsi_debug add_host=1 num_tgts=1 max_luns="$n" delay=0 num_parts="$parts" || exit 0
-vm_wait "$wait_s" sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $n ] && [ \$(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l) -ge $((n * parts)) ]" ||
-	vm_fail "scsi_debug: $(vm_sd_count) of $n disks, $(nparts) partitions"
+vm_wait_sd "$wait_s" "$n" $((n * parts)) ||
+	vm_fail "scsi_debug: $(vm_sd_count) of $n disks, $(vm_sd_parts) partitions"
 vm_kv sdebug_probe_s "$(vm_since "$t0")"
 vm_kv sdebug_mem_kib "$(($(vm_mem_used_kib) - mem0))"
 
@@ -94,12 +93,11 @@ portal = $portal
 targets = 1
 threads = 2
 EOF
-vm_sdswarmd $w/sdswarm.conf || exit 0
-mem0=$(vm_mem_used_kib)
-t0=$(vm_uptime)
-vm_iscsi_login $portal $iqn || exit 0
-vm_wait "$wait_s" sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $((2 * n)) ] && [ \$(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l) -ge $((2 * n * parts)) ]" ||
-	vm_fail "with iSCSI: $(vm_sd_count) of $((2 * n)) disks, $(nparts) partitions"
+vm_iscsi_up $w/sdswarm.conf $portal $iqn || exit 0
+mem0=$VM_LOGIN_MEM0
+t0=$VM_LOGIN_T0
+vm_wait_sd "$wait_s" $((2 * n)) $((2 * n * parts)) ||
+	vm_fail "with iSCSI: $(vm_sd_count) of $((2 * n)) disks, $(vm_sd_parts) partitions"
 vm_stat probe_s "$(vm_since "$t0")"
 vm_stat mem_used_kib "$(($(vm_mem_used_kib) - mem0))"
 vm_stat seen "$(vm_sd_count)"
@@ -169,7 +167,7 @@ else
 		vm_kv_str tcmu "not measured: sdswarmd accepts [tcmu] but made no user backstore in 30 s (no TCMU front end in this build)"
 		echo "sdswarm-vm: TCMU not measured: sdswarmd accepts [tcmu] but made no user backstore in 30 s"
 		kill "$VM_SDSWARMD_PID" 2>/dev/null
-	elif vm_wait "$wait_s" sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $((before + n)) ] && [ \$(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l) -ge $((3 * n * parts)) ]"; then
+	elif vm_wait_sd "$wait_s" $((before + n)) $((3 * n * parts)); then
 		vm_kv tcmu_probe_s "$(vm_since "$t0")"
 		set_nodes SDSWARM $w/tcmu-all >/dev/null
 		# The iSCSI set's nodes are in $w/sdswarm: what is left is TCMU's.

@@ -99,12 +99,8 @@ t0=$(vm_uptime)
 vm_sdswarmd $w/sdswarm.conf || exit 0
 vm_kv start_s "$(vm_since "$t0")"
 
-all_there() {
-	[ "$(vm_sd_count)" -ge "$n" ] &&
-		[ "$(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l)" -ge "$want_parts" ]
-}
-vm_wait "$wait_s" all_there ||
-	vm_fail "$(vm_sd_count) of $n disks and $(ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l) of $want_parts partitions within ${wait_s}s"
+vm_wait_sd "$wait_s" "$n" "$want_parts" ||
+	vm_fail "$(vm_sd_count) of $n disks and $(vm_sd_parts) of $want_parts partitions within ${wait_s}s"
 vm_stat probe_s "$(vm_since "$t0")"
 vm_stat seen "$(vm_sd_count)"
 used=$(($(vm_mem_used_kib) - mem0))
@@ -118,29 +114,13 @@ vm_kv sdswarmd_rss_kib "$(awk '$1 == "VmRSS:" { print $2 }' /proc/$VM_SDSWARMD_P
 echo "sdswarm-vm: $(vm_sd_count) disks in $(vm_since "$t0") s, $used KiB"
 grep 'tcmu:' /tmp/sdswarmd.log | tail -2 | sed 's/^/sdswarm-vm: sdswarmd: /'
 
-vm_sysfs_names $w
-vm_names_check $w "$n"
-seq 0 $((n - 1)) | sdnum name - | sort >$w/want
-ls /sys/block | grep '^sd' | sort >$w/have
-missing=$(vm_missing $w/want $w/have | wc -l)
-vm_stat missing "$missing"
-p259=$(awk '$2 ~ /^259:/' $w/kernel | wc -l)
-vm_stat parts_259 "$p259"
-[ "$p259" -eq $((many * 5)) ] ||
-	echo "partitions on 259: $p259, want $((many * 5)) (16-20 of $many disks)" >>$w/mismatches
+vm_disks_check $w "$n" "$many"
+missing=$VM_MISSING
 
 # Which LUN each disk is (tcm_loop's LUN = the table LUN), against the
 # daemon's prediction in LUN order.
-sdswarm names >$w/predicted 2>$w/names.err ||
-	vm_fail "sdswarm names: $(cat $w/names.err)"
-for d in $(cat $w/have); do
-	echo "$(vm_sd_lun "$d") $d"
-done | sort -n >$w/actual
-order_bad=$(awk 'NR == FNR { p[$1] = $2; next } p[$1] != $2 { c++ } END { print c + 0 }' \
-	$w/predicted $w/actual)
-vm_stat lun_order_mismatches "$order_bad"
-awk 'NR == FNR { p[$1] = $2; next } p[$1] != $2 { print "LUN " $1 ": kernel " $2 ", predicted " p[$1] }' \
-	$w/predicted $w/actual | head -5 | sed 's/^/sdswarm-vm: order: /'
+vm_lun_order $w
+order_bad=$VM_ORDER_BAD
 [ "$order_bad" -eq 0 ] || echo "$order_bad LUNs named out of LUN order under scan=sync" >>$w/mismatches
 
 # The disks are TCMU's: the host is tcm_loop's, the backstores are ours.
@@ -152,11 +132,7 @@ nback=$(ls -d $cfs/target/core/user_0/sdswarm* 2>/dev/null | wc -l)
 [ "$nback" -eq "$n" ] || echo "configfs has $nback sdswarm backstores, want $n" >>$w/mismatches
 
 # SCSI identity of a sample: every name-length boundary the count crosses.
-sample=""
-for i in 0 25 26 255 256 701 702 $((few - 1)) $few $((n - 1)); do
-	[ "$i" -ge 0 ] && [ "$i" -lt "$n" ] || continue
-	case " $sample " in *" $i "*) ;; *) sample="$sample $i" ;; esac
-done
+sample=$(vm_sample_luns "$n" "$few")
 checked=0
 for lun in $sample; do
 	d=$(awk -v l="$lun" '$1 == l { print $2 }' $w/actual)

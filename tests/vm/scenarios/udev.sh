@@ -64,11 +64,9 @@ portal = $portal
 targets = 1
 threads = 2
 EOF
-	vm_sdswarmd $w/sdswarm-$c.conf || exit 0
-	t0=$(vm_uptime)
-	vm_iscsi_login $portal $iqn || exit 0
-	vm_wait "$wait_s" sh -c "[ \$(ls /sys/block | grep -c '^sd') -ge $c ]" ||
-		bad "$c: only $(vm_sd_count) disks in ${wait_s}s"
+	vm_iscsi_up $w/sdswarm-$c.conf $portal $iqn || exit 0
+	t0=$VM_LOGIN_T0
+	vm_wait_sd "$wait_s" "$c" || bad "$c: only $(vm_sd_count) disks in ${wait_s}s"
 	t1=$(vm_uptime)
 	timeout "$wait_s" udevadm settle --timeout="$wait_s" || bad "$c: udevadm settle timed out"
 	vm_kv "settle_${c}_s" "$(vm_since "$t0")"
