@@ -32,6 +32,7 @@
 	X(open_all, "open-all", "io_uring open+read+close of every node")    \
 	X(mktree, "mktree", "make a tree of disk/partition files (tmpfs)")   \
 	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")       \
+	X(iscsi, "iscsi", "libiscsi client: IOPS and latency of one target") \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);

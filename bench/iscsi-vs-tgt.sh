@@ -1,0 +1,445 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench/run's `iscsi` step: sdswarmd and tgt (Debian's user-space target)
+# side by side in one run, driven by the same client (sdswarm-bench iscsi):
+# 4K random read and write at QD32, 128K sequential read and write, one
+# session each; then sdswarmd with [iscsi] threads = 1 and 2 against 1 and
+# 2 client sessions, for the scaling figure. Prints a table (or, --json,
+# one JSON object) with the ratios sdswarmd/tgt and threads2/threads1.
+#
+# usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]
+#
+# Both targets are private to this run: sdswarmd on a config of its own in a
+# temporary folder (mem store, thin 1 GiB LUNs), tgtd on its own control
+# port with a 1 GiB backing file on /dev/shm, each on a free loopback port.
+# Only the PIDs started here are ever signalled; the folder, the /dev/shm
+# file and tgtd's control socket are removed on every exit. Bounded: each
+# measurement lasts S seconds (default 4) plus its setup, each wait is
+# bounded, the whole step takes about a minute.
+set -u
+bin=${1:?usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]}
+shift
+json=0
+secs=4
+while [ $# -gt 0 ]; do
+	case $1 in
+	--json) json=1 ;;
+	--seconds)
+		secs=${2:?--seconds needs a value}
+		shift
+		;;
+	*)
+		echo "iscsi-vs-tgt: unknown argument '$1'" >&2
+		exit 1
+		;;
+	esac
+	shift
+done
+case $secs in
+'' | *[!0-9.]* | *.*.*)
+	echo "iscsi-vs-tgt: --seconds '$secs': need a number" >&2
+	exit 1
+	;;
+esac
+
+say() { echo "iscsi-vs-tgt: $*" >&2; }
+
+for c in tgtd tgtadm python3 timeout; do
+	if ! command -v "$c" >/dev/null 2>&1; then
+		say "needs '$c' (scripts/install-deps installs tgt)"
+		exit 1
+	fi
+done
+for p in sdswarmd sdswarm sdswarm-bench; do
+	if [ ! -x "$bin/$p" ]; then
+		say "no $bin/$p (make $bin/$p)"
+		exit 1
+	fi
+done
+
+IQN=iqn.2026-12.org.sdswarm
+TGT_IQN=iqn.2026-12.org.sdswarm.bench:tgt
+LUN_SIZE=1G
+LUN_BYTES=$((1 << 30))
+# A measurement's own bound: its seconds, the logins, the drain.
+RUN_TIMEOUT=$(python3 -c "import math; print(int(math.ceil($secs)) + 40)")
+
+scratch=
+shm=
+sd_pids=()
+tgt_pid=
+tgt_cp=
+tgt_sock_made=0
+
+stop_pid() { # PID NAME: SIGTERM, up to 10 s, then SIGKILL; reaps it
+	local pid=$1 i
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		say "$2 (pid $pid) ignored SIGTERM for 10 s; killing it"
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+stop_sdswarmds() {
+	local p
+	for p in "${sd_pids[@]}"; do
+		stop_pid "$p" sdswarmd
+	done
+	sd_pids=()
+}
+
+# tgtd ignores SIGTERM while it has targets: delete ours, then the system,
+# and it exits by itself; SIGTERM/SIGKILL only if it does not.
+stop_tgtd() {
+	local i
+	[ -n "$tgt_pid" ] || return 0
+	if kill -0 "$tgt_pid" 2>/dev/null; then
+		timeout 10 tgtadm -C "$tgt_cp" --lld iscsi --op delete \
+			--mode target --tid 1 --force >/dev/null 2>&1
+		timeout 10 tgtadm -C "$tgt_cp" --op delete --mode system \
+			>/dev/null 2>&1
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$tgt_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	stop_pid "$tgt_pid" tgtd
+	tgt_pid=
+	if [ "$tgt_sock_made" = 1 ]; then
+		rm -f "/run/tgtd/socket.$tgt_cp" "/run/tgtd/socket.$tgt_cp.lock"
+		tgt_sock_made=0
+	fi
+}
+
+cleanup() {
+	stop_sdswarmds
+	stop_tgtd
+	[ -z "$shm" ] || rm -f "$shm"
+	[ -z "$scratch" ] || rm -rf "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-iscsi-bench.XXXXXX") || exit 1
+shm=$(mktemp /dev/shm/sdswarm-iscsi-tgt.XXXXXX) || exit 1
+
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# The daemon's CPU time so far (all threads, user + system), in clock
+# ticks: /proc/PID/stat fields 14 and 15, after the "(comm)" field.
+cpu_ticks() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || {
+		echo 0
+		return
+	}
+	s=${s##*) }
+	# shellcheck disable=SC2086
+	set -- $s
+	echo $((${12} + ${13}))
+}
+HZ=$(getconf CLK_TCK)
+
+# start_sdswarmd NAME THREADS: a fresh daemon with two thin 1 GiB LUNs on
+# one target, [iscsi] threads = THREADS, in $scratch/NAME; sets sd_pid and
+# sd_port.
+start_sdswarmd() {
+	local dir=$scratch/$1 i
+	mkdir -p "$dir" || return 1
+	sd_port=$(free_port) || return 1
+	cat >"$dir/sdswarmd.conf" <<EOF
+# written by bench/iscsi-vs-tgt.sh for one run
+[target]
+seed = 4
+max_luns = 16
+
+[luns]
+count = 2
+size = $LUN_SIZE
+thin = yes
+partitions = 0
+
+[store]
+type = mem
+
+[iscsi]
+enabled = yes
+portal = 127.0.0.1:$sd_port
+targets = 1
+luns_per_target = 2
+threads = $2
+EOF
+	"$bin/sdswarmd" --config "$dir/sdswarmd.conf" \
+		--control "$dir/control" --pidfile "$dir/sdswarmd.pid" \
+		>"$dir/sdswarmd.log" 2>&1 &
+	sd_pid=$!
+	sd_pids+=("$sd_pid")
+	for ((i = 0; i < 100; i++)); do
+		"$bin/sdswarm" --control "$dir/control" status >/dev/null 2>&1 &&
+			return 0
+		if ! kill -0 "$sd_pid" 2>/dev/null; then
+			say "sdswarmd exited before answering; its log:"
+			sed 's/^/  | /' "$dir/sdswarmd.log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	say "sdswarmd did not answer within 10 s"
+	return 1
+}
+
+# tgtd on a free portal and a control port nobody uses, one target with
+# LUN 1 on the /dev/shm file (tgt's LUN 0 is its controller), open to all.
+start_tgtd() {
+	local i
+	tgt_port=$(free_port) || return 1
+	for ((i = 0; i < 50; i++)); do
+		tgt_cp=$((1000 + RANDOM % 29000))
+		[ -e "/run/tgtd/socket.$tgt_cp" ] || break
+	done
+	if [ -e "/run/tgtd/socket.$tgt_cp" ]; then
+		say "no free tgtd control port found in 50 tries"
+		return 1
+	fi
+	truncate -s "$LUN_SIZE" "$shm" || return 1
+	tgtd -f --iscsi "portal=127.0.0.1:$tgt_port" -C "$tgt_cp" \
+		>"$scratch/tgtd.log" 2>&1 &
+	tgt_pid=$!
+	tgt_sock_made=1
+	for ((i = 0; i < 100; i++)); do
+		timeout 5 tgtadm -C "$tgt_cp" --op show --mode sys \
+			>/dev/null 2>&1 && break
+		if ! kill -0 "$tgt_pid" 2>/dev/null; then
+			say "tgtd exited; its log:"
+			sed 's/^/  | /' "$scratch/tgtd.log" >&2
+			tgt_pid=
+			return 1
+		fi
+		sleep 0.1
+	done
+	timeout 10 tgtadm -C "$tgt_cp" --lld iscsi --op new --mode target \
+		--tid 1 -T "$TGT_IQN" &&
+		timeout 10 tgtadm -C "$tgt_cp" --lld iscsi --op new \
+			--mode logicalunit --tid 1 --lun 1 -b "$shm" &&
+		timeout 10 tgtadm -C "$tgt_cp" --lld iscsi --op bind \
+			--mode target --tid 1 -I ALL
+}
+
+# measure NAME PID URL ARGS...: one sdswarm-bench iscsi run, its JSON in
+# $scratch/NAME.json and the target's CPU ticks over it in NAME.cpu.
+measure() {
+	local name=$1 pid=$2 url=$3 c0 c1 rc
+	shift 3
+	[ -t 2 ] && printf '\r\033[Kiscsi-vs-tgt: %s' "$name" >&2
+	c0=$(cpu_ticks "$pid")
+	timeout "$RUN_TIMEOUT" "$bin/sdswarm-bench" iscsi "$url" \
+		--seconds "$secs" --json "$@" >"$scratch/$name.json" \
+		2>"$scratch/$name.err"
+	rc=$?
+	c1=$(cpu_ticks "$pid")
+	[ -t 2 ] && printf '\r\033[K' >&2
+	if [ $rc -ne 0 ]; then
+		say "$name: sdswarm-bench iscsi $url $* exited $rc:"
+		sed 's/^/  | /' "$scratch/$name.err" >&2
+		return 1
+	fi
+	echo "$((c1 - c0)) $HZ" >"$scratch/$name.cpu"
+}
+
+sd_url() { echo "iscsi://127.0.0.1:$1/$IQN:t0/$2"; }
+
+# Every daemon runs the whole time (idle between its measurements), and the
+# runs to be compared alternate, so that other load on the machine falls on
+# both sides of a ratio alike.
+start_sdswarmd sd1 1 || exit 1
+sd1_pid=$sd_pid sd1_port=$sd_port
+start_sdswarmd sd2 2 || exit 1
+sd2_pid=$sd_pid sd2_port=$sd_port
+start_tgtd || exit 1
+tgt_url="iscsi://127.0.0.1:$tgt_port/$TGT_IQN/1"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Scaling first, while the LUNs of both fresh daemons are never written.
+for j in 1 2; do
+	luns=0
+	[ "$j" = 2 ] && luns=0,1
+	measure "t1-j$j" "$sd1_pid" "$(sd_url "$sd1_port" "$luns")" \
+		--rw randread --bs 4k --qd 32 --jobs "$j" || exit 1
+	measure "t2-j$j" "$sd2_pid" "$(sd_url "$sd2_port" "$luns")" \
+		--rw randread --bs 4k --qd 32 --jobs "$j" || exit 1
+done
+
+# Side by side: sdswarmd with threads = 2 (the shipped configs' value) and
+# tgt, writes first so that the reads read data the writes stored (as far
+# as they reached, which the notes say).
+for c in seqwrite:128k:1 randwrite:4k:1 seqread:128k:1 randread:4k:1 \
+	randread:4k:2; do
+	rw=${c%%:*}
+	bs=${c#*:}
+	bs=${bs%:*}
+	j=${c##*:}
+	name=$rw
+	luns=0
+	[ "$j" = 2 ] && name=$rw-j2 luns=0,1
+	measure "sd-$name" "$sd2_pid" "$(sd_url "$sd2_port" "$luns")" \
+		--rw "$rw" --bs "$bs" --qd 32 --jobs "$j" || exit 1
+	measure "tgt-$name" "$tgt_pid" "$tgt_url" \
+		--rw "$rw" --bs "$bs" --qd 32 --jobs "$j" || exit 1
+done
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+stop_sdswarmds
+stop_tgtd
+
+python3 - "$scratch" "$json" "$secs" "$LUN_BYTES" "$(nproc)" \
+	"$load_start" "$load_end" <<'PY'
+import json, math, os, sys
+
+d, want_json, secs, lun_bytes, nproc = sys.argv[1], sys.argv[2] == "1", \
+    float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+load_start, load_end = sys.argv[6], sys.argv[7]
+
+def load(name):
+    with open(os.path.join(d, name + ".json")) as f:
+        j = json.load(f)
+    with open(os.path.join(d, name + ".cpu")) as f:
+        ticks, hz = (int(x) for x in f.read().split())
+    t = j["total"]
+    return {
+        "run": name,
+        "rw": j["params"]["rw"], "bs": j["params"]["bs"],
+        "qd": j["params"]["qd"], "jobs": j["params"]["jobs"],
+        "ops": t["ops"], "bytes": t["bytes"], "iops": t["iops"],
+        "mib_per_s": t["mib_per_s"], "lat_mean_us": t["lat_mean_us"],
+        "lat_p99_us": t["lat_p99_us"],
+        "client_cpu_us_per_op": t["client_cpu_us_per_op"],
+        "target_cpu_s": ticks / hz,
+        "target_cpu_us_per_op": ticks / hz * 1e6 / t["ops"] if t["ops"] else None,
+        "cpu_model": j["machine"]["cpu_model"],
+    }
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+cases = [("4K randread QD32", "randread"), ("4K randwrite QD32", "randwrite"),
+         ("128K seqread QD32", "seqread"), ("128K seqwrite QD32", "seqwrite"),
+         ("4K randread QD32 x2 jobs", "randread-j2")]
+runs = {}
+for _, c in cases:
+    runs["sd-" + c] = load("sd-" + c)
+    runs["tgt-" + c] = load("tgt-" + c)
+for n in ("t1-j1", "t1-j2", "t2-j1", "t2-j2"):
+    runs[n] = load(n)
+cpu_model = runs["t1-j1"]["cpu_model"]
+
+side = []
+for label, c in cases:
+    s, t = runs["sd-" + c], runs["tgt-" + c]
+    side.append({"case": label, "sdswarmd": s, "tgt": t,
+                 "ratio": ratio(s["iops"], t["iops"])})
+scale = [{"threads": int(n[1]), "jobs": int(n[4]), **runs[n]}
+         for n in ("t1-j1", "t1-j2", "t2-j1", "t2-j2")]
+r_t2_t1_j2 = ratio(runs["t2-j2"]["iops"], runs["t1-j2"]["iops"])
+r_t2_t1_j1 = ratio(runs["t2-j1"]["iops"], runs["t1-j1"]["iops"])
+r_j2_j1_t2 = ratio(runs["t2-j2"]["iops"], runs["t2-j1"]["iops"])
+cover = min(runs["sd-seqwrite"]["bytes"], lun_bytes) / lun_bytes
+tcover = min(runs["tgt-seqwrite"]["bytes"], lun_bytes) / lun_bytes
+
+notes = [
+    "%d CPUs (%s) shared by the targets AND the client: every figure is "
+    "bounded by the two cores; the ratios are the figures, not the "
+    "absolute IOPS" % (nproc, cpu_model),
+    "client: sdswarm-bench iscsi (libiscsi async, one thread and session "
+    "per job), the same for both targets; %.1f s per measurement" % secs,
+    "sdswarmd: build/bin (-O2), mem store, 2 thin 1 GiB LUNs on one target, "
+    "[iscsi] threads = 2; tgt: tgtd -f, rdwr backing store, a 1 GiB "
+    "file on /dev/shm (LUN 1)",
+    "side by side: writes first, so the reads read stored data (the 128K "
+    "seqwrite covered %.0f%% of sdswarmd's LUN 0 and %.0f%% of tgt's LUN)"
+    % (cover * 100, tcover * 100),
+    "scaling: 4K randread QD32 on fresh daemons (never-written blocks), "
+    "one session per LUN; a worker thread serves whole connections",
+    "CPU us/IO: the target process's user+system time over the run "
+    "(/proc/PID/stat) per completed command; client: the job threads' own",
+    "load average %s at the start, %s at the end (other work on the "
+    "machine lowers the figures; compared runs alternate)"
+    % (load_start, load_end),
+]
+targets = [
+    {"name": "4K randread IOPS, sdswarmd / tgt", "value": side[0]["ratio"],
+     "cmp": ">=", "limit": 3.0},
+    {"name": "4K randread IOPS, threads 2 / threads 1 (2 sessions)",
+     "value": r_t2_t1_j2, "cmp": ">=", "limit": 1.8},
+]
+for t in targets:
+    t["met"] = None if t["value"] is None else t["value"] >= t["limit"]
+
+if want_json:
+    out = {"bench": "iscsi-vs-tgt",
+           "machine": {"nproc": nproc, "cpu_model": cpu_model},
+           "notes": notes, "seconds": secs,
+           "side_by_side": side, "scaling": scale,
+           "ratios": {"sdswarmd_over_tgt": {c["case"]: c["ratio"] for c in side},
+                      "threads2_over_threads1_2jobs": r_t2_t1_j2,
+                      "threads2_over_threads1_1job": r_t2_t1_j1,
+                      "jobs2_over_jobs1_threads2": r_j2_j1_t2},
+           "targets": targets}
+    json.dump(out, sys.stdout, indent=2)
+    print()
+    sys.exit(0)
+
+def table(head, rows, align):
+    w = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    def line(r):
+        return "  ".join(str(c).ljust(w[i]) if align[i] == "l"
+                         else str(c).rjust(w[i]) for i, c in enumerate(r)).rstrip()
+    print(line(head))
+    print(line(["-" * x for x in w]))
+    for r in rows:
+        print(line(r))
+
+def f(v, p=0):
+    return "-" if v is None else "%.*f" % (p, v)
+
+print("sdswarm-bench iscsi, sdswarmd vs tgt: %d CPUs, %s" % (nproc, cpu_model))
+for n in notes:
+    print("  " + n)
+print()
+table(["case", "sdswarmd IOPS", "tgt IOPS", "sdswarmd/tgt", "sdswarmd MiB/s",
+       "tgt MiB/s", "sdswarmd p99 us", "tgt p99 us", "sdswarmd CPU us/IO",
+       "tgt CPU us/IO", "client CPU us/IO (sd, tgt)"],
+      [[c["case"], f(c["sdswarmd"]["iops"]), f(c["tgt"]["iops"]),
+        f(c["ratio"], 2) + "x", f(c["sdswarmd"]["mib_per_s"], 1),
+        f(c["tgt"]["mib_per_s"], 1), f(c["sdswarmd"]["lat_p99_us"], 1),
+        f(c["tgt"]["lat_p99_us"], 1), f(c["sdswarmd"]["target_cpu_us_per_op"], 2),
+        f(c["tgt"]["target_cpu_us_per_op"], 2),
+        "%s, %s" % (f(c["sdswarmd"]["client_cpu_us_per_op"], 2),
+                    f(c["tgt"]["client_cpu_us_per_op"], 2))] for c in side],
+      "lrrrrrrrrrr")
+print()
+table(["sdswarmd threads", "client jobs", "4K randread IOPS", "p99 us",
+       "sdswarmd CPU us/IO", "client CPU us/IO"],
+      [[s["threads"], s["jobs"], f(s["iops"]), f(s["lat_p99_us"], 1),
+        f(s["target_cpu_us_per_op"], 2), f(s["client_cpu_us_per_op"], 2)]
+       for s in scale], "rrrrrr")
+print("threads2/threads1: %sx with 2 sessions, %sx with 1; 2 sessions/1 "
+      "session at threads 2: %sx" % (f(r_t2_t1_j2, 2), f(r_t2_t1_j1, 2),
+                                      f(r_j2_j1_t2, 2)))
+print()
+print("targets (reported, not asserted)")
+table(["target", "value", "limit", "result"],
+      [[t["name"], f(t["value"], 2), ">= %.2f" % t["limit"],
+        "not measured" if t["met"] is None else ("met" if t["met"] else "MISSED")]
+       for t in targets], "lrrl")
+PY
