@@ -916,6 +916,7 @@ static const struct key target_keys[] = {
 	KEY("name_prefix", set_prefix, struct cfg_target, name_prefix, 1, 0),
 	KEY("control", set_path, struct cfg_target, control, 1, 0),
 	KEY("log_level", set_log_level, struct cfg_target, log_level, 0, 0),
+	KEY("power_on_ua", set_bool, struct cfg_target, power_on_ua, 0, 0),
 };
 
 enum {
@@ -1178,6 +1179,7 @@ static void defaults(struct cfg *c)
 {
 	c->target.seed = 1;
 	c->target.max_luns = LUN_DEFAULT_MAX;
+	c->target.power_on_ua = true;
 	c->target.scheme = &sdnum_scheme_linux;
 	strcpy(c->target.name_prefix, "sd");
 	c->target.log_level = LOG_DEFAULT_LEVEL;

@@ -53,6 +53,7 @@ struct cfg_target {
 	char name_prefix[SDNUM_MAX_PREFIX + 1];
 	char control[CFG_SOCKET_PATH_MAX + 1];
 	int log_level;
+	bool power_on_ua;     /* POWER ON OCCURRED on each LUN's first command */
 };
 
 enum cfg_store_type {

@@ -102,6 +102,7 @@ struct lun_table {
 	_Atomic uint16_t luns_gen;    /* REPORTED LUNS DATA HAS CHANGED */
 	_Atomic uint16_t reset_gen;   /* reset unit attentions */
 	_Atomic uint32_t gen;         /* LUN generations */
+	bool power_on_ua;             /* report POWER ON OCCURRED */
 	struct ua_stripe ua[UA_STRIPES];
 	pthread_mutex_t medium_lock;  /* prevent vs eject (lun_medium()) */
 	/*
@@ -130,6 +131,7 @@ int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
 	t->max_luns = max;
 	t->seed = p->seed;
 	t->oui = p->oui ? p->oui & 0xffffff : 0xacde48;
+	t->power_on_ua = !p->no_power_on_ua;
 	t->store = p->store;
 	t->slots_bytes = (size_t)max * sizeof(struct lun_slot);
 	/* Untouched pages of a private anonymous mapping cost nothing. */
@@ -798,8 +800,8 @@ static void ua_entry_init(struct lun_table *t, struct lun_slot *s,
 	 * POWER ON OCCURRED goes to the first nexus that uses a new LUN, as
 	 * scsi_debug and LIO do; later nexuses log in to a unit long powered.
 	 */
-	e->power_on = !(atomic_fetch_or(&s->flags, SLOT_POWERED) &
-			SLOT_POWERED);
+	e->power_on = t->power_on_ua &&
+		      !(atomic_fetch_or(&s->flags, SLOT_POWERED) & SLOT_POWERED);
 }
 
 /*

@@ -106,6 +106,9 @@ struct lun_table_params {
 	uint32_t oui;            /* IEEE OUI in the WWN (24 bits); 0: AC-DE-48,
 				  * the block IEEE reserves for private use */
 	struct store *store;     /* where blocks live; not owned */
+	bool no_power_on_ua;     /* no POWER ON OCCURRED on a LUN's first
+				  * command (iscsi-ls and other one-shot
+				  * tools give up on a unit attention) */
 };
 
 struct lun_table;

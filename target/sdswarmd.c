@@ -259,6 +259,7 @@ static int make_luns(const struct cfg *c, struct store *store,
 		.seed = c->target.seed,
 		.oui = c->target.oui,
 		.store = store,
+		.no_power_on_ua = !c->target.power_on_ua,
 	};
 	struct lun_table *t;
 	struct timespec t0;

@@ -116,6 +116,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->groups[0].max_xfer_blocks, 8192);
 	assert_int_equal(c->groups[0].rotation_rate, 1);
 	assert_false(c->groups[0].removable);
+	assert_true(c->target.power_on_ua);
 	assert_int_equal(c->groups[0].sanitize_ms, 0);
 	assert_int_equal(cfg_total_luns(c), 1);
 	cfg_free(c);

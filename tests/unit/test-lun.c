@@ -119,6 +119,34 @@ static void test_identity(void **state)
 	fx_free(f);
 }
 
+/*
+ * power_on_ua = no: a LUN's first command sees no POWER ON OCCURRED, and
+ * the other conditions still reach every nexus.
+ */
+static void test_no_power_on_ua(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct store_mem_params mp = { .chunk_size = 4096 };
+	struct lun_table_params tp = { .max_luns = 16, .no_power_on_ua = true };
+	struct lun_group g = group(0, 2);
+	struct lun_info li;
+	uint8_t asc, ascq;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(store_mem_create(&f->store, &mp), 0);
+	tp.store = f->store;
+	assert_int_equal(lun_table_create(&f->t, &tp), 0);
+	assert_int_equal(lun_group_add(f->t, &g), 0);
+	assert_int_equal(lun_get(f->t, 1, &li), 0);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), 0);
+	lun_ua_set(f->t, 1, LUN_UA_RESET, 0, 0, LUN_NEXUS_NONE);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), LUN_UA_RESET);
+	assert_int_equal(lun_ua_take(f->t, &li, 3, &asc, &ascq), 0);
+	lun_put(f->t, &li);
+	fx_free(f);
+}
+
 static void test_add_remove_inflight(void **state)
 {
 	struct fx *f = fx_new(1024);
@@ -428,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_create_many),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_add_remove_inflight),
+		cmocka_unit_test(test_no_power_on_ua),
 		cmocka_unit_test(test_ua_per_nexus),
 		cmocka_unit_test(test_state_mode_resize),
 		cmocka_unit_test(test_partition_overlay),
