@@ -56,12 +56,14 @@ enum scsi_disposition {
 
 /*
  * The LUNs one initiator can see: numbers 0..count-1 in the view are table
- * LUNs base..base+count-1 (an iSCSI target's 16,384 LUNs, say). A NULL view
- * is the whole table.
+ * LUNs base..base+count-1 (an iSCSI target's 16,384 LUNs, say), under the
+ * view's own SCSI target name when it has one (each iSCSI target's IQN in
+ * VPD 83h; NULL: struct scsi_target's). A NULL view is the whole table.
  */
 struct scsi_view {
 	uint32_t base;
 	uint32_t count;
+	const char *name;
 };
 
 /*

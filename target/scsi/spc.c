@@ -265,7 +265,11 @@ static size_t spc_vpd_devid(struct scsi_ctx *c, uint8_t *p)
 	put_be16(p + n + 2, tgt->tpg);
 	n += 4;
 	n += spc_desig_name(tgt, p + n, tgt->port_name, ASSOC_PORT);
-	n += spc_desig_name(tgt, p + n, tgt->target_name, ASSOC_DEVICE);
+	n += spc_desig_name(tgt, p + n,
+			    c->cmd->view && c->cmd->view->name ?
+				    c->cmd->view->name :
+				    tgt->target_name,
+			    ASSOC_DEVICE);
 	spc_vpd_header(p, 0x83, n);
 	return n;
 }

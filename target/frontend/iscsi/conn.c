@@ -782,6 +782,23 @@ static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 	return iscsi_conn_queue_pdu(c, bhs, data, dlen);
 }
 
+/*
+ * A target reset's unit attention (and the end of its preventions) on
+ * this target's LUNs only: each IQN is a target of its own, and the other
+ * targets' LUNs were not reset. One raise per present LUN of the view
+ * (16,384 at most), for a rare TMF.
+ */
+static void target_reset_ua(struct lun_table *luns, const struct scsi_view *v)
+{
+	uint32_t end = v->base + v->count;
+	int l;
+
+	for (l = lun_next(luns, v->base, end); l >= 0;
+	     l = lun_next(luns, (uint32_t)l + 1, end))
+		lun_ua_set(luns, (uint32_t)l, LUN_UA_RESET, 0, 0,
+			   LUN_NEXUS_NONE);
+}
+
 static int tmf_respond(struct iscsi_conn *c, uint8_t response)
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
@@ -884,7 +901,7 @@ static int tmf(struct iscsi_conn *c)
 		iscsi_conn_abort_all(c);
 		reset_others(c, func == ISCSI_TMF_TARGET_COLD_RESET);
 		scsi_pr_target_reset(c->fe->tgt, c->view);
-		lun_ua_set_all(luns, LUN_UA_RESET, LUN_NEXUS_NONE);
+		target_reset_ua(luns, c->view);
 		ret = tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 		if (func == ISCSI_TMF_TARGET_COLD_RESET)
 			c->state = ISCSI_CONN_CLOSING;

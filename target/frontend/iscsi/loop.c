@@ -655,6 +655,7 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		}
 		fe->views[i].base = i * ic->luns_per_target;
 		fe->views[i].count = ic->luns_per_target;
+		fe->views[i].name = fe->names[i];
 	}
 	snprintf(fe->address, sizeof(fe->address),
 		 strchr(ic->host, ':') ? "[%s]:%u,%u" : "%s:%u,%u", ic->host,
