@@ -796,7 +796,7 @@ static int json_target(json_t *arr, const struct report_target *t)
 	return append(arr, o);
 }
 
-static int print_json(const struct bench_report *r, FILE *f)
+static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 {
 	static const char *const keys[] = { "machine", "notes", "results",
 					    "targets" };
@@ -833,6 +833,8 @@ static int print_json(const struct bench_report *r, FILE *f)
 	for (i = 0; i < r->ntargets; i++)
 		if (json_target(part[3], &r->targets[i]))
 			goto out_root;
+	if (extra && json_object_update(root, extra))
+		goto out_root;
 	ret = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 				  JSON_REAL_PRECISION(6)) ? -EIO : 0;
 	if (!ret && fputc('\n', f) == EOF)
@@ -848,7 +850,17 @@ out_root:
 
 int bench_report_print(const struct bench_report *r, FILE *f, bool json)
 {
-	int ret = json ? print_json(r, f) : print_text(r, f);
+	int ret = json ? print_json(r, f, NULL) : print_text(r, f);
+
+	if (!ret && (fflush(f) || ferror(f)))
+		ret = -EIO;
+	return ret;
+}
+
+int bench_report_print_json(const struct bench_report *r, FILE *f,
+			    json_t *extra)
+{
+	int ret = print_json(r, f, extra);
 
 	if (!ret && (fflush(f) || ferror(f)))
 		ret = -EIO;

@@ -427,4 +427,20 @@ int bench_report_target(struct bench_report *r, const char *name, double value,
  */
 int bench_report_print(const struct bench_report *r, FILE *f, bool json);
 
+struct json_t;
+
+/**
+ * bench_report_print_json() - the report as JSON, as bench_report_print()
+ * prints it, with @extra's keys (a jansson object: a command's own figures)
+ * after the common ones.
+ * @r: the report.
+ * @f: where to.
+ * @extra: an object whose keys are added (a key of the report's own is
+ *	replaced); NULL adds nothing. Not consumed.
+ *
+ * Return: 0, -ENOMEM, -EIO if writing failed.
+ */
+int bench_report_print_json(const struct bench_report *r, FILE *f,
+			    struct json_t *extra);
+
 #endif /* SDSWARM_BENCH_H */

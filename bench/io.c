@@ -173,45 +173,6 @@ static int io_jset(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
 }
 
-/* The report as JSON with @extra's keys after the common ones: rendered
- * into memory, parsed back and merged (a copy of a few KiB). */
-static int io_print_json(const struct bench_report *r, json_t *extra)
-{
-	json_error_t jerr;
-	json_t *root;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
-
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -ENOMEM;
-	ret = bench_report_print(r, f, true);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
-	if (ret)
-		goto out_free;
-	root = json_loadb(buf, len, 0, &jerr);
-	if (!root) {
-		ret = -EINVAL;
-		goto out_free;
-	}
-	ret = json_object_update(root, extra) ? -ENOMEM : 0;
-	if (!ret)
-		ret = json_dumpf(root, stdout,
-				 JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-					 JSON_REAL_PRECISION(6))
-			      ? -EIO
-			      : 0;
-	if (!ret && (fputc('\n', stdout) == EOF || fflush(stdout)))
-		ret = -EIO;
-	json_decref(root);
-out_free:
-	free(buf);
-	return ret;
-}
-
 /* xorshift64*: the I/O pattern (same seed in both phases) and the
  * reservoir's choices (a stream of its own, so sampling does not change
  * the pattern). */
@@ -986,7 +947,7 @@ static int io_report(struct io_ctx *c)
 	if (c->o.common.json) {
 		ret = io_build_json(c, &extra);
 		if (!ret) {
-			ret = io_print_json(rep, extra);
+			ret = bench_report_print_json(rep, stdout, extra);
 			json_decref(extra);
 		}
 	} else {

@@ -868,45 +868,6 @@ static int isb_table_figs(struct bench_table *t, const char *who,
 	       bench_table_add(t, "%.2f", f->cpu_us_per_op);
 }
 
-/* The report as JSON with @extra's keys after the common ones: rendered
- * into memory, parsed back and merged (a copy of a few KiB). */
-static int isb_print_json(const struct bench_report *rep, json_t *extra)
-{
-	json_error_t jerr;
-	json_t *root;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
-
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -ENOMEM;
-	ret = bench_report_print(rep, f, true);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
-	if (ret)
-		goto out_free;
-	root = json_loadb(buf, len, 0, &jerr);
-	if (!root) {
-		ret = -EINVAL;
-		goto out_free;
-	}
-	ret = json_object_update(root, extra) ? -ENOMEM : 0;
-	if (!ret)
-		ret = json_dumpf(root, stdout,
-				 JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-					 JSON_REAL_PRECISION(6))
-			      ? -EIO
-			      : 0;
-	if (!ret && (fputc('\n', stdout) == EOF || fflush(stdout)))
-		ret = -EIO;
-	json_decref(root);
-out_free:
-	free(buf);
-	return ret;
-}
-
 static json_t *isb_json_extra(const struct isb_run *r,
 			      const struct isb_figs *jf,
 			      const struct isb_figs *tf)
@@ -1098,7 +1059,7 @@ static int isb_report(struct isb_run *r)
 			ret = -ENOMEM;
 			goto out_report;
 		}
-		ret = isb_print_json(rep, extra);
+		ret = bench_report_print_json(rep, stdout, extra);
 		json_decref(extra);
 	} else {
 		ret = isb_print_text(r, rep, jf, &tf);

@@ -223,48 +223,6 @@ static int oa_jset(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
 }
 
-/*
- * Print @r as JSON with @extra's keys added at the top level after the
- * common ones: bench_report_print() renders into memory, jansson parses it
- * back and merges. Costs one copy of a few KiB.
- */
-static int oa_print_json(const struct bench_report *r, json_t *extra)
-{
-	json_error_t jerr;
-	json_t *root;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
-
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -ENOMEM;
-	ret = bench_report_print(r, f, true);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
-	if (ret)
-		goto out_free;
-	root = json_loadb(buf, len, 0, &jerr);
-	if (!root) {
-		ret = -EINVAL;
-		goto out_free;
-	}
-	ret = json_object_update(root, extra) ? -ENOMEM : 0;
-	if (!ret)
-		ret = json_dumpf(root, stdout,
-				 JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-					 JSON_REAL_PRECISION(6))
-			      ? -EIO
-			      : 0;
-	if (!ret && (fputc('\n', stdout) == EOF || fflush(stdout)))
-		ret = -EIO;
-	json_decref(root);
-out_free:
-	free(buf);
-	return ret;
-}
-
 /* Whether @fd's file system is tmpfs (the reference). */
 static bool oa_is_tmpfs(int fd)
 {
@@ -1924,7 +1882,7 @@ static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
 	if (o->common.json) {
 		ret = oa_build_json(&extra, o, nodes, u, s, ref, r);
 		if (!ret) {
-			ret = oa_print_json(rep, extra);
+			ret = bench_report_print_json(rep, stdout, extra);
 			json_decref(extra);
 		}
 		goto out;
@@ -2431,7 +2389,7 @@ int bench_mktree(int argc, char **argv)
 	    oa_jset(extra, "files_per_s", oa_jnum(res.ops_per_s)))
 		ret = -ENOMEM;
 	else
-		ret = oa_print_json(rep, extra);
+		ret = bench_report_print_json(rep, stdout, extra);
 out_report:
 	if (ret)
 		oa_err("mktree", "printing the report: %s", strerror(-ret));
