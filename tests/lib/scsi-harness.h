@@ -25,6 +25,8 @@ struct harness {
 	struct scsi_target tgt;      /* luns and faults set; names unset */
 	struct scsi_view view;       /* used when use_view */
 	bool use_view;
+	uint32_t nexus;              /* the I_T nexus commands come from (0) */
+	const char *initiator_name;  /* and its initiator's name (NULL) */
 	struct scsi_stats stats;     /* every h_exec() counts here */
 	uint8_t cdb[SCSI_CDB_MAX];
 	struct iovec iov;

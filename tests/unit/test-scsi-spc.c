@@ -784,21 +784,11 @@ static uint8_t mode_select10(struct harness *h, const void *p, uint16_t len)
  */
 static uint8_t tur_from(struct harness *h, uint32_t nexus, uint32_t lun)
 {
-	struct scsi_cmd *cmd = &h->cmd;
-
-	memset(cmd, 0, sizeof(*cmd));
-	memset(h->cdb, 0, sizeof(h->cdb));
-	cmd->tgt = &h->tgt;
-	cmd->lun = lun;
-	cmd->nexus = nexus;
-	cmd->cdb = h->cdb;
-	cmd->cdb_len = 6;
-	cmd->dir = SCSI_DIR_NONE;
-	cmd->status = 0xff;
-	cmd->sense_len = 0xff;
-	h->disp = scsi_exec(cmd);
+	h->nexus = nexus;
+	tur(h, lun);
+	h->nexus = 0;
 	assert_int_equal(h->disp, SCSI_DONE);
-	return cmd->status;
+	return h->cmd.status;
 }
 
 /* Nexus @nexus takes every unit attention it has (a new nexus: POWER ON). */
@@ -1135,20 +1125,11 @@ static void test_prevent_allow(void **state)
 static uint8_t cmd6_from(struct harness *h, uint32_t nexus, uint8_t op,
 			 uint8_t b4)
 {
-	struct scsi_cmd *cmd = &h->cmd;
-
-	memset(cmd, 0, sizeof(*cmd));
-	memset(h->cdb, 0, sizeof(h->cdb));
-	h->cdb[0] = op;
-	h->cdb[4] = b4;
-	cmd->tgt = &h->tgt;
-	cmd->nexus = nexus;
-	cmd->cdb = h->cdb;
-	cmd->cdb_len = 6;
-	cmd->dir = SCSI_DIR_NONE;
-	h->disp = scsi_exec(cmd);
+	h->nexus = nexus;
+	h_exec(h, 0, H_CDB(op, 0, 0, 0, b4, 0), SCSI_DIR_NONE, NULL, 0);
+	h->nexus = 0;
 	assert_int_equal(h->disp, SCSI_DONE);
-	return cmd->status;
+	return h->cmd.status;
 }
 
 #define EJECT 0x02

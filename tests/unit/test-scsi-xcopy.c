@@ -59,29 +59,12 @@ static uint8_t x_exec(struct t *t, uint32_t nexus, uint32_t lun,
 		      void *buf, size_t len)
 {
 	struct harness *h = t->h;
-	struct scsi_cmd *cmd = &h->cmd;
 
-	memset(cmd, 0, sizeof(*cmd));
-	memset(h->cdb, 0, sizeof(h->cdb));
-	memcpy(h->cdb, cdb, cdb_len);
-	h->iov.iov_base = buf;
-	h->iov.iov_len = len;
-	cmd->tgt = &h->tgt;
-	cmd->lun = lun;
-	cmd->nexus = nexus;
-	cmd->cdb = h->cdb;
-	cmd->cdb_len = (uint8_t)cdb_len;
-	cmd->dir = dir;
-	cmd->iov = &h->iov;
-	cmd->iovcnt = buf ? 1 : 0;
-	cmd->xfer_len = (uint32_t)len;
-	cmd->status = 0xff;
-	cmd->sense_len = 0xff;
-	h->disp = scsi_exec(cmd);
+	h->nexus = nexus;
+	h_exec(h, lun, cdb, cdb_len, dir, buf, len);
+	h->nexus = 0;
 	assert_int_equal(h->disp, SCSI_DONE);
-	assert_true(cmd->sense_len <= SCSI_SENSE_MAX);
-	assert_true(cmd->data_len <= len);
-	return cmd->status;
+	return h->cmd.status;
 }
 
 /* TEST UNIT READY from the test's nexus until no unit attention is left. */
