@@ -321,7 +321,7 @@ static void test_sizes(void **state)
 	path(p, sizeof(p), "sdao");
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_blksize, 4096);
-	/* MBR extended partition 4: the kernel's 1-block stub */
+	/* MBR partition 4 is the extended one: like the kernel, one block long */
 	path(p, sizeof(p), "sdao4");
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_size, 4096);
