@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -426,6 +427,89 @@ static const char *ctl_error(int err)
 	}
 }
 
+/* descriptors beside the per-LUN and per-session ones: logs, the control
+ * socket and its clients, epoll and eventfds, netlink, /dev/fuse */
+#define FD_SLACK 256
+/* what a session may be assumed to cost when max_sessions is 0 (no limit) */
+#define FD_SESSIONS_UNLIMITED 4096
+
+/* the kernel's ceiling for RLIMIT_NOFILE (fs.nr_open) */
+static rlim_t nr_open(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? (rlim_t)v : 1048576;
+}
+
+/*
+ * Makes room for the descriptors this configuration holds open: one
+ * /dev/uioN per TCMU backstore (every LUN the table can hold, since the
+ * control socket may add them), one socket per iSCSI session, the file
+ * store's cache. The soft limit goes up to the hard one (the default soft
+ * limit of 1024 is for select(), which sdswarmd never calls); the hard one
+ * goes up to the need when the daemon may raise it (CAP_SYS_RESOURCE).
+ * Fails only when the LUNs TCMU exports at start cannot all be opened:
+ * that start would fail at the first LUN past the limit, after making the
+ * ones before it.
+ */
+static int raise_nofile(const struct cfg *c, const struct lun_table *t)
+{
+	unsigned long long need = FD_SLACK, must = 0;
+	struct rlimit rl, want;
+
+	if (c->tcmu.enabled) {
+		need += lun_max(t);
+		must = FD_SLACK + (unsigned long long)lun_count(t);
+	}
+	if (c->iscsi.enabled)
+		need += c->iscsi.max_sessions ? c->iscsi.max_sessions
+					      : FD_SESSIONS_UNLIMITED;
+	if (c->store.type == CFG_STORE_FILE)
+		need += c->store.max_open_files;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_err("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return -errno;
+	}
+	want = rl;
+	if (want.rlim_max != RLIM_INFINITY && want.rlim_max < need) {
+		want.rlim_max = need < nr_open() ? need : nr_open();
+		if (want.rlim_max < rl.rlim_max)
+			want.rlim_max = rl.rlim_max;
+	}
+	want.rlim_cur = want.rlim_max;
+	if (want.rlim_cur != rl.rlim_cur || want.rlim_max != rl.rlim_max) {
+		if (setrlimit(RLIMIT_NOFILE, &want) < 0) {
+			/* not privileged: the soft limit still may rise */
+			want = rl;
+			want.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &want) < 0)
+				want = rl;
+		}
+		log_info("open files: limit %llu (was %llu), %llu wanted",
+			 (unsigned long long)want.rlim_cur,
+			 (unsigned long long)rl.rlim_cur, need);
+	}
+	if (want.rlim_cur != RLIM_INFINITY && want.rlim_cur < must) {
+		log_err("tcmu: %u backstores need %llu open files, but "
+			"RLIMIT_NOFILE is %llu and cannot be raised (ulimit "
+			"-n, LimitNOFILE=, or run with CAP_SYS_RESOURCE)",
+			lun_count(t), must, (unsigned long long)want.rlim_cur);
+		return -EMFILE;
+	}
+	if (want.rlim_cur != RLIM_INFINITY && want.rlim_cur < need)
+		log_warn("open files: limit %llu is below the %llu this "
+			 "configuration may hold (TCMU LUNs added later, iSCSI "
+			 "sessions, file store): past it they are refused",
+			 (unsigned long long)want.rlim_cur, need);
+	return 0;
+}
+
 static int start_frontends(const struct cfg *c, struct scsi_target *tgt,
 			   void **states, bool *running)
 {
@@ -578,6 +662,8 @@ int main(int argc, char **argv)
 			goto out_ctl;
 		}
 	}
+	if (raise_nofile(c, luns))
+		goto out_frontends;
 	if (start_frontends(c, &tgt, fe_state, fe_running))
 		goto out_frontends;
 	log_notice("serving %u LUNs; control socket %s (pid %d)",

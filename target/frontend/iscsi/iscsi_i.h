@@ -689,6 +689,7 @@ struct iscsi_fe {
 	unsigned int nworkers;
 	struct iscsi_worker **workers;
 	int listen_fd;
+	bool accept_paused; /* out of descriptors: worker 0 retries each tick */
 	_Atomic unsigned int next_worker;
 	_Atomic uint64_t next_conn_id;
 };

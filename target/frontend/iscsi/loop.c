@@ -342,6 +342,19 @@ static void mail_run(struct iscsi_worker *w)
 	}
 }
 
+/* Stops or resumes waiting on the listener (worker 0's epoll has it). */
+static void accept_pause(struct iscsi_fe *fe, struct iscsi_worker *w,
+			 bool pause)
+{
+	struct epoll_event ev = {.events = pause ? 0 : EPOLLIN,
+				 .data.ptr = &fe->listen_fd};
+
+	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, fe->listen_fd, &ev) < 0)
+		log_warn("iscsi: listener: %s", strerror(errno));
+	else
+		fe->accept_paused = pause;
+}
+
 static void accept_run(struct iscsi_worker *w)
 {
 	struct iscsi_fe *fe = w->fe;
@@ -353,11 +366,20 @@ static void accept_run(struct iscsi_worker *w)
 		fd = accept4(fe->listen_fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR && errno != ECONNABORTED)
-				log_warn("iscsi: accept: %s", strerror(errno));
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			/*
+			 * Out of descriptors or memory: the connection stays
+			 * queued and the listener readable, so epoll would
+			 * wake at once, forever. Stop listening until the
+			 * next tick; the initiator's connect waits or retries.
+			 */
+			log_warn("iscsi: accept: %s; not accepting for a "
+				 "second",
+				 strerror(errno));
+			accept_pause(fe, w, true);
 			return;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -375,6 +397,8 @@ static void tick(struct iscsi_worker *w, uint64_t now)
 	unsigned int gen = lun_luns_generation(w->fe->tgt->luns);
 	struct iscsi_conn *c;
 
+	if (w->fe->accept_paused && w->index == 0)
+		accept_pause(w->fe, w, false);
 	for (c = w->conns; c; c = c->next) {
 		iscsi_conn_tick(c, now, gen);
 		if (c->state != ISCSI_CONN_FFP)

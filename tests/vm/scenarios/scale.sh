@@ -246,8 +246,16 @@ EOF
 		kill "$VM_SDSWARMD_PID" 2>/dev/null
 		return
 	fi
-	vm_wait "$wait_s" all_disks $((base + n)) ||
-		echo "tcmu: $(vm_sd_count) of $n disks in ${wait_s}s" >>$w/all-mismatches
+	tcmu_up() { all_disks $((base + n)) || ! vm_sdswarmd_alive; }
+	vm_wait "$wait_s" tcmu_up
+	if ! all_disks $((base + n)); then
+		echo "tcmu: $(vm_sd_count) of $n disks in $(vm_since "$t0") s" >>$w/all-mismatches
+		vm_sdswarmd_alive || echo "tcmu: sdswarmd exited" >>$w/all-mismatches
+		# What the daemon and the kernel said last: the console is all
+		# that leaves the guest.
+		tail -20 /tmp/sdswarmd.log | sed 's/^/sdswarm-vm: sdswarmd.log: /'
+		dmesg | tail -20 | sed 's/^/sdswarm-vm: dmesg: /'
+	fi
 	record tcmu "$t0" "$mem0"
 	check tcmu
 	vm_kv_str tcmu "measured"
