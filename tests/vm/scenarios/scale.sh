@@ -4,14 +4,19 @@
 # vm-timeout: 5400
 # scale: as many disks as fit, past 18,278 so that the kernel's names reach
 # sdaaaa (sdswarm.disks, default 18279). In one boot, one after the other
-# (sdswarm.sets, default iscsi,sdebug,runner):
+# (sdswarm.sets, default iscsi,sdebug,tcmu,runner):
 #   sdebug  scsi_debug makes N disks (the fewest equal targets of at most
 #           16384 LUNs: 18279 is 3 x 6093)
 #   iscsi   sdswarmd serves N LUNs over iSCSI on the guest's loopback, as
 #           targets of at most 16384 (t0, t1, ...), logged in one after the
 #           other so the sync scan keeps LUN order
 #   tcmu    sdswarmd's TCMU front end (when this sdswarmd has one: the
-#           first user backstore in configfs within 30 s says so)
+#           first user backstore in configfs within 30 s says so), with
+#           sdswarm.tcmu_disks LUNs: by default N, or as many as the
+#           guest's free memory holds at 1,600 KiB a disk less 512 MiB
+#           when that is fewer (6.1's smallest command ring is 1 MiB of
+#           vmalloc'd kernel memory a device, so a 14 GiB guest holds
+#           about 8,500 TCMU disks, not 18,279)
 #   runner  tcmu-runner (no D-Bus daemon in the guest: it serves anyway,
 #           only its D-Bus interface is missing) with its file_zbc
 #           handler, sdswarm.runner_luns user
@@ -38,11 +43,11 @@
 # mem_used_kib (the iSCSI set's, else the last), and per set S: S_probe_s,
 # S_kib_per_disk, S_seen; runner_threads, runner_kib_per_lun.
 # Parameters: sdswarm.disks=N sdswarm.sets=LIST sdswarm.runner_luns=M
-# sdswarm.wait=SECONDS (per set, default 3000)
+# sdswarm.tcmu_disks=T sdswarm.wait=SECONDS (per set, default 3000)
 . /usr/lib/sdswarm-vm/vm-lib.sh
 
 n=$(vm_param disks 18279)
-sets=$(vm_param sets iscsi,sdebug,runner)
+sets=$(vm_param sets iscsi,sdebug,tcmu,runner)
 runner_luns=$(vm_param runner_luns 256)
 remove=$(vm_param remove auto)
 base=0
@@ -50,13 +55,23 @@ wait_s=$(vm_param wait 3000)
 portal=127.0.0.1:3260
 vm_stat disks "$n"
 case $n in '' | *[!0-9]* | 0) vm_fail "sdswarm.disks=$n is not a count"; exit 0 ;; esac
+# TCMU disks the guest's free memory holds (see above), at most n
+tcmu_fit() {
+	awk -v n="$n" '$1 == "MemAvailable:" {
+		f = int(($2 - 524288) / 1600); if (f > n) f = n; print f > 0 ? f : 0 }' /proc/meminfo
+}
+tcmu_auto=$(vm_param tcmu_disks auto)
+tcmu_n=$tcmu_auto
+[ "$tcmu_n" = auto ] && tcmu_n=$(tcmu_fit)
+case $tcmu_n in '' | *[!0-9]* | 0) vm_fail "sdswarm.tcmu_disks=$tcmu_n is not a count"; exit 0 ;; esac
+vm_kv tcmu_disks "$tcmu_n"
 if [ "$remove" = auto ]; then
 	k=0
 	for s in $(echo "$sets" | tr , ' '); do
-		case $s in iscsi | sdebug | tcmu) k=$((k + 1)) ;; esac
+		case $s in iscsi | sdebug) k=$((k + n)) ;; tcmu) k=$((k + tcmu_n)) ;; esac
 	done
 	remove=0
-	[ $((k * n)) -le 32768 ] || remove=1
+	[ "$k" -le 32768 ] || remove=1
 fi
 vm_kv remove "$remove"
 w=/tmp/scale
@@ -103,6 +118,7 @@ check() {
 	{
 		awk -v b="$base" -v n="$n" '$1 >= b && $1 < b + n' $w/sample.abs
 		awk -v b="$base" -v n="$n" '$1 < n { print $1 + b }' $w/sample.rel
+		echo $((base + n - 1))
 	} | sort -n | uniq | sdnum name - >$w/$s/names
 	: >$w/$s/kernel
 	for d in $(cat $w/$s/names); do
@@ -214,8 +230,16 @@ EOF
 	kill "$VM_SDSWARMD_PID" 2>/dev/null
 }
 
+# run_tcmu: n is this set's own count in here (and in check and record)
 run_tcmu() {
-	local t0 mem0
+	local t0 mem0 n=$tcmu_n
+	# what the sets before left free (removed sets may not give it all back)
+	if [ "$tcmu_auto" = auto ] && [ "$(tcmu_fit)" -lt "$n" ]; then
+		n=$(tcmu_fit)
+		tcmu_n=$n
+		vm_kv tcmu_disks "$n"
+		[ "$n" -gt 0 ] || { echo "tcmu: no memory left for a TCMU disk" >>$w/all-mismatches; return; }
+	fi
 	cat >$w/tcmu.conf <<EOF
 # vm scale: $n LUNs as TCMU user backstores
 [target]
@@ -259,6 +283,13 @@ EOF
 	record tcmu "$t0" "$mem0"
 	check tcmu
 	vm_kv_str tcmu "measured"
+	vm_sdswarmd_alive || { echo "tcmu: sdswarmd died" >>$w/all-mismatches; return 0; }
+	[ "$remove" = 1 ] || return 0
+	# sdswarmd removes its backstores and the tcm_loop target on SIGTERM
+	t0=$(vm_uptime)
+	kill "$VM_SDSWARMD_PID" 2>/dev/null
+	vm_wait 900 cleared || echo "tcmu: $(vm_sd_count) disks left after sdswarmd stopped" >>$w/all-mismatches
+	vm_kv tcmu_remove_s "$(vm_since "$t0")"
 }
 
 # tcmu-runner: M user backstores served by its file_zbc handler (files on
@@ -324,5 +355,5 @@ if [ "$bad" -gt 0 ]; then
 	head -10 $w/all-mismatches | sed 's/^/sdswarm-vm: problem: /'
 	vm_fail "$bad problem(s), first: $(head -1 $w/all-mismatches)"
 else
-	vm_pass "$n disks per set ($sets): every name and every sampled dev_t matches sdnum"
+	vm_pass "$n disks per set, $tcmu_n for tcmu ($sets): every name and every sampled dev_t matches sdnum"
 fi
