@@ -58,7 +58,7 @@ case $n in '' | *[!0-9]* | 0) vm_fail "sdswarm.disks=$n is not a count"; exit 0 
 # TCMU disks the guest's free memory holds (see above), at most n
 tcmu_fit() {
 	awk -v n="$n" '$1 == "MemAvailable:" {
-		f = int(($2 - 524288) / 1600); if (f > n) f = n; print f > 0 ? f : 0 }' /proc/meminfo
+		f = int(($2 - 524288) / 1600); if (f > n) f = n; print (f > 0 ? f : 0) }' /proc/meminfo
 }
 tcmu_auto=$(vm_param tcmu_disks auto)
 tcmu_n=$tcmu_auto
