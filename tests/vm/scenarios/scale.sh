@@ -292,6 +292,12 @@ EOF
 	kill "$VM_SDSWARMD_PID" 2>/dev/null
 	vm_wait $((900 + n / 4)) cleared || echo "tcmu: $(vm_sd_count) disks left after sdswarmd stopped" >>$w/all-mismatches
 	vm_kv tcmu_remove_s "$(vm_since "$t0")"
+	# the kernel frees each device's uio after its disk: a set that scans
+	# /sys/class/uio next (tcmu-runner) must not find them half gone
+	uio_gone() { ! ls /sys/class/uio 2>/dev/null | grep -q .; }
+	vm_wait 600 uio_gone || echo "tcmu: $(ls /sys/class/uio | wc -l) uio devices left after sdswarmd stopped" >>$w/all-mismatches
+	daemon_gone() { ! vm_sdswarmd_alive; }
+	vm_wait 60 daemon_gone || echo "tcmu: sdswarmd still running after its disks went" >>$w/all-mismatches
 }
 
 # tcmu-runner: M user backstores served by its file_zbc handler (files on
