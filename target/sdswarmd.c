@@ -477,8 +477,11 @@ static int raise_nofile(const struct cfg *c, const struct lun_table *t)
 		return -errno;
 	}
 	want = rl;
-	if (want.rlim_max != RLIM_INFINITY && want.rlim_max < need) {
-		want.rlim_max = need < nr_open() ? need : nr_open();
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		rlim_t top = nr_open();
+
+		/* never below what the hard limit already is */
+		want.rlim_max = need < top ? need : top;
 		if (want.rlim_max < rl.rlim_max)
 			want.rlim_max = rl.rlim_max;
 	}

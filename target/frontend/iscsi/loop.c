@@ -397,7 +397,8 @@ static void tick(struct iscsi_worker *w, uint64_t now)
 	unsigned int gen = lun_luns_generation(w->fe->tgt->luns);
 	struct iscsi_conn *c;
 
-	if (w->fe->accept_paused && w->index == 0)
+	/* only worker 0 has the listener and writes accept_paused */
+	if (w->index == 0 && w->fe->accept_paused)
 		accept_pause(w->fe, w, false);
 	for (c = w->conns; c; c = c->next) {
 		iscsi_conn_tick(c, now, gen);

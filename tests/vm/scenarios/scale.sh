@@ -16,7 +16,7 @@
 #           guest's free memory holds at 1,600 KiB a disk less 512 MiB
 #           when that is fewer (6.1's smallest command ring is 1 MiB of
 #           vmalloc'd kernel memory a device, so a 14 GiB guest holds
-#           about 8,500 TCMU disks, not 18,279)
+#           about 8,400 TCMU disks, not 18,279)
 #   runner  tcmu-runner (no D-Bus daemon in the guest: it serves anyway,
 #           only its D-Bus interface is missing) with its file_zbc
 #           handler, sdswarm.runner_luns user
@@ -157,6 +157,11 @@ record() {
 # (0.05 s a disk for iSCSI logout or rmmod, 0.13 s for TCMU under TCG), so
 # its bound grows with the set: 900 s + n/4.
 cleared() { [ "$(vm_sd_count)" -eq 0 ]; }
+# removed SET WHAT: wait for that, a problem if disks are left
+removed() {
+	vm_wait $((900 + n / 4)) cleared ||
+		echo "$1: $(vm_sd_count) disks left after $2" >>$w/all-mismatches
+}
 
 run_sdebug() {
 	local st=$tgts luns t0 mem0
@@ -179,7 +184,7 @@ run_sdebug() {
 	[ "$remove" = 1 ] || return 0
 	t0=$(vm_uptime)
 	rmmod scsi_debug 2>$w/rmmod.err || echo "sdebug: rmmod: $(cat $w/rmmod.err)" >>$w/all-mismatches
-	vm_wait $((900 + n / 4)) cleared || echo "sdebug: $(vm_sd_count) disks left after rmmod" >>$w/all-mismatches
+	removed sdebug rmmod
 	vm_kv sdebug_remove_s "$(vm_since "$t0")"
 }
 
@@ -227,7 +232,7 @@ EOF
 	[ "$remove" = 1 ] || return 0
 	t0=$(vm_uptime)
 	iscsiadm -m node -u >/dev/null 2>&1
-	vm_wait $((900 + n / 4)) cleared || echo "iscsi: $(vm_sd_count) disks left after logout" >>$w/all-mismatches
+	removed iscsi logout
 	vm_kv iscsi_logout_s "$(vm_since "$t0")"
 	kill "$VM_SDSWARMD_PID" 2>/dev/null
 }
@@ -276,7 +281,6 @@ EOF
 	vm_wait "$wait_s" tcmu_up
 	if ! all_disks $((base + n)); then
 		echo "tcmu: $(vm_sd_count) of $n disks in $(vm_since "$t0") s" >>$w/all-mismatches
-		vm_sdswarmd_alive || echo "tcmu: sdswarmd exited" >>$w/all-mismatches
 		# What the daemon and the kernel said last: the console is all
 		# that leaves the guest.
 		tail -20 /tmp/sdswarmd.log | sed 's/^/sdswarm-vm: sdswarmd.log: /'
@@ -290,7 +294,7 @@ EOF
 	# sdswarmd removes its backstores and the tcm_loop target on SIGTERM
 	t0=$(vm_uptime)
 	kill "$VM_SDSWARMD_PID" 2>/dev/null
-	vm_wait $((900 + n / 4)) cleared || echo "tcmu: $(vm_sd_count) disks left after sdswarmd stopped" >>$w/all-mismatches
+	removed tcmu "sdswarmd stopped"
 	vm_kv tcmu_remove_s "$(vm_since "$t0")"
 	# the kernel frees each device's uio after its disk: a set that scans
 	# /sys/class/uio next (tcmu-runner) must not find them half gone
