@@ -93,7 +93,7 @@ endif
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
-	$(Q)scripts/install-deps
+	$(Q)scripts/install-deps all
 
 # Object rules: each component adds its pkg-config cflags.
 $(O)/obj/numbering/%.o: numbering/%.c
@@ -167,7 +167,7 @@ $(O)/tests/unit/%: $(O)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBS_ALL)
 # build/address, build the plain programs too (benchmark smokes use them),
 # then run every test through tests/run.sh.
 test:
-	$(Q)scripts/install-deps
+	$(Q)scripts/install-deps test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address test-build
 	$(Q)SDSWARM_BIN=$(CURDIR)/build/address/bin SDSWARM_PLAIN_BIN=$(CURDIR)/build/bin \
@@ -176,18 +176,18 @@ test:
 test-build: all $(UNIT_BINS)
 
 test-vm:
-	$(Q)scripts/install-deps
+	$(Q)scripts/install-deps vm
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/vm/run all
 
 # --- bench and run --------------------------------------------------------
 bench:
-	$(Q)scripts/install-deps
+	$(Q)scripts/install-deps bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/run $(O)/bin
 
 run:
-	$(Q)scripts/install-deps
+	$(Q)scripts/install-deps run
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/run-main $(O)/bin $(CONFIG)
 
