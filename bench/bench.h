@@ -33,6 +33,7 @@
 	X(mktree, "mktree", "make a tree of disk/partition files (tmpfs)")   \
 	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")       \
 	X(iscsi, "iscsi", "libiscsi client: IOPS and latency of one target") \
+	X(stress, "stress", "CI stress: verified I/O, LUN churn, faults; verdict") \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);

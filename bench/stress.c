@@ -1,0 +1,1289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sdswarm-bench stress: a bounded CI stress run against a running sdswarmd,
+ * with a verdict.
+ *
+ * For --seconds it runs verified I/O on many disks at once, through the
+ * FUSE files (DIR) and/or an iSCSI target (--iscsi URL), while one thread
+ * churns LUNs over the control socket (remove and add, resize, offline and
+ * online) and another injects faults (medium errors, delays, unit
+ * attentions) and checks that the host sees each as the right error.
+ * Every block written carries its LUN, its byte offset and a generation
+ * and is filled from those, so a read proves which write it returns; a
+ * block never written since its LUN was (re)created must read as zeros
+ * (block 0, which holds the synthetic partition table, as anything but a
+ * stamp). It watches the daemon too: its RSS after every written LUN was
+ * removed again, and its open descriptors.
+ *
+ * Each disk has a lock. The I/O workers hold it for one write or one
+ * read-and-check, the churn and fault threads for a whole change and the
+ * checks around it, so every expectation is exact: a block lost, a stale
+ * name, a wrong answer to a fault is a failure, never noise. The run ends
+ * with a final read of every block, a table, and exit status 1 on any
+ * loss, unexpected error or warning.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+#include <jansson.h>
+
+#include "bench.h"
+#include "sdnum.h"
+
+#define ST_BLOCK 4096u
+#define ST_MAGIC 0x5344535753545253ull /* "SDSWSTRS" */
+#define ST_MAX_DISKS 4096u
+#define ST_MAX_BLOCKS 4096u
+#define ST_MAX_WORKERS 64u
+#define ST_MAX_SECONDS 86400ull
+#define ST_DELAY_MS 50u
+#define ST_REPORT_MAX 10u
+
+enum st_path { ST_FUSE, ST_ISCSI };
+
+struct st_disk {
+	pthread_mutex_t lock;
+	uint32_t lun;
+	char name[32];
+	uint64_t bytes;
+	uint32_t lbsize; /* iSCSI: the LUN's logical block */
+	uint64_t *gen; /* per block; 0 = not written since (re)creation */
+	bool written;
+};
+
+struct st_iscsi {
+	struct iscsi_context *ctx;
+};
+
+struct st_run {
+	const char *dir;
+	const char *control;
+	char portal[256];
+	char target[256];
+	bool use_fuse, use_iscsi;
+	unsigned int ndisks, nblocks, workers;
+	uint64_t seconds, churn_ms, fault_ms, seed, rss_slack_mib;
+	struct st_disk *disks;
+	uint64_t deadline_ns;
+	atomic_uint_fast64_t next_gen;
+	atomic_bool stop;
+	pid_t daemon_pid;
+	int ctl_fd;
+	pthread_mutex_t ctl_lock;
+	/* counters */
+	atomic_uint_fast64_t writes, reads, verified, lost, errors;
+	atomic_uint_fast64_t removes, resizes, offlines, stale;
+	atomic_uint_fast64_t faults, faults_right, faults_wrong;
+	atomic_uint_fast64_t reported;
+};
+
+static int st_log_problem(struct st_run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int st_log_problem(struct st_run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_fetch_add(&r->reported, 1) >= ST_REPORT_MAX)
+		return 0;
+	va_start(ap, fmt);
+	fputs("stress: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 0;
+}
+
+/* ---- random numbers --------------------------------------------------- */
+
+static uint64_t st_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t st_rand(uint64_t *s)
+{
+	*s += 0x9e3779b97f4a7c15ull;
+	return st_mix(*s);
+}
+
+/* ---- the stamp -------------------------------------------------------- */
+
+static void st_stamp(uint8_t *buf, uint32_t lun, uint64_t off, uint64_t gen)
+{
+	uint64_t *w = (uint64_t *)buf, s = st_mix(lun ^ off * 31 ^ gen << 20);
+	size_t i;
+
+	w[0] = ST_MAGIC;
+	w[1] = lun;
+	w[2] = off;
+	w[3] = gen;
+	for (i = 4; i < ST_BLOCK / 8; i++)
+		w[i] = st_rand(&s);
+}
+
+static bool st_is_stamp(const uint8_t *buf)
+{
+	uint64_t magic;
+
+	memcpy(&magic, buf, sizeof(magic));
+	return magic == ST_MAGIC;
+}
+
+static bool st_is_zero(const uint8_t *buf)
+{
+	size_t i;
+
+	for (i = 0; i < ST_BLOCK; i++)
+		if (buf[i])
+			return false;
+	return true;
+}
+
+/* Byte offset of block @k of @d: spread over the disk, block 0 at 0. */
+static uint64_t st_off(const struct st_run *r, const struct st_disk *d,
+		       unsigned int k)
+{
+	uint64_t nblk = d->bytes / ST_BLOCK;
+
+	return (uint64_t)k * (nblk / r->nblocks) * ST_BLOCK;
+}
+
+/*
+ * Checks what block @k of @d read as against what the run wrote there.
+ * Return: true when it is right.
+ */
+static bool st_check(struct st_run *r, struct st_disk *d, unsigned int k,
+		     const uint8_t *buf, const char *via)
+{
+	static __thread uint8_t want[ST_BLOCK];
+	uint64_t off = st_off(r, d, k);
+	uint64_t got[4];
+
+	if (d->gen[k]) {
+		st_stamp(want, d->lun, off, d->gen[k]);
+		if (memcmp(buf, want, ST_BLOCK) == 0)
+			return true;
+		memcpy(got, buf, sizeof(got));
+		if (got[0] == ST_MAGIC)
+			st_log_problem(r,
+				       "LOST: %s (LUN %u) offset %" PRIu64
+				       " via %s: want generation %" PRIu64
+				       ", read the stamp of LUN %" PRIu64
+				       " offset %" PRIu64
+				       " generation %" PRIu64,
+				       d->name, d->lun, off, via, d->gen[k],
+				       got[1], got[2], got[3]);
+		else
+			st_log_problem(r,
+				       "LOST: %s (LUN %u) offset %" PRIu64
+				       " via %s: want generation %" PRIu64
+				       ", read no stamp (first bytes %016" PRIx64
+				       ")",
+				       d->name, d->lun, off, via, d->gen[k],
+				       got[0]);
+		return false;
+	}
+	if (k == 0 ? !st_is_stamp(buf) : st_is_zero(buf))
+		return true;
+	memcpy(got, buf, sizeof(got));
+	st_log_problem(r,
+		       "LOST: %s (LUN %u) offset %" PRIu64
+		       " via %s: never written since it was created, yet it "
+		       "reads as %s (first bytes %016" PRIx64 ")",
+		       d->name, d->lun, off, via,
+		       st_is_stamp(buf) ? "an old stamp" : "non-zero bytes",
+		       got[0]);
+	return false;
+}
+
+/* ---- the control socket ----------------------------------------------- */
+
+static int st_ctl_open(struct st_run *r)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(r->control) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, r->control);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	r->ctl_fd = fd;
+	return 0;
+}
+
+/*
+ * One request, one reply. Return: the reply object when it says ok (the
+ * caller frees it), NULL otherwise with @err filled.
+ */
+static json_t *st_ctl(struct st_run *r, json_t *req, char *err, size_t len)
+{
+	char *text, line[65536];
+	size_t have = 0, n;
+	json_error_t jerr;
+	json_t *reply = NULL, *e;
+	ssize_t got;
+
+	text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (!text) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	n = strlen(text);
+	text[n++] = '\n';
+	pthread_mutex_lock(&r->ctl_lock);
+	for (size_t off = 0; off < n;) {
+		got = write(r->ctl_fd, text + off, n - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			snprintf(err, len, "writing to the control socket: %s",
+				 strerror(errno));
+			goto out;
+		}
+		off += (size_t)got;
+	}
+	while (!memchr(line, '\n', have)) {
+		if (have == sizeof(line)) {
+			snprintf(err, len, "a reply longer than %zu bytes",
+				 sizeof(line));
+			goto out;
+		}
+		got = read(r->ctl_fd, line + have, sizeof(line) - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			snprintf(err, len, "the control socket closed");
+			goto out;
+		}
+		have += (size_t)got;
+	}
+	reply = json_loadb(line, (size_t)((char *)memchr(line, '\n', have) -
+					  line),
+			   0, &jerr);
+	if (!reply) {
+		snprintf(err, len, "a reply that is no JSON: %s", jerr.text);
+	} else if (!json_is_true(json_object_get(reply, "ok"))) {
+		e = json_object_get(reply, "error");
+		snprintf(err, len, "%s",
+			 json_is_string(e) ? json_string_value(e) : "refused");
+		json_decref(reply);
+		reply = NULL;
+	}
+out:
+	pthread_mutex_unlock(&r->ctl_lock);
+	free(text);
+	return reply;
+}
+
+static uint64_t st_json_u64(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* The daemon's RSS in bytes, or 0 when it cannot be asked. */
+static uint64_t st_daemon_rss(struct st_run *r)
+{
+	char err[256];
+	json_t *s = st_ctl(r, json_pack("{s:s}", "cmd", "status"), err,
+			   sizeof(err));
+	uint64_t v;
+
+	if (!s)
+		return 0;
+	v = st_json_u64(s, "rss_bytes");
+	if (!r->daemon_pid)
+		r->daemon_pid = (pid_t)st_json_u64(s, "pid");
+	json_decref(s);
+	return v;
+}
+
+/*
+ * Open descriptors of the daemon, or -1 when /proc does not tell. Clones
+ * of /dev/fuse are left out: libfuse opens one per worker thread as load
+ * makes it start threads (bounded by its max_threads), which is no leak.
+ */
+static long st_daemon_fds(const struct st_run *r)
+{
+	char path[300], target[64];
+	struct dirent *de;
+	long n = 0;
+	ssize_t len;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)r->daemon_pid);
+	dir = r->daemon_pid ? opendir(path) : NULL;
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s",
+			 (int)r->daemon_pid, de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			if (strcmp(target, "/dev/fuse") == 0)
+				continue;
+		}
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* ---- I/O through either path ------------------------------------------ */
+
+static int st_fuse_io(struct st_run *r, struct st_disk *d, uint64_t off,
+		      uint8_t *buf, bool write)
+{
+	char path[4096];
+	ssize_t n;
+	int fd, e = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", r->dir, d->name);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write ? pwrite(fd, buf, ST_BLOCK, (off_t)off)
+		  : pread(fd, buf, ST_BLOCK, (off_t)off);
+	if (n < 0)
+		e = -errno;
+	else if (n != ST_BLOCK)
+		e = -EIO;
+	if (write && !e && fdatasync(fd) < 0)
+		e = -errno;
+	close(fd);
+	return e;
+}
+
+/*
+ * One READ(16)/WRITE(16) of a block over iSCSI; a unit attention is
+ * taken and the command sent again (a few times), as an initiator does.
+ * Return: 0, or -EIO with @sense (key << 16 | asc << 8 | ascq) set.
+ */
+static int st_iscsi_io(struct st_run *r, struct iscsi_context *ctx,
+		       struct st_disk *d, uint64_t off, uint8_t *buf,
+		       bool write, uint32_t *sense)
+{
+	int lun = d->lun < 256 ? (int)d->lun : (int)(0x4000 | d->lun);
+	struct scsi_task *t;
+	int tries, e = -EIO;
+
+	(void)r;
+	*sense = 0;
+	for (tries = 0; tries < 4; tries++) {
+		t = write ? iscsi_write16_sync(ctx, lun, off / d->lbsize, buf,
+					       ST_BLOCK, (int)d->lbsize, 0, 0,
+					       0, 0, 0)
+			  : iscsi_read16_sync(ctx, lun, off / d->lbsize,
+					      ST_BLOCK, (int)d->lbsize, 0, 0, 0,
+					      0, 0);
+		if (!t)
+			return -ENOTCONN;
+		if (t->status == SCSI_STATUS_GOOD) {
+			if (!write) {
+				if (t->datain.size == (int)ST_BLOCK)
+					memcpy(buf, t->datain.data, ST_BLOCK);
+				else
+					e = -EIO;
+			}
+			if (write || t->datain.size == (int)ST_BLOCK)
+				e = 0;
+			scsi_free_scsi_task(t);
+			return e;
+		}
+		*sense = (uint32_t)t->sense.key << 16 |
+			 (uint32_t)t->sense.ascq;
+		scsi_free_scsi_task(t);
+		if ((*sense >> 16) != SCSI_SENSE_UNIT_ATTENTION)
+			break;
+	}
+	return -EIO;
+}
+
+static struct iscsi_context *st_iscsi_login(struct st_run *r, unsigned int id)
+{
+	char iqn[128];
+	struct iscsi_context *ctx;
+
+	snprintf(iqn, sizeof(iqn), "iqn.2026-12.org.sdswarm:stress-%d-%u",
+		 (int)getpid(), id);
+	ctx = iscsi_create_context(iqn);
+	if (!ctx)
+		return NULL;
+	if (iscsi_set_targetname(ctx, r->target) ||
+	    iscsi_set_session_type(ctx, ISCSI_SESSION_NORMAL) ||
+	    iscsi_set_header_digest(ctx, ISCSI_HEADER_DIGEST_NONE)) {
+		iscsi_destroy_context(ctx);
+		return NULL;
+	}
+	iscsi_set_timeout(ctx, 30);
+	if (iscsi_connect_sync(ctx, r->portal) || iscsi_login_sync(ctx)) {
+		fprintf(stderr, "stress: iSCSI login to %s at %s: %s\n",
+			r->target, r->portal, iscsi_get_error(ctx));
+		iscsi_destroy_context(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* A block read and checked through @path; caller holds d->lock. */
+static bool st_read_check(struct st_run *r, struct iscsi_context *ctx,
+			  struct st_disk *d, unsigned int k, enum st_path path)
+{
+	uint8_t buf[ST_BLOCK];
+	uint32_t sense;
+	int e;
+
+	e = path == ST_FUSE
+		    ? st_fuse_io(r, d, st_off(r, d, k), buf, false)
+		    : st_iscsi_io(r, ctx, d, st_off(r, d, k), buf, false,
+				  &sense);
+	atomic_fetch_add(&r->reads, 1);
+	if (e) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: reading %s offset %" PRIu64
+				  " via %s: %s",
+			       d->name, st_off(r, d, k),
+			       path == ST_FUSE ? "FUSE" : "iSCSI",
+			       strerror(-e));
+		return false;
+	}
+	if (!st_check(r, d, k, buf, path == ST_FUSE ? "FUSE" : "iSCSI")) {
+		atomic_fetch_add(&r->lost, 1);
+		return false;
+	}
+	atomic_fetch_add(&r->verified, 1);
+	return true;
+}
+
+static bool st_write(struct st_run *r, struct iscsi_context *ctx,
+		     struct st_disk *d, unsigned int k, enum st_path path)
+{
+	uint8_t buf[ST_BLOCK];
+	uint64_t gen = atomic_fetch_add(&r->next_gen, 1);
+	uint32_t sense;
+	int e;
+
+	st_stamp(buf, d->lun, st_off(r, d, k), gen);
+	e = path == ST_FUSE
+		    ? st_fuse_io(r, d, st_off(r, d, k), buf, true)
+		    : st_iscsi_io(r, ctx, d, st_off(r, d, k), buf, true,
+				  &sense);
+	atomic_fetch_add(&r->writes, 1);
+	if (e) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: writing %s offset %" PRIu64
+				  " via %s: %s",
+			       d->name, st_off(r, d, k),
+			       path == ST_FUSE ? "FUSE" : "iSCSI",
+			       strerror(-e));
+		return false;
+	}
+	d->gen[k] = gen;
+	d->written = true;
+	return true;
+}
+
+static enum st_path st_pick_path(const struct st_run *r, uint64_t *rs)
+{
+	if (r->use_fuse && r->use_iscsi)
+		return st_rand(rs) & 1 ? ST_FUSE : ST_ISCSI;
+	return r->use_fuse ? ST_FUSE : ST_ISCSI;
+}
+
+static bool st_done(struct st_run *r)
+{
+	return atomic_load(&r->stop) || bench_now_ns() >= r->deadline_ns;
+}
+
+struct st_thread {
+	struct st_run *r;
+	unsigned int id;
+	struct iscsi_context *ctx;
+	pthread_t tid;
+};
+
+static void *st_worker(void *arg)
+{
+	struct st_thread *t = arg;
+	struct st_run *r = t->r;
+	uint64_t rs = r->seed ^ st_mix(t->id + 1);
+
+	while (!st_done(r)) {
+		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
+		unsigned int k = (unsigned int)(st_rand(&rs) % r->nblocks);
+		enum st_path p = st_pick_path(r, &rs);
+
+		pthread_mutex_lock(&d->lock);
+		if (st_rand(&rs) % 5 < 2)
+			st_write(r, t->ctx, d, k, p);
+		else
+			st_read_check(r, t->ctx, d, k, p);
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+/* Sleeps @ms or until the run ends. */
+static void st_nap(struct st_run *r, uint64_t ms)
+{
+	uint64_t end = bench_now_ns() + ms * 1000000ull;
+
+	while (!st_done(r) && bench_now_ns() < end) {
+		struct timespec ts = {0, 10 * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Every written block of @d read and checked through every path. */
+static void st_check_disk(struct st_run *r, struct iscsi_context *ctx,
+			  struct st_disk *d)
+{
+	unsigned int k;
+
+	for (k = 0; k < r->nblocks; k++) {
+		if (r->use_fuse)
+			st_read_check(r, ctx, d, k, ST_FUSE);
+		if (r->use_iscsi && ctx)
+			st_read_check(r, ctx, d, k, ST_ISCSI);
+	}
+}
+
+static int st_lun_op(struct st_run *r, const char *op, uint32_t lun,
+		     const char *size, json_t **reply)
+{
+	char err[512];
+	json_t *req = json_pack("{s:s,s:s}", "cmd", "lun", "op", op), *rep;
+
+	if (strcmp(op, "add") != 0)
+		json_object_set_new(req, "lun", json_integer(lun));
+	if (size)
+		json_object_set_new(req, "size", json_string(size));
+	rep = st_ctl(r, req, err, sizeof(err));
+	if (!rep) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: lun %s %u: %s", op, lun, err);
+		return -EIO;
+	}
+	if (reply)
+		*reply = rep;
+	else
+		json_decref(rep);
+	return 0;
+}
+
+/* What stat() says of @d's file: its size, or -errno. */
+static int64_t st_stat(const struct st_run *r, const struct st_disk *d)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", r->dir, d->name);
+	if (stat(path, &st) < 0)
+		return -errno;
+	return (int64_t)st.st_size;
+}
+
+/* Remove @d and add it back: its data is gone, its name comes back. */
+static void st_churn_remove(struct st_run *r, struct st_disk *d)
+{
+	json_t *rep;
+	int64_t sz;
+	unsigned int k;
+
+	if (st_lun_op(r, "remove", d->lun, NULL, NULL))
+		return;
+	if (r->use_fuse && (sz = st_stat(r, d)) != -ENOENT) {
+		atomic_fetch_add(&r->stale, 1);
+		st_log_problem(r, "STALE: %s still there after its LUN was "
+				  "removed (stat: %s)",
+			       d->name, sz < 0 ? strerror((int)-sz) : "found");
+	}
+	if (st_lun_op(r, "add", 0, NULL, &rep))
+		return;
+	if (st_json_u64(rep, "lun") != d->lun) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: LUN %u removed, but lun add gave "
+				  "LUN %" PRIu64 " (the LUNs must be dense)",
+			       d->lun, st_json_u64(rep, "lun"));
+	}
+	json_decref(rep);
+	for (k = 0; k < r->nblocks; k++)
+		d->gen[k] = 0;
+	if (r->use_fuse && (sz = st_stat(r, d)) != (int64_t)d->bytes) {
+		atomic_fetch_add(&r->stale, 1);
+		st_log_problem(r, "STALE: %s after lun add: %s", d->name,
+			       sz < 0 ? strerror((int)-sz) : "another size");
+	}
+	atomic_fetch_add(&r->removes, 1);
+}
+
+/* Grow @d by 1 MiB and shrink it back; its blocks must not move. */
+static void st_churn_resize(struct st_run *r, struct iscsi_context *ctx,
+			    struct st_disk *d)
+{
+	char size[32];
+	int64_t sz;
+
+	snprintf(size, sizeof(size), "%" PRIu64, d->bytes + (1u << 20));
+	if (st_lun_op(r, "resize", d->lun, size, NULL))
+		return;
+	if (r->use_fuse && (sz = st_stat(r, d)) != (int64_t)(d->bytes + (1u << 20))) {
+		atomic_fetch_add(&r->stale, 1);
+		st_log_problem(r, "STALE: %s is %" PRId64 " bytes after a "
+				  "resize to %s",
+			       d->name, sz, size);
+	}
+	st_check_disk(r, ctx, d);
+	snprintf(size, sizeof(size), "%" PRIu64, d->bytes);
+	st_lun_op(r, "resize", d->lun, size, NULL);
+	if (r->use_fuse && (sz = st_stat(r, d)) != (int64_t)d->bytes) {
+		atomic_fetch_add(&r->stale, 1);
+		st_log_problem(r, "STALE: %s is %" PRId64 " bytes after a "
+				  "resize back to %s",
+			       d->name, sz, size);
+	}
+	atomic_fetch_add(&r->resizes, 1);
+}
+
+/* Offline: reads fail; online again: every block as it was. */
+static void st_churn_offline(struct st_run *r, struct iscsi_context *ctx,
+			     struct st_disk *d)
+{
+	uint8_t buf[ST_BLOCK];
+	uint32_t sense;
+	int e;
+
+	if (st_lun_op(r, "offline", d->lun, NULL, NULL))
+		return;
+	if (r->use_fuse) {
+		e = st_fuse_io(r, d, 0, buf, false);
+		if (!e) {
+			atomic_fetch_add(&r->errors, 1);
+			st_log_problem(r, "WRONG: %s read through FUSE while "
+					  "its LUN was offline",
+				       d->name);
+		}
+	}
+	if (r->use_iscsi && ctx) {
+		e = st_iscsi_io(r, ctx, d, 0, buf, false, &sense);
+		if (!e || (sense >> 16) != SCSI_SENSE_NOT_READY) {
+			atomic_fetch_add(&r->errors, 1);
+			st_log_problem(r, "WRONG: %s over iSCSI while offline: "
+					  "sense %06x, want NOT READY",
+				       d->name, sense);
+		}
+	}
+	st_lun_op(r, "online", d->lun, NULL, NULL);
+	st_check_disk(r, ctx, d);
+	atomic_fetch_add(&r->offlines, 1);
+}
+
+static void *st_churner(void *arg)
+{
+	struct st_thread *t = arg;
+	struct st_run *r = t->r;
+	uint64_t rs = r->seed ^ 0xc4u;
+
+	for (;;) {
+		st_nap(r, r->churn_ms);
+		if (st_done(r))
+			break;
+		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
+
+		pthread_mutex_lock(&d->lock);
+		switch (st_rand(&rs) % 3) {
+		case 0:
+			st_churn_remove(r, d);
+			break;
+		case 1:
+			st_churn_resize(r, t->ctx, d);
+			break;
+		default:
+			st_churn_offline(r, t->ctx, d);
+			break;
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+/*
+ * One fault rule on one written block of @d: the host must see it as the
+ * kind's error (or delay), and the block as it was once the rule is gone.
+ */
+static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
+			 struct st_disk *d, uint64_t *rs)
+{
+	char rule[160], err[256];
+	uint8_t buf[ST_BLOCK];
+	unsigned int k = (unsigned int)(st_rand(rs) % r->nblocks), kind;
+	uint64_t off = st_off(r, d, k), lba, span, t0, dt;
+	enum st_path p = st_pick_path(r, rs);
+	uint32_t sense = 0;
+	json_t *rep;
+	bool right;
+	int e;
+
+	/* the rule's LBAs are the LUN's logical blocks */
+	lba = off / (d->lbsize ? d->lbsize : 512);
+	span = ST_BLOCK / (d->lbsize ? d->lbsize : 512);
+	/* ua reaches only an iSCSI initiator */
+	kind = (unsigned int)(st_rand(rs) % (p == ST_ISCSI ? 4 : 3));
+	switch (kind) {
+	case 0:
+		snprintf(rule, sizeof(rule),
+			 "medium-read luns=%u lba=%" PRIu64 "-%" PRIu64,
+			 d->lun, lba, lba + span - 1);
+		break;
+	case 1:
+		snprintf(rule, sizeof(rule),
+			 "medium-write luns=%u lba=%" PRIu64 "-%" PRIu64,
+			 d->lun, lba, lba + span - 1);
+		break;
+	case 2:
+		snprintf(rule, sizeof(rule), "delay luns=%u delay=%ums",
+			 d->lun, ST_DELAY_MS);
+		break;
+	default:
+		snprintf(rule, sizeof(rule), "ua luns=%u count=1", d->lun);
+		break;
+	}
+	rep = st_ctl(r,
+		     json_pack("{s:s,s:s,s:s}", "cmd", "fault", "op", "set",
+			       "rule", rule),
+		     err, sizeof(err));
+	if (!rep) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: fault set %s: %s", rule, err);
+		return;
+	}
+	atomic_fetch_add(&r->faults, 1);
+	uint64_t id = st_json_u64(rep, "id");
+
+	json_decref(rep);
+	t0 = bench_now_ns();
+	if (kind == 1) {
+		st_stamp(buf, d->lun, off, atomic_fetch_add(&r->next_gen, 1));
+		e = p == ST_FUSE ? st_fuse_io(r, d, off, buf, true)
+				 : st_iscsi_io(r, ctx, d, off, buf, true,
+					       &sense);
+	} else if (kind == 3) {
+		/* the UA must be there on the first command: no retry */
+		int lun = d->lun < 256 ? (int)d->lun : (int)(0x4000 | d->lun);
+		struct scsi_task *tk = iscsi_testunitready_sync(ctx, lun);
+
+		e = tk && tk->status == SCSI_STATUS_CHECK_CONDITION ? -EIO : 0;
+		if (tk)
+			sense = (uint32_t)tk->sense.key << 16;
+		if (tk)
+			scsi_free_scsi_task(tk);
+	} else {
+		e = p == ST_FUSE ? st_fuse_io(r, d, off, buf, false)
+				 : st_iscsi_io(r, ctx, d, off, buf, false,
+					       &sense);
+	}
+	dt = bench_now_ns() - t0;
+	switch (kind) {
+	case 0:
+	case 1:
+		right = e == -EIO &&
+			(p == ST_FUSE || (sense >> 16) == SCSI_SENSE_MEDIUM_ERROR);
+		break;
+	case 2:
+		right = e == 0 && dt >= ST_DELAY_MS * 1000000ull &&
+			st_check(r, d, k, buf, "FUSE/iSCSI with a delay");
+		break;
+	default:
+		right = e == -EIO && (sense >> 16) == SCSI_SENSE_UNIT_ATTENTION;
+		break;
+	}
+	atomic_fetch_add(right ? &r->faults_right : &r->faults_wrong, 1);
+	if (!right)
+		st_log_problem(r, "WRONG: fault '%s' via %s: error %s, sense "
+				  "%06x, %.1f ms",
+			       rule, p == ST_FUSE ? "FUSE" : "iSCSI",
+			       e ? strerror(-e) : "none", sense, dt / 1e6);
+	/* a one-shot ua that fired is gone already */
+	if (kind == 3 && right)
+		goto check;
+	rep = st_ctl(r,
+		     json_pack("{s:s,s:s,s:I}", "cmd", "fault", "op", "clear",
+			       "id", (json_int_t)id),
+		     err, sizeof(err));
+	if (!rep) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: fault clear %" PRIu64 ": %s", id, err);
+		return;
+	}
+	json_decref(rep);
+check:
+	/* a write that failed changed nothing */
+	st_read_check(r, ctx, d, k, p);
+}
+
+static void *st_faulter(void *arg)
+{
+	struct st_thread *t = arg;
+	struct st_run *r = t->r;
+	uint64_t rs = r->seed ^ 0xfau;
+
+	for (;;) {
+		st_nap(r, r->fault_ms);
+		if (st_done(r))
+			break;
+		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
+
+		pthread_mutex_lock(&d->lock);
+		st_fault_one(r, t->ctx, d, &rs);
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int st_parse_url(struct st_run *r, const char *url)
+{
+	const char *p, *slash;
+
+	if (strncmp(url, "iscsi://", 8) != 0)
+		return -EINVAL;
+	p = url + 8;
+	slash = strchr(p, '/');
+	if (!slash || slash == p || !slash[1] ||
+	    (size_t)(slash - p) >= sizeof(r->portal) ||
+	    strlen(slash + 1) >= sizeof(r->target))
+		return -EINVAL;
+	memcpy(r->portal, p, (size_t)(slash - p));
+	r->portal[slash - p] = '\0';
+	strcpy(r->target, slash + 1);
+	if (r->target[strlen(r->target) - 1] == '/')
+		r->target[strlen(r->target) - 1] = '\0';
+	return 0;
+}
+
+static int st_setup_disks(struct st_run *r, struct iscsi_context *ctx)
+{
+	unsigned int i;
+
+	r->disks = calloc(r->ndisks, sizeof(*r->disks));
+	if (!r->disks)
+		return -ENOMEM;
+	for (i = 0; i < r->ndisks; i++) {
+		struct st_disk *d = &r->disks[i];
+
+		pthread_mutex_init(&d->lock, NULL);
+		d->lun = i;
+		if (sdnum_name("sd", i, d->name, sizeof(d->name)) < 0)
+			return -EINVAL;
+		d->gen = calloc(r->nblocks, sizeof(*d->gen));
+		if (!d->gen)
+			return -ENOMEM;
+		if (r->use_fuse) {
+			int64_t sz = st_stat(r, d);
+
+			if (sz < 0) {
+				fprintf(stderr, "stress: %s/%s: %s\n", r->dir,
+					d->name, strerror((int)-sz));
+				return -ENOENT;
+			}
+			d->bytes = (uint64_t)sz;
+		}
+		if (r->use_iscsi) {
+			int lun = i < 256 ? (int)i : (int)(0x4000 | i);
+			struct scsi_task *t = NULL;
+			struct scsi_readcapacity16 *rc16 = NULL;
+			uint64_t bytes;
+
+			/* a unit attention first is no failure: ask again */
+			for (int n = 0; n < 4 && !rc16; n++) {
+				if (t)
+					scsi_free_scsi_task(t);
+				t = iscsi_readcapacity16_sync(ctx, lun);
+				if (t && t->status == SCSI_STATUS_GOOD)
+					rc16 = scsi_datain_unmarshall(t);
+			}
+			if (!rc16 || !rc16->block_length) {
+				fprintf(stderr, "stress: READ CAPACITY(16) of "
+						"LUN %u over iSCSI failed\n",
+					i);
+				if (t)
+					scsi_free_scsi_task(t);
+				return -EIO;
+			}
+			bytes = (rc16->returned_lba + 1) *
+				(uint64_t)rc16->block_length;
+			d->lbsize = rc16->block_length;
+			scsi_free_scsi_task(t);
+			if (r->use_fuse && bytes != d->bytes) {
+				fprintf(stderr, "stress: LUN %u is %" PRIu64
+						" bytes over iSCSI but %s is %"
+						PRIu64 ": not the same disk\n",
+					i, bytes, d->name, d->bytes);
+				return -EINVAL;
+			}
+			d->bytes = bytes;
+		}
+		if (d->bytes / ST_BLOCK < (uint64_t)r->nblocks * 2) {
+			fprintf(stderr, "stress: %s is %" PRIu64 " bytes, too "
+					"small for %u blocks\n",
+				d->name, d->bytes, r->nblocks);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void st_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sdswarm-bench stress [DIR] --control SOCKET [--iscsi URL]\n"
+		"                   [--seconds S] [--disks N] [--blocks B] [--workers W]\n"
+		"                   [--churn-ms MS] [--fault-ms MS] [--seed X]\n"
+		"                   [--rss-slack MIB] [--json]\n"
+		"DIR is sdswarmd's FUSE mount; --iscsi iscsi://HOST:PORT/TARGET-IQN its\n"
+		"target. The disks are LUNs 0..N-1 (dense). Ends with a verdict: exit 1 on\n"
+		"any block lost, unexpected error, stale name, wrong fault answer, or\n"
+		"daemon RSS/descriptor growth. See sdswarm-bench(1).\n");
+}
+
+/* A numeric option into its field; prints why and returns -1 if bad. */
+static int st_number_opt(struct st_run *r, int opt, const char *arg)
+{
+	static const struct {
+		int opt;
+		const char *name;
+		uint64_t min, max;
+	} lim[] = {
+		{'s', "seconds", 1, ST_MAX_SECONDS},
+		{'d', "disks", 1, ST_MAX_DISKS},
+		{'b', "blocks", 1, ST_MAX_BLOCKS},
+		{'w', "workers", 1, ST_MAX_WORKERS},
+		{'C', "churn-ms", 0, 3600000},
+		{'F', "fault-ms", 0, 3600000},
+		{'S', "seed", 0, UINT64_MAX},
+		{'R', "rss-slack", 0, 1u << 20},
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; lim[i].opt != opt; i++)
+		;
+	if (bench_parse_u64(arg, lim[i].min, lim[i].max, &v)) {
+		fprintf(stderr, "stress: --%s: '%s' is not a number in "
+				"%" PRIu64 "..%" PRIu64 "\n",
+			lim[i].name, arg, lim[i].min, lim[i].max);
+		return -1;
+	}
+	switch (opt) {
+	case 's': r->seconds = v; break;
+	case 'd': r->ndisks = (unsigned int)v; break;
+	case 'b': r->nblocks = (unsigned int)v; break;
+	case 'w': r->workers = (unsigned int)v; break;
+	case 'C': r->churn_ms = v; break;
+	case 'F': r->fault_ms = v; break;
+	case 'R': r->rss_slack_mib = v; break;
+	default: r->seed = v; break;
+	}
+	return 0;
+}
+
+int bench_stress(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"control", required_argument, NULL, 'c'},
+		{"iscsi", required_argument, NULL, 'i'},
+		{"seconds", required_argument, NULL, 's'},
+		{"disks", required_argument, NULL, 'd'},
+		{"blocks", required_argument, NULL, 'b'},
+		{"workers", required_argument, NULL, 'w'},
+		{"churn-ms", required_argument, NULL, 'C'},
+		{"fault-ms", required_argument, NULL, 'F'},
+		{"seed", required_argument, NULL, 'S'},
+		{"rss-slack", required_argument, NULL, 'R'},
+		BENCH_COMMON_LONGOPTS,
+		{NULL, 0, NULL, 0},
+	};
+	struct bench_opts o = {0};
+	struct st_run r = {.ndisks = 16, .nblocks = 64, .workers = 4,
+			   .seconds = 30, .churn_ms = 500, .fault_ms = 700,
+			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1};
+	struct st_thread th[ST_MAX_WORKERS + 2];
+	uint64_t rss0 = 0, rss1, rss_end, t0, warm_writes, warm_removes;
+	uint64_t run_removes;
+	long fds0, fds1;
+	unsigned int i, nth = 0;
+	const char *url = NULL;
+	bool pass;
+	int opt, ret = 1;
+
+	pthread_mutex_init(&r.ctl_lock, NULL);
+	atomic_store(&r.next_gen, 1);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			r.control = optarg;
+			break;
+		case 'i':
+			url = optarg;
+			break;
+		case 's':
+		case 'd':
+		case 'b':
+		case 'w':
+		case 'C':
+		case 'F':
+		case 'S':
+		case 'R':
+			if (st_number_opt(&r, opt, optarg))
+				return 1;
+			break;
+		case 'h':
+			st_usage(stdout);
+			return 0;
+		default:
+			if (bench_common_opt(&o, opt, optarg, "stress") > 0)
+				break;
+			st_usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc)
+		r.dir = argv[optind++];
+	if (optind < argc || !r.control || (!r.dir && !url)) {
+		st_usage(stderr);
+		return 1;
+	}
+	r.use_fuse = r.dir != NULL;
+	if (url && st_parse_url(&r, url)) {
+		fprintf(stderr, "stress: --iscsi '%s': want "
+				"iscsi://HOST:PORT/TARGET-IQN\n",
+			url);
+		return 1;
+	}
+	r.use_iscsi = url != NULL;
+	if (st_ctl_open(&r)) {
+		fprintf(stderr, "stress: cannot reach sdswarmd at %s: %s\n",
+			r.control, strerror(errno));
+		return 1;
+	}
+	memset(th, 0, sizeof(th));
+	for (i = 0; i < r.workers + 2; i++) {
+		th[i].r = &r;
+		th[i].id = i;
+		if (r.use_iscsi && !(th[i].ctx = st_iscsi_login(&r, i)))
+			goto out;
+	}
+	if (st_setup_disks(&r, th[0].ctx))
+		goto out;
+	/*
+	 * Warm-up: every block written once, then every disk removed and
+	 * added back. The store keeps freed chunks for reuse, so the RSS
+	 * after that is the baseline the end is held to: what the run adds
+	 * past it and does not give back after removal is a leak.
+	 */
+	for (i = 0; i < r.ndisks; i++)
+		for (unsigned int k = 0; k < r.nblocks; k++)
+			st_write(&r, th[0].ctx, &r.disks[i], k,
+				 r.use_fuse ? ST_FUSE : ST_ISCSI);
+	for (i = 0; i < r.ndisks; i++)
+		st_churn_remove(&r, &r.disks[i]);
+	rss0 = st_daemon_rss(&r);
+	fds0 = st_daemon_fds(&r);
+	warm_writes = atomic_load(&r.writes);
+	warm_removes = atomic_load(&r.removes);
+
+	t0 = bench_now_ns();
+	r.deadline_ns = t0 + r.seconds * 1000000000ull;
+	for (i = 0; i < r.workers; i++, nth++)
+		if (pthread_create(&th[i].tid, NULL, st_worker, &th[i]))
+			goto join;
+	if (r.churn_ms) {
+		if (pthread_create(&th[r.workers].tid, NULL, st_churner,
+				   &th[r.workers]))
+			goto join;
+		nth++;
+	}
+	if (r.fault_ms) {
+		if (pthread_create(&th[r.workers + 1].tid, NULL, st_faulter,
+				   &th[r.workers + 1]))
+			goto join;
+		nth++;
+	}
+join:
+	if (nth < r.workers + !!r.churn_ms + !!r.fault_ms)
+		atomic_store(&r.stop, true);
+	for (i = 0; i < r.workers + 2; i++)
+		if (th[i].tid)
+			pthread_join(th[i].tid, NULL);
+	/* the final pass: every block of every disk, through every path */
+	uint64_t verified_before = atomic_load(&r.verified);
+
+	for (i = 0; i < r.ndisks; i++)
+		st_check_disk(&r, th[0].ctx, &r.disks[i]);
+	uint64_t final_verified = atomic_load(&r.verified) - verified_before;
+
+	rss1 = st_daemon_rss(&r);
+	run_removes = atomic_load(&r.removes) - warm_removes;
+	/* every written LUN removed and added back: its data must go */
+	for (i = 0; i < r.ndisks; i++)
+		if (r.disks[i].written)
+			st_churn_remove(&r, &r.disks[i]);
+	rss_end = st_daemon_rss(&r);
+	fds1 = st_daemon_fds(&r);
+
+	atomic_fetch_sub(&r.writes, warm_writes);
+	atomic_store(&r.removes, run_removes);
+	bool rss_grew = rss0 && rss_end > rss0 + (r.rss_slack_mib << 20);
+	bool fds_grew = fds0 >= 0 && fds1 > fds0;
+
+	pass = !atomic_load(&r.lost) && !atomic_load(&r.errors) &&
+	       !atomic_load(&r.stale) && !atomic_load(&r.faults_wrong) &&
+	       !rss_grew && !fds_grew && atomic_load(&r.writes) > 0;
+	double secs = (bench_now_ns() - t0) / 1e9;
+
+	if (o.json) {
+		json_t *j = json_object();
+		const struct {
+			const char *key;
+			uint64_t v;
+		} nums[] = {
+			{"disks", r.ndisks},
+			{"blocks_per_disk", r.nblocks},
+			{"workers", r.workers},
+			{"seed", r.seed},
+			{"writes", r.writes},
+			{"reads", r.reads},
+			{"blocks_verified", r.verified},
+			{"final_pass_verified", final_verified},
+			{"blocks_lost", r.lost},
+			{"unexpected_errors", r.errors},
+			{"stale_names", r.stale},
+			{"lun_remove_add", r.removes},
+			{"lun_resize", r.resizes},
+			{"lun_offline_online", r.offlines},
+			{"faults_injected", r.faults},
+			{"faults_seen_right", r.faults_right},
+			{"faults_wrong", r.faults_wrong},
+			{"daemon_rss_start", rss0},
+			{"daemon_rss_end", rss1},
+			{"daemon_rss_after_removal", rss_end},
+		};
+
+		if (!j)
+			goto out;
+		json_object_set_new(j, "bench", json_string("stress"));
+		json_object_set_new(j, "seconds", json_real(secs));
+		json_object_set_new(j, "paths",
+				    json_string(r.use_fuse && r.use_iscsi
+							? "fuse+iscsi"
+						: r.use_fuse ? "fuse"
+							     : "iscsi"));
+		for (i = 0; i < BENCH_ARRAY_SIZE(nums); i++)
+			json_object_set_new(j, nums[i].key,
+					    json_integer((json_int_t)nums[i].v));
+		json_object_set_new(j, "daemon_fds_start", json_integer(fds0));
+		json_object_set_new(j, "daemon_fds_end", json_integer(fds1));
+		json_object_set_new(j, "rss_grew", json_boolean(rss_grew));
+		json_object_set_new(j, "fds_grew", json_boolean(fds_grew));
+		json_object_set_new(j, "verdict",
+				    json_string(pass ? "PASS" : "FAIL"));
+		if (!j || json_dumpf(j, stdout, JSON_COMPACT) < 0)
+			goto out;
+		putchar('\n');
+		json_decref(j);
+	} else {
+		printf("stress: %.1f s, %u disks x %u blocks of 4 KiB, %u "
+		       "workers, through %s, seed %" PRIu64 "\n\n",
+		       secs, r.ndisks, r.nblocks, r.workers,
+		       r.use_fuse && r.use_iscsi ? "FUSE and iSCSI"
+		       : r.use_fuse		 ? "FUSE"
+						 : "iSCSI",
+		       r.seed);
+		printf("%-36s %14" PRIu64 "\n", "writes (each stamped)",
+		       (uint64_t)r.writes);
+		printf("%-36s %14" PRIu64 "\n", "reads", (uint64_t)r.reads);
+		printf("%-36s %14" PRIu64 "\n", "blocks verified",
+		       (uint64_t)r.verified);
+		printf("%-36s %14" PRIu64 "\n", "  of them in the final pass",
+		       final_verified);
+		printf("%-36s %14" PRIu64 "\n", "blocks lost (must be 0)",
+		       (uint64_t)r.lost);
+		printf("%-36s %14" PRIu64 "\n", "unexpected errors",
+		       (uint64_t)r.errors);
+		printf("%-36s %14" PRIu64 "\n", "stale names or sizes",
+		       (uint64_t)r.stale);
+		printf("%-36s %14" PRIu64 "\n", "LUN changes: remove+add",
+		       (uint64_t)r.removes);
+		printf("%-36s %14" PRIu64 "\n", "LUN changes: resize up+down",
+		       (uint64_t)r.resizes);
+		printf("%-36s %14" PRIu64 "\n", "LUN changes: offline+online",
+		       (uint64_t)r.offlines);
+		printf("%-36s %14" PRIu64 "\n", "faults injected",
+		       (uint64_t)r.faults);
+		printf("%-36s %14" PRIu64 "\n", "faults seen as the right error",
+		       (uint64_t)r.faults_right);
+		printf("%-36s %14" PRIu64 "\n", "faults answered wrongly",
+		       (uint64_t)r.faults_wrong);
+		printf("%-36s %8.1f MiB -> %.1f MiB at the end -> %.1f MiB "
+		       "after removal (slack %" PRIu64 " MiB)%s\n",
+		       "daemon RSS", rss0 / 1048576.0, rss1 / 1048576.0,
+		       rss_end / 1048576.0, r.rss_slack_mib,
+		       rss_grew ? "  GREW" : "");
+		printf("%-36s %14ld -> %ld%s\n", "daemon open descriptors",
+		       fds0, fds1, fds_grew ? "  GREW" : "");
+		printf("\nverdict: %s\n", pass ? "PASS" : "FAIL");
+	}
+	ret = pass ? 0 : 1;
+out:
+	for (i = 0; i < ST_MAX_WORKERS + 2; i++)
+		if (th[i].ctx) {
+			iscsi_logout_sync(th[i].ctx);
+			iscsi_destroy_context(th[i].ctx);
+		}
+	if (r.disks) {
+		for (i = 0; i < r.ndisks; i++)
+			free(r.disks[i].gen);
+		free(r.disks);
+	}
+	if (r.ctl_fd >= 0)
+		close(r.ctl_fd);
+	return ret;
+}

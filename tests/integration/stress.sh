@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# sdswarm-bench stress, the CI stress mode, in short: configs/stress.conf
+# (on a free port) mounted over FUSE and served over iSCSI; 10 s of verified
+# I/O through both paths with LUN churn and faults must end PASS with no
+# block lost, every fault seen as the right error and the daemon's
+# descriptors where they were. Then the detector is checked: a block changed
+# behind the run's back must end FAIL with the block reported LOST.
+. "$(dirname "$0")/../lib/daemon.sh"
+requires fusermount3 sed
+[ -e /dev/fuse ] || skip "no /dev/fuse on this machine"
+BENCH=${SDSWARM_BENCH:-$SDSWARM_BIN/sdswarm-bench}
+[ -x "$BENCH" ] || skip "no $BENCH (make SANITIZE=address test-build)"
+private_dir T
+MNT=$T/disks
+mkdir -p "$MNT"
+on_exit "grep -qs ' $MNT ' /proc/mounts && fusermount3 -u '$MNT'"
+PORT=$(free_port)
+sed "s/127.0.0.1:3260/127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/stress.conf" >"$T/stress.conf"
+start_daemon "$T/stress.conf" --fuse "$MNT" || exit 1
+for _ in $(seq 1 100); do [ -e "$MNT/sdbl" ] && break; sleep 0.1; done
+URL=iscsi://127.0.0.1:$PORT/iqn.2026-12.org.sdswarm:t0
+
+# Under ASan the daemon's RSS keeps its quarantine of freed memory, so the
+# RSS check gets a wide slack here; scripts/stress holds plain builds to 8 MiB.
+timeout 120 "$BENCH" stress "$MNT" --control "$DAEMON_CONTROL" --iscsi "$URL" \
+	--seconds 10 --disks 16 --churn-ms 300 --fault-ms 300 --rss-slack 256 --json >"$T/pass.json" 2>"$T/pass.err"
+rc=$?
+cat "$T/pass.json" "$T/pass.err"
+expect_eq "a clean run's verdict is PASS (exit 0)" 0 "$rc"
+j() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+expect_eq "no block lost" 0 "$(j "$T/pass.json" blocks_lost)"
+expect_eq "no unexpected error" 0 "$(j "$T/pass.json" unexpected_errors)"
+check "blocks were verified" test "$(j "$T/pass.json" blocks_verified)" -gt 1000
+check "LUNs were removed and added" test "$(j "$T/pass.json" lun_remove_add)" -gt 0
+check "faults were injected" test "$(j "$T/pass.json" faults_injected)" -gt 0
+expect_eq "every fault was seen as the right error" \
+	"$(j "$T/pass.json" faults_injected)" "$(j "$T/pass.json" faults_seen_right)"
+expect_eq "the daemon holds no more descriptors than before" False "$(j "$T/pass.json" fds_grew)"
+
+# The detector: overwrite block 1 of sda (at 4 MiB on a 256 MiB disk with
+# 64 blocks) with junk, again and again, while a run goes on.
+"$BENCH" stress "$MNT" --control "$DAEMON_CONTROL" --seconds 4 --disks 2 \
+	--churn-ms 0 --fault-ms 0 >"$T/fail.out" 2>&1 &
+bpid=$!
+for _ in $(seq 1 40); do
+	kill -0 "$bpid" 2>/dev/null || break
+	head -c 4096 /dev/zero | tr '\0' '\253' |
+		dd of="$MNT/sda" bs=4096 seek=1024 conv=notrunc,fsync status=none 2>/dev/null
+	sleep 0.1
+done
+wait "$bpid"
+rc=$?
+cat "$T/fail.out"
+expect_eq "a block changed behind its back makes the verdict FAIL (exit 1)" 1 "$rc"
+check "and names the block LOST" grep -q 'LOST: sda (LUN 0) offset 4194304' "$T/fail.out"
+
+stop_daemon
+expect_eq "sdswarmd exits 0" 0 $?
+finish
