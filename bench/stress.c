@@ -34,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -58,6 +60,11 @@
 
 enum st_path { ST_FUSE, ST_ISCSI };
 
+/* What the churn thread may do to a LUN (--churn). */
+enum st_churn { ST_CHURN_REMOVE, ST_CHURN_RESIZE, ST_CHURN_OFFLINE, ST_CHURN_KINDS };
+static const char *const st_churn_names[ST_CHURN_KINDS] = {"remove", "resize",
+							    "offline"};
+
 struct st_disk {
 	pthread_mutex_t lock;
 	uint32_t lun;
@@ -78,6 +85,8 @@ struct st_run {
 	char portal[256];
 	char target[256];
 	bool use_fuse, use_iscsi;
+	bool direct;      /* --direct: O_DIRECT on DIR's files */
+	unsigned int churn_kinds; /* bit per enum st_churn */
 	unsigned int ndisks, nblocks, workers;
 	uint64_t seconds, churn_ms, fault_ms, seed, rss_slack_mib;
 	struct st_disk *disks;
@@ -374,7 +383,8 @@ static int st_fuse_io(struct st_run *r, struct st_disk *d, uint64_t off,
 	int fd, e = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, d->name);
-	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC |
+				  (r->direct ? O_DIRECT : 0));
 	if (fd < 0)
 		return -errno;
 	n = write ? pwrite(fd, buf, ST_BLOCK, (off_t)off)
@@ -464,7 +474,7 @@ static struct iscsi_context *st_iscsi_login(struct st_run *r, unsigned int id)
 static bool st_read_check(struct st_run *r, struct iscsi_context *ctx,
 			  struct st_disk *d, unsigned int k, enum st_path path)
 {
-	uint8_t buf[ST_BLOCK];
+	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
 	uint32_t sense;
 	int e;
 
@@ -478,11 +488,11 @@ static bool st_read_check(struct st_run *r, struct iscsi_context *ctx,
 		st_log_problem(r, "ERROR: reading %s offset %" PRIu64
 				  " via %s: %s",
 			       d->name, st_off(r, d, k),
-			       path == ST_FUSE ? "FUSE" : "iSCSI",
+			       path == ST_FUSE ? "file" : "iSCSI",
 			       strerror(-e));
 		return false;
 	}
-	if (!st_check(r, d, k, buf, path == ST_FUSE ? "FUSE" : "iSCSI")) {
+	if (!st_check(r, d, k, buf, path == ST_FUSE ? "file" : "iSCSI")) {
 		atomic_fetch_add(&r->lost, 1);
 		return false;
 	}
@@ -493,7 +503,7 @@ static bool st_read_check(struct st_run *r, struct iscsi_context *ctx,
 static bool st_write(struct st_run *r, struct iscsi_context *ctx,
 		     struct st_disk *d, unsigned int k, enum st_path path)
 {
-	uint8_t buf[ST_BLOCK];
+	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
 	uint64_t gen = atomic_fetch_add(&r->next_gen, 1);
 	uint32_t sense;
 	int e;
@@ -509,7 +519,7 @@ static bool st_write(struct st_run *r, struct iscsi_context *ctx,
 		st_log_problem(r, "ERROR: writing %s offset %" PRIu64
 				  " via %s: %s",
 			       d->name, st_off(r, d, k),
-			       path == ST_FUSE ? "FUSE" : "iSCSI",
+			       path == ST_FUSE ? "file" : "iSCSI",
 			       strerror(-e));
 		return false;
 	}
@@ -616,6 +626,17 @@ static int64_t st_stat(const struct st_run *r, const struct st_disk *d)
 	snprintf(path, sizeof(path), "%s/%s", r->dir, d->name);
 	if (stat(path, &st) < 0)
 		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+		int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
+
+		if (fd < 0)
+			return -errno;
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			e = -errno;
+		close(fd);
+		return e ? e : (int64_t)bytes;
+	}
 	return (int64_t)st.st_size;
 }
 
@@ -685,7 +706,7 @@ static void st_churn_resize(struct st_run *r, struct iscsi_context *ctx,
 static void st_churn_offline(struct st_run *r, struct iscsi_context *ctx,
 			     struct st_disk *d)
 {
-	uint8_t buf[ST_BLOCK];
+	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
 	uint32_t sense;
 	int e;
 
@@ -695,7 +716,7 @@ static void st_churn_offline(struct st_run *r, struct iscsi_context *ctx,
 		e = st_fuse_io(r, d, 0, buf, false);
 		if (!e) {
 			atomic_fetch_add(&r->errors, 1);
-			st_log_problem(r, "WRONG: %s read through FUSE while "
+			st_log_problem(r, "WRONG: %s read through its file while "
 					  "its LUN was offline",
 				       d->name);
 		}
@@ -727,11 +748,16 @@ static void *st_churner(void *arg)
 		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
 
 		pthread_mutex_lock(&d->lock);
-		switch (st_rand(&rs) % 3) {
-		case 0:
+		unsigned int kind;
+
+		do
+			kind = (unsigned int)(st_rand(&rs) % ST_CHURN_KINDS);
+		while (!(r->churn_kinds & 1u << kind));
+		switch (kind) {
+		case ST_CHURN_REMOVE:
 			st_churn_remove(r, d);
 			break;
-		case 1:
+		case ST_CHURN_RESIZE:
 			st_churn_resize(r, t->ctx, d);
 			break;
 		default:
@@ -751,7 +777,7 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 			 struct st_disk *d, uint64_t *rs)
 {
 	char rule[160], err[256];
-	uint8_t buf[ST_BLOCK];
+	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
 	unsigned int k = (unsigned int)(st_rand(rs) % r->nblocks), kind;
 	uint64_t off = st_off(r, d, k), lba, span, t0, dt;
 	enum st_path p = st_pick_path(r, rs);
@@ -822,12 +848,16 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	switch (kind) {
 	case 0:
 	case 1:
-		right = e == -EIO &&
-			(p == ST_FUSE || (sense >> 16) == SCSI_SENSE_MEDIUM_ERROR);
+		/* a block device answers a medium error ENODATA
+		 * (BLK_STS_MEDIUM), a FUSE file EIO */
+		right = p == ST_FUSE
+				? e == -EIO || e == -ENODATA
+				: e == -EIO &&
+					  (sense >> 16) == SCSI_SENSE_MEDIUM_ERROR;
 		break;
 	case 2:
 		right = e == 0 && dt >= ST_DELAY_MS * 1000000ull &&
-			st_check(r, d, k, buf, "FUSE/iSCSI with a delay");
+			st_check(r, d, k, buf, "a delay");
 		break;
 	default:
 		right = e == -EIO && (sense >> 16) == SCSI_SENSE_UNIT_ATTENTION;
@@ -837,7 +867,7 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	if (!right)
 		st_log_problem(r, "WRONG: fault '%s' via %s: error %s, sense "
 				  "%06x, %.1f ms",
-			       rule, p == ST_FUSE ? "FUSE" : "iSCSI",
+			       rule, p == ST_FUSE ? "file" : "iSCSI",
 			       e ? strerror(-e) : "none", sense, dt / 1e6);
 	/* a one-shot ua that fired is gone already */
 	if (kind == 3 && right)
@@ -976,11 +1006,40 @@ static void st_usage(FILE *f)
 		"usage: sdswarm-bench stress [DIR] --control SOCKET [--iscsi URL]\n"
 		"                   [--seconds S] [--disks N] [--blocks B] [--workers W]\n"
 		"                   [--churn-ms MS] [--fault-ms MS] [--seed X]\n"
+		"                   [--churn remove,resize,offline] [--direct]\n"
 		"                   [--rss-slack MIB] [--json]\n"
 		"DIR is sdswarmd's FUSE mount; --iscsi iscsi://HOST:PORT/TARGET-IQN its\n"
 		"target. The disks are LUNs 0..N-1 (dense). Ends with a verdict: exit 1 on\n"
 		"any block lost, unexpected error, stale name, wrong fault answer, or\n"
 		"daemon RSS/descriptor growth. See sdswarm-bench(1).\n");
+}
+
+/* --churn remove,resize,offline: which changes the churn thread makes. */
+static int st_churn_opt(struct st_run *r, const char *arg)
+{
+	char buf[128], *tok, *save = NULL;
+	unsigned int i;
+
+	if (strlen(arg) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, arg);
+	r->churn_kinds = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < ST_CHURN_KINDS; i++)
+			if (strcmp(tok, st_churn_names[i]) == 0)
+				break;
+		if (i == ST_CHURN_KINDS)
+			goto bad;
+		r->churn_kinds |= 1u << i;
+	}
+	if (r->churn_kinds)
+		return 0;
+bad:
+	fprintf(stderr, "stress: --churn '%s': a list of remove, resize and "
+			"offline\n",
+		arg);
+	return -1;
 }
 
 /* A numeric option into its field; prints why and returns -1 if bad. */
@@ -1037,13 +1096,16 @@ int bench_stress(int argc, char **argv)
 		{"fault-ms", required_argument, NULL, 'F'},
 		{"seed", required_argument, NULL, 'S'},
 		{"rss-slack", required_argument, NULL, 'R'},
+		{"churn", required_argument, NULL, 'K'},
+		{"direct", no_argument, NULL, 'D'},
 		BENCH_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct bench_opts o = {0};
 	struct st_run r = {.ndisks = 16, .nblocks = 64, .workers = 4,
 			   .seconds = 30, .churn_ms = 500, .fault_ms = 700,
-			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1};
+			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1,
+			   .churn_kinds = (1u << ST_CHURN_KINDS) - 1};
 	struct st_thread th[ST_MAX_WORKERS + 2];
 	uint64_t rss0 = 0, rss1, rss_end, t0, warm_writes, warm_removes;
 	uint64_t run_removes;
@@ -1074,6 +1136,13 @@ int bench_stress(int argc, char **argv)
 		case 'R':
 			if (st_number_opt(&r, opt, optarg))
 				return 1;
+			break;
+		case 'K':
+			if (st_churn_opt(&r, optarg))
+				return 1;
+			break;
+		case 'D':
+			r.direct = true;
 			break;
 		case 'h':
 			st_usage(stdout);
@@ -1123,8 +1192,9 @@ int bench_stress(int argc, char **argv)
 		for (unsigned int k = 0; k < r.nblocks; k++)
 			st_write(&r, th[0].ctx, &r.disks[i], k,
 				 r.use_fuse ? ST_FUSE : ST_ISCSI);
-	for (i = 0; i < r.ndisks; i++)
-		st_churn_remove(&r, &r.disks[i]);
+	if (r.churn_kinds & 1u << ST_CHURN_REMOVE)
+		for (i = 0; i < r.ndisks; i++)
+			st_churn_remove(&r, &r.disks[i]);
 	rss0 = st_daemon_rss(&r);
 	fds0 = st_daemon_fds(&r);
 	warm_writes = atomic_load(&r.writes);
@@ -1164,7 +1234,7 @@ join:
 	run_removes = atomic_load(&r.removes) - warm_removes;
 	/* every written LUN removed and added back: its data must go */
 	for (i = 0; i < r.ndisks; i++)
-		if (r.disks[i].written)
+		if (r.disks[i].written && r.churn_kinds & 1u << ST_CHURN_REMOVE)
 			st_churn_remove(&r, &r.disks[i]);
 	rss_end = st_daemon_rss(&r);
 	fds1 = st_daemon_fds(&r);
