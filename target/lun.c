@@ -1132,9 +1132,19 @@ static void iov_put(const struct iovec *iov, unsigned int iovcnt, size_t off,
 	}
 }
 
-static bool overlay(const struct lun_info *info)
+/*
+ * Whether the generator still serves the table. Asked of the slot, not only
+ * of @info: a command pinned before its own write took the table (EXTENDED
+ * COPY within one LUN, a FUSE read-modify-write) must read what it wrote.
+ */
+static bool overlay(const struct lun_table *t, const struct lun_info *info)
 {
-	return info->geom.kind != PTABLE_NONE && !info->table_owned;
+	if (info->geom.kind == PTABLE_NONE || info->table_owned)
+		return false;
+	/* acquire: pairs with own_table()'s release of the flag */
+	return !(atomic_load_explicit(&t->slots[info->lun].flags,
+				      memory_order_acquire) &
+		 SLOT_TABLE_OWNED);
 }
 
 /*
@@ -1189,7 +1199,7 @@ int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 			return ret;
 		off += iov[i].iov_len;
 	}
-	if (!overlay(info) ||
+	if (!overlay(t, info) ||
 	    ptable_range_is_synthetic(&info->geom, lba, nblocks) != 1)
 		return 0;
 	/*
@@ -1283,7 +1293,7 @@ static int before_modify(struct lun_table *t, const struct lun_info *info,
 	if (info->mode & LUN_MODE_SWP)
 		return -EROFS;
 	ret = check_medium(info);
-	if (ret || !overlay(info))
+	if (ret || !overlay(t, info))
 		return ret;
 	/* Widen to the store's allocation unit: a chunk is stored whole. */
 	gran = unit_blocks(t, info);
@@ -1371,7 +1381,7 @@ int lun_lba_status(struct lun_table *t, const struct lun_info *info,
 		max = info->nblocks - lba;
 	if (!max)
 		max = 1;
-	if (overlay(info)) {
+	if (overlay(t, info)) {
 		if (ptable_block_is_synthetic(&info->geom, lba) == 1) {
 			*run = 1;
 			return 1;

@@ -298,10 +298,52 @@ static void test_rewrite_own_bytes(void **state)
 	store_destroy(s);
 }
 
+/*
+ * A command pins the LUN before the table is owned and then both writes and
+ * reads it (EXTENDED COPY within one LUN, a FUSE read-modify-write): after it
+ * zeroes a whole chunk of the table, which the mem store frees, its own later
+ * read must see the zeros, not the generator's table again.
+ */
+static void test_zeroed_under_one_pin(void **state)
+{
+	struct store *s = new_store(STORE_MEM_DEFAULT_CHUNK);
+	struct lun_table_params tp = { .max_luns = 4, .seed = 0x5eed, .store = s };
+	struct lun_group g = {
+		.name = "g", .first = 0, .count = 1, .size = LUN_SIZE,
+		.block_size = 512, .thin = true,
+		.ptable = PTABLE_GPT, .nparts = 63,
+	};
+	uint8_t zero[8 * 512] = { 0 }, got[8 * 512];
+	struct lun_table *t;
+	struct lun_info li;
+	struct iovec iov;
+	uint64_t run;
+
+	(void)state;
+	strcpy(g.vendor, "SDSWARM");
+	strcpy(g.product, "TEST");
+	strcpy(g.revision, "0001");
+	assert_int_equal(lun_table_create(&t, &tp), 0);
+	assert_true(lun_group_add(t, &g) >= 0);
+	assert_int_equal(lun_get(t, 0, &li), 0);
+	assert_false(li.table_owned);
+	iov = (struct iovec){ zero, sizeof(zero) };
+	assert_int_equal(lun_write(t, &li, 0, 8, &iov, 1, 0), 0);
+	assert_int_equal(store_lun_bytes(s, 0) % 4096, 0);
+	iov = (struct iovec){ got, sizeof(got) };
+	assert_int_equal(lun_read(t, &li, 0, 8, &iov, 1), 0);
+	assert_memory_equal(got, zero, sizeof(zero));
+	assert_int_equal(lun_lba_status(t, &li, 1, 1, &run), 0);
+	lun_put(t, &li);
+	lun_table_destroy(t);
+	store_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rewrite_own_bytes),
+		cmocka_unit_test(test_zeroed_under_one_pin),
 		cmocka_unit_test(test_mem_every_chunk),
 		cmocka_unit_test(test_file),
 	};
