@@ -772,6 +772,16 @@ static int set_initiators(void *obj, const struct key *k, const char *v,
 		n++;
 		s = end;
 	}
+	/*
+	 * An empty list would read as "no list" and admit everyone: a key
+	 * written to restrict access must never open it.
+	 */
+	if (!n) {
+		snprintf(why, wl,
+			 "names no initiator (remove the key to admit any "
+			 "initiator)");
+		return -EINVAL;
+	}
 	s = v;
 	c->ninitiators = 0;
 	while (c->ninitiators < n) {

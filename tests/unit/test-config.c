@@ -742,6 +742,15 @@ static void test_value_errors(void **state)
 	    "t.conf:2: [iscsi] initiators = iqn.2020-01.org.a, host7: 'host7' "
 	    "is "
 	    "not an iSCSI name (iqn., eui. or naa.)");
+	bad("[iscsi]\ninitiators =\n",
+	    "t.conf:2: [iscsi] initiators = : names no initiator (remove the "
+	    "key to admit any initiator)");
+	bad("[iscsi]\ninitiators = ,\n",
+	    "t.conf:2: [iscsi] initiators = ,: names no initiator (remove the "
+	    "key to admit any initiator)");
+	bad("[iscsi]\ninitiators = , ,,\n",
+	    "t.conf:2: [iscsi] initiators = , ,,: names no initiator (remove "
+	    "the key to admit any initiator)");
 	bad("[iscsi]\nchap_user = a b\n",
 	    "t.conf:2: [iscsi] chap_user = a b: not printable ASCII without "
 	    "spaces");
