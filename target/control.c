@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +66,9 @@ struct ctl_client {
 struct ctl_server {
 	int epfd;
 	int lfd;
+	int tfd; /* a 1 s tick while accept is paused */
+	bool timer_armed;
+	bool accept_paused; /* out of descriptors: not polling lfd */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;
 	ino_t ino;
@@ -306,9 +310,21 @@ int ctl_server_create(struct ctl_server **out, const char *path,
 		ret = -errno;
 		goto out_close_ep;
 	}
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->tfd < 0) {
+		ret = -errno;
+		goto out_close_ep;
+	}
+	ev.data.ptr = &s->tfd;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd, &ev) < 0) {
+		ret = -errno;
+		goto out_close_tfd;
+	}
 	*out = s;
 	return 0;
 
+out_close_tfd:
+	close(s->tfd);
 out_close_ep:
 	close(s->epfd);
 out_unlink:
@@ -1285,6 +1301,36 @@ static bool pump(struct ctl_server *s, struct ctl_client *c)
 	}
 }
 
+/* The tick runs while there is something to time: a paused listener. */
+static void timer_update(struct ctl_server *s)
+{
+	struct itimerspec its = {0};
+	bool want = s->accept_paused;
+
+	if (want == s->timer_armed)
+		return;
+	if (want) {
+		its.it_value.tv_sec = 1;
+		its.it_interval.tv_sec = 1;
+	}
+	if (timerfd_settime(s->tfd, 0, &its, NULL) == 0)
+		s->timer_armed = want;
+	else
+		log_warn("control: timer: %s", strerror(errno));
+}
+
+/* Stops or resumes polling the listener. */
+static void accept_pause(struct ctl_server *s, bool pause)
+{
+	struct epoll_event ev = {.events = pause ? 0 : EPOLLIN, .data.ptr = s};
+
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &ev) < 0)
+		log_warn("control: listener: %s", strerror(errno));
+	else
+		s->accept_paused = pause;
+	timer_update(s);
+}
+
 static void accept_clients(struct ctl_server *s)
 {
 	static const char busy[] = "{\"ok\":false,\"error\":\"too many control "
@@ -1298,9 +1344,19 @@ static void accept_clients(struct ctl_server *s)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				log_warn("control: accept: %s",
-					 strerror(errno));
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			/*
+			 * Out of descriptors or memory: the client stays
+			 * queued and the listener readable, so epoll would
+			 * wake at once, forever. Stop listening until the
+			 * next tick; the client's connect waits in the
+			 * backlog.
+			 */
+			log_warn("control: accept: %s; not accepting for a "
+				 "second",
+				 strerror(errno));
+			accept_pause(s, true);
 			return;
 		}
 		if (s->nclients == CTL_MAX_CLIENTS) {
@@ -1328,6 +1384,17 @@ static void accept_clients(struct ctl_server *s)
 	}
 }
 
+static void tick(struct ctl_server *s)
+{
+	uint64_t expirations;
+
+	if (read(s->tfd, &expirations, sizeof(expirations)) < 0 &&
+	    errno != EAGAIN)
+		log_warn("control: timer: %s", strerror(errno));
+	if (s->accept_paused)
+		accept_pause(s, false);
+}
+
 int ctl_server_run(struct ctl_server *s)
 {
 	struct epoll_event evs[32];
@@ -1338,6 +1405,10 @@ int ctl_server_run(struct ctl_server *s)
 	for (i = 0; i < n; i++) {
 		if (evs[i].data.ptr == s) {
 			accept_clients(s);
+			continue;
+		}
+		if (evs[i].data.ptr == &s->tfd) {
+			tick(s);
 			continue;
 		}
 		c = evs[i].data.ptr;
@@ -1365,6 +1436,7 @@ void ctl_server_destroy(struct ctl_server *s)
 		return;
 	while (s->nclients)
 		client_close(s, s->clients[0]);
+	close(s->tfd);
 	close(s->epfd);
 	close(s->lfd);
 	/* unlink only our own socket: a new daemon may own the path now */
