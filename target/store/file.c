@@ -148,6 +148,7 @@ static int file_err(struct file_store *f, int err)
 	case -EFBIG:
 	case -ENOMEM:
 	case -EINVAL:
+	case -EMFILE:
 		return err;
 	default:
 		file_count(&f->io_errors, 1);
@@ -341,10 +342,21 @@ static int file_get(struct file_store *f, uint32_t lun, bool create,
 		fresh = true;
 	}
 	file_name(name, lun);
-	fd = openat(f->dirfd, name, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
-		    0644);
+	for (;;) {
+		fd = openat(f->dirfd, name,
+			    O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+		/*
+		 * The process is out of descriptors (a connection flood):
+		 * give up an idle cached one rather than fail the command.
+		 * With none idle, the caller gets -EMFILE, which is no
+		 * medium error but a "try again" (SCSI BUSY).
+		 */
+		if (fd >= 0 || (errno != EMFILE && errno != ENFILE) ||
+		    !file_evict(f))
+			break;
+	}
 	if (fd < 0) {
-		ret = -errno;
+		ret = errno == ENFILE ? -EMFILE : -errno;
 		goto out_drop_ent;
 	}
 	e->fd = fd;

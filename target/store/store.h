@@ -56,7 +56,10 @@ struct store_mem_params {
  * @dir: directory holding one sparse file per written LUN; created if
  *	missing. Only one store may use a directory at a time.
  * @max_open_files: most LUN files held open at once (an LRU cache); 0 means
- *	STORE_FILE_DEFAULT_OPEN.
+ *	STORE_FILE_DEFAULT_OPEN. When the process runs out of descriptors
+ *	below this, a LUN file is opened by closing an idle cached one; with
+ *	none idle, any call that must open a file fails -EMFILE (nothing was
+ *	done: try again later).
  */
 struct store_file_params {
 	const char *dir;
@@ -183,7 +186,8 @@ uint32_t store_granularity(const struct store *s);
  *
  * Context: any thread, concurrently with any other call but store_destroy().
  * Return: 0, -EINVAL for bad arguments; file store: -EIO for an I/O error,
- * -ENOMEM when no fd-cache entry can be allocated.
+ * -ENOMEM when no fd-cache entry can be allocated, -EMFILE when out of
+ * descriptors (see struct store_file_params).
  */
 int store_read(struct store *s, uint32_t lun, uint64_t off, void *buf,
 	       size_t len);
@@ -207,8 +211,9 @@ int store_read(struct store *s, uint32_t lun, uint64_t off, void *buf,
  * Context: any thread, concurrently with any other call but store_destroy().
  * Return: 0; -EINVAL for bad arguments; -ENOSPC when the mem limit is
  * reached (nothing was changed) or the file system is full; -ENOMEM when out
- * of memory; file store: -EIO, or -EFBIG for an offset beyond what the file
- * system of DIR supports. After a failure other than -EINVAL and the mem
+ * of memory; file store: -EIO, -EMFILE (out of descriptors, nothing was
+ * written), or -EFBIG for an offset beyond what the file system of DIR
+ * supports. After a failure other than -EINVAL and the mem
  * limit's -ENOSPC the range may, as after a failed WRITE on a disk, hold a
  * mix of old and new data.
  */
