@@ -927,6 +927,8 @@ static const struct key target_keys[] = {
 	KEY("control", set_path, struct cfg_target, control, 1, 0),
 	KEY("log_level", set_log_level, struct cfg_target, log_level, 0, 0),
 	KEY("power_on_ua", set_bool, struct cfg_target, power_on_ua, 0, 0),
+	KEY("control_idle_timeout", set_uint, struct cfg_target,
+	    control_idle_timeout, 0, 86400),
 };
 
 enum {
@@ -1190,6 +1192,7 @@ static void defaults(struct cfg *c)
 	c->target.seed = 1;
 	c->target.max_luns = LUN_DEFAULT_MAX;
 	c->target.power_on_ua = true;
+	c->target.control_idle_timeout = CFG_CONTROL_IDLE_DEFAULT;
 	c->target.scheme = &sdnum_scheme_linux;
 	strcpy(c->target.name_prefix, "sd");
 	c->target.log_level = LOG_DEFAULT_LEVEL;

@@ -60,13 +60,15 @@ struct ctl_client {
 	bool eof; /* the peer will send no more */
 	bool closing; /* close once the output is written */
 	bool oom;
+	bool root; /* the peer is uid 0 (it may take a reserved slot) */
+	uint64_t active_ns; /* CLOCK_MONOTONIC of the last byte either way */
 	struct names_cursor names;
 };
 
 struct ctl_server {
 	int epfd;
 	int lfd;
-	int tfd; /* a 1 s tick while accept is paused */
+	int tfd; /* a 1 s tick while accept is paused or clients may idle */
 	bool timer_armed;
 	bool accept_paused; /* out of descriptors: not polling lfd */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -75,8 +77,16 @@ struct ctl_server {
 	struct ctl_context ctx;
 	struct timespec started;
 	unsigned int nclients;
-	struct ctl_client *clients[CTL_MAX_CLIENTS];
+	struct ctl_client *clients[CTL_MAX_CLIENTS + CTL_ROOT_CLIENTS];
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- the stats registry ------------------------------------------------- */
 
@@ -1149,6 +1159,25 @@ static void client_free(struct ctl_client *c)
 	free(c);
 }
 
+/* The tick runs while there is something to time: a paused listener. */
+static void timer_update(struct ctl_server *s)
+{
+	struct itimerspec its = {0};
+	bool want = s->accept_paused ||
+		    (s->nclients && s->ctx.idle_timeout);
+
+	if (want == s->timer_armed)
+		return;
+	if (want) {
+		its.it_value.tv_sec = 1;
+		its.it_interval.tv_sec = 1;
+	}
+	if (timerfd_settime(s->tfd, 0, &its, NULL) == 0)
+		s->timer_armed = want;
+	else
+		log_warn("control: timer: %s", strerror(errno));
+}
+
 static void client_close(struct ctl_server *s, struct ctl_client *c)
 {
 	unsigned int i;
@@ -1162,6 +1191,7 @@ static void client_close(struct ctl_server *s, struct ctl_client *c)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	client_free(c);
+	timer_update(s);
 }
 
 static void set_interest(struct ctl_server *s, struct ctl_client *c,
@@ -1185,6 +1215,7 @@ static int flush_out(struct ctl_client *c)
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			c->out_off += (size_t)n;
+			c->active_ns = now_ns();
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -1218,6 +1249,7 @@ static int fill_in(struct ctl_client *c)
 		n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
 		if (n > 0) {
 			c->in_len += (size_t)n;
+			c->active_ns = now_ns();
 			continue;
 		}
 		if (n == 0) {
@@ -1301,22 +1333,16 @@ static bool pump(struct ctl_server *s, struct ctl_client *c)
 	}
 }
 
-/* The tick runs while there is something to time: a paused listener. */
-static void timer_update(struct ctl_server *s)
+/* The peer's uid, or -1 if the kernel does not say. */
+static long peer_uid(int fd)
 {
-	struct itimerspec its = {0};
-	bool want = s->accept_paused;
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
 
-	if (want == s->timer_armed)
-		return;
-	if (want) {
-		its.it_value.tv_sec = 1;
-		its.it_interval.tv_sec = 1;
-	}
-	if (timerfd_settime(s->tfd, 0, &its, NULL) == 0)
-		s->timer_armed = want;
-	else
-		log_warn("control: timer: %s", strerror(errno));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+	    len != sizeof(cr))
+		return -1;
+	return (long)cr.uid;
 }
 
 /* Stops or resumes polling the listener. */
@@ -1337,6 +1363,7 @@ static void accept_clients(struct ctl_server *s)
 				   "clients; try again\"}\n";
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct ctl_client *c;
+	bool root;
 	int fd;
 
 	for (;;) {
@@ -1359,7 +1386,9 @@ static void accept_clients(struct ctl_server *s)
 			accept_pause(s, true);
 			return;
 		}
-		if (s->nclients == CTL_MAX_CLIENTS) {
+		root = peer_uid(fd) == 0;
+		if (s->nclients >= CTL_MAX_CLIENTS + (root ? CTL_ROOT_CLIENTS
+							    : 0)) {
 			if (send(fd, busy, sizeof(busy) - 1,
 				 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 				log_debug("control: busy reply: %s",
@@ -1374,6 +1403,8 @@ static void accept_clients(struct ctl_server *s)
 		}
 		c->fd = fd;
 		c->events = EPOLLIN;
+		c->root = root;
+		c->active_ns = now_ns();
 		ev.data.ptr = c;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
@@ -1381,7 +1412,40 @@ static void accept_clients(struct ctl_server *s)
 			continue;
 		}
 		s->clients[s->nclients++] = c;
+		timer_update(s);
 	}
+}
+
+/*
+ * Closes every client that has not sent or received a byte for the idle
+ * timeout: 64 clients that connect and wait would otherwise hold every slot
+ * for good. Each is told why, if its socket takes the line.
+ */
+static void close_idle(struct ctl_server *s)
+{
+	uint64_t now = now_ns(),
+		 limit = (uint64_t)s->ctx.idle_timeout * 1000000000u;
+	char msg[96];
+	unsigned int i = s->nclients, closed = 0;
+	int n;
+
+	n = snprintf(msg, sizeof(msg),
+		     "{\"ok\":false,\"error\":\"idle for %u s; closing\"}\n",
+		     s->ctx.idle_timeout);
+	while (i--) {
+		struct ctl_client *c = s->clients[i];
+
+		if (now - c->active_ns < limit)
+			continue;
+		if (c->out_off == c->out_len &&
+		    send(c->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			log_debug("control: idle reply: %s", strerror(errno));
+		client_close(s, c);
+		closed++;
+	}
+	if (closed)
+		log_info("control: closed %u client%s idle for %u s", closed,
+			 closed == 1 ? "" : "s", s->ctx.idle_timeout);
 }
 
 static void tick(struct ctl_server *s)
@@ -1393,6 +1457,8 @@ static void tick(struct ctl_server *s)
 		log_warn("control: timer: %s", strerror(errno));
 	if (s->accept_paused)
 		accept_pause(s, false);
+	if (s->ctx.idle_timeout)
+		close_idle(s);
 }
 
 int ctl_server_run(struct ctl_server *s)

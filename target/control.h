@@ -22,6 +22,9 @@ struct scsi_stats;
 #define CTL_LINE_MAX 65536
 /* Clients served at once; one more is told so and closed. */
 #define CTL_MAX_CLIENTS 64
+/* Slots beyond CTL_MAX_CLIENTS only root (uid 0) clients may take. */
+#define CTL_ROOT_CLIENTS 1
+
 /* Entries `names` sends per batch (and the client asks for per page). */
 #define CTL_NAMES_BATCH 1024
 
@@ -31,12 +34,15 @@ struct scsi_stats;
  * @faults: the fault table.
  * @store: the store (status reports its counters).
  * @cfg: the configuration (scheme and prefix of `names`).
+ * @idle_timeout: seconds a client may go without a byte either way before
+ *	it is told so and closed; 0 never.
  */
 struct ctl_context {
 	struct lun_table *luns;
 	struct fault_table *faults;
 	struct store *store;
 	const struct cfg *cfg;
+	unsigned int idle_timeout;
 };
 
 struct ctl_server;

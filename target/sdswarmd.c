@@ -652,7 +652,8 @@ int main(int argc, char **argv)
 		goto out_faults;
 	}
 	ctx = (struct ctl_context){
-		.luns = luns, .faults = faults, .store = store, .cfg = c};
+		.luns = luns, .faults = faults, .store = store, .cfg = c,
+		.idle_timeout = c->target.control_idle_timeout};
 	ret = ctl_server_create(&ctl, path, &ctx);
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));
