@@ -191,10 +191,23 @@ static int fill_addr(struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
+/* The peer's uid, or -1 if the kernel does not say. */
+static long peer_uid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+	    len != sizeof(cr))
+		return -1;
+	return (long)cr.uid;
+}
+
 int ctl_connect(const char *path)
 {
 	struct sockaddr_un sa;
 	int fd, ret;
+	long uid;
 
 	ret = fill_addr(&sa, path);
 	if (ret)
@@ -207,12 +220,24 @@ int ctl_connect(const char *path)
 		close(fd);
 		return ret;
 	}
+	/*
+	 * Whoever bound the path answers: in a directory another user could
+	 * write, that may not be sdswarmd. Trust only root and ourselves.
+	 */
+	uid = peer_uid(fd);
+	if (uid != 0 && uid != (long)geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
 	return fd;
 }
 
 /*
- * The socket's directory: made 0700 if missing; refused if other users
- * could swap the socket under us (writable by them, not sticky).
+ * The socket's directory: made 0700 if missing. Whoever owns it or may
+ * write to it can swap the socket for their own and answer in our place
+ * (a /tmp/sdswarm-UID made in advance by another user), so, as ssh-agent
+ * and tmux do, it must be ours and writable by nobody else; a root-owned
+ * one (/run, or /tmp itself) may be writable by others if it is sticky.
  */
 static int prepare_dir(const char *path)
 {
@@ -237,9 +262,19 @@ static int prepare_dir(const char *path)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (st.st_uid != geteuid() && st.st_uid != 0 &&
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		log_err("control socket directory %s belongs to uid %u, not to "
+			"uid %u (this daemon) or root",
+			dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
 		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    (st.st_uid != 0 || !(st.st_mode & S_ISVTX))) {
+		log_err("control socket directory %s has mode %04o: writable "
+			"by group or others",
+			dir, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
 	return 0;
 }
 
@@ -254,8 +289,9 @@ static int clear_path(const char *path)
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
 	fd = ctl_connect(path);
-	if (fd >= 0) {
-		close(fd);
+	if (fd >= 0 || fd == -EPERM) { /* EPERM: another user answers */
+		if (fd >= 0)
+			close(fd);
 		return -EADDRINUSE;
 	}
 	if (fd != -ECONNREFUSED)
@@ -1333,17 +1369,6 @@ static bool pump(struct ctl_server *s, struct ctl_client *c)
 	}
 }
 
-/* The peer's uid, or -1 if the kernel does not say. */
-static long peer_uid(int fd)
-{
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
-	    len != sizeof(cr))
-		return -1;
-	return (long)cr.uid;
-}
 
 /* Stops or resumes polling the listener. */
 static void accept_pause(struct ctl_server *s, bool pause)

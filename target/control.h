@@ -71,8 +71,10 @@ int ctl_default_path(char *buf, size_t len);
  * socket is created mode 0600 (the umask is narrowed around bind()).
  * Context: the daemon's main thread.
  * Return: 0; -EADDRINUSE if another daemon answers on @path; -EEXIST if
- * @path exists and is not a socket; -ENAMETOOLONG; -EPERM if the directory
- * is writable by other users (and not sticky); or the -errno of a system call.
+ * @path exists and is not a socket; -ENAMETOOLONG; -EPERM (and a log line
+ * saying which) if the directory belongs to a user other than the daemon's
+ * or root, or is writable by group or others (allowed only for a sticky
+ * root-owned one, such as /tmp); or the -errno of a system call.
  */
 int ctl_server_create(struct ctl_server **out, const char *path,
 		      const struct ctl_context *ctx);
@@ -121,8 +123,12 @@ int ctl_execute(struct ctl_server *s, const char *line, size_t len,
  * ctl_connect() - connect to a control socket (the client side).
  * @path: the socket path.
  *
+ * The peer's credentials (SO_PEERCRED) must be root's or the caller's
+ * effective uid: anyone else who could bind the path might forge replies.
+ *
  * Return: a connected, blocking, close-on-exec descriptor; -ENOENT (no
- * socket there), -ECONNREFUSED (no daemon behind it), -ENAMETOOLONG, or
+ * socket there), -ECONNREFUSED (no daemon behind it), -EPERM (the process
+ * behind it is neither root nor the caller's uid), -ENAMETOOLONG, or
  * another -errno.
  */
 int ctl_connect(const char *path);

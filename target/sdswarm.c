@@ -88,6 +88,11 @@ static void connect_daemon(struct client *cl)
 		die("cannot reach sdswarmd at %s: nothing is listening (is "
 		    "sdswarmd running?)",
 		    cl->path);
+	if (fd == -EPERM)
+		die("refusing %s: the process behind it is neither root nor "
+		    "this user, so its replies cannot be trusted (was the "
+		    "socket's directory made by someone else?)",
+		    cl->path);
 	if (fd < 0)
 		die("cannot reach sdswarmd at %s: %s", cl->path, strerror(-fd));
 	cl->fd = fd;

@@ -421,7 +421,8 @@ static const char *ctl_error(int err)
 	case -ENAMETOOLONG:
 		return "path too long for a Unix socket";
 	case -EPERM:
-		return "its directory is writable by other users";
+		return "its directory is not safe (it must belong to this "
+		       "user or root and not be writable by others)";
 	default:
 		return strerror(-err);
 	}
