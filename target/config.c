@@ -910,6 +910,26 @@ bad:
 	return -EINVAL;
 }
 
+/* An octal mode of read and write bits only: who may read the LUN files. */
+static int set_file_mode(void *obj, const struct key *k, const char *v,
+			 char *why, size_t wl)
+{
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (errno || end == v || *end || *v == '-' || (m & ~0666ul) ||
+	    (m & 0600) != 0600) {
+		snprintf(why, wl,
+			 "not an octal mode of read and write bits with the "
+			 "owner's both set (0600 to 0666, e.g. 0640)");
+		return -EINVAL;
+	}
+	*FIELD(obj, k, unsigned int) = (unsigned int)m;
+	return 0;
+}
+
 /* ---- the key tables ----------------------------------------------------- */
 
 #define KEY(n, fn, type, field, lo, hi)                                        \
@@ -1003,7 +1023,7 @@ static const struct key group_keys[] = {
 				 sanitize_time, 0, 3600),
 };
 
-enum { SK_TYPE, SK_DIR, SK_CHUNK, SK_LIMIT, SK_OPEN, SK_SHARDS };
+enum { SK_TYPE, SK_DIR, SK_CHUNK, SK_LIMIT, SK_OPEN, SK_SHARDS, SK_MODE };
 
 static const struct key store_keys[] = {
 	[SK_TYPE] = KEY("type", set_store_type, struct cfg_store, type, 0, 0),
@@ -1017,6 +1037,8 @@ static const struct key store_keys[] = {
 			max_open_files, 1, 1u << 20),
 	[SK_SHARDS] = KEY("shards", set_pow2, struct cfg_store, mem.shards, 1,
 			  STORE_MEM_MAX_SHARDS),
+	[SK_MODE] = KEY("file_mode", set_file_mode, struct cfg_store,
+			file_mode, 0, 0),
 };
 
 enum {
@@ -1201,6 +1223,7 @@ static void defaults(struct cfg *c)
 	c->store.mem.chunk_size = STORE_MEM_DEFAULT_CHUNK;
 	c->store.mem.shards = STORE_MEM_DEFAULT_SHARDS;
 	c->store.max_open_files = STORE_FILE_DEFAULT_OPEN;
+	c->store.file_mode = STORE_FILE_DEFAULT_MODE;
 
 	c->iscsi.enabled = false;
 	strcpy(c->iscsi.portal, "127.0.0.1:3260");
@@ -2061,6 +2084,7 @@ static void check_store(struct cfg_parser *p)
 	}
 	store_only(p, SK_DIR, "file");
 	store_only(p, SK_OPEN, "file");
+	store_only(p, SK_MODE, "file");
 	if (!s->mem.mem_limit)
 		return;
 	cfg_format_size(s->mem.chunk_size, sz, sizeof(sz));

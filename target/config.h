@@ -78,6 +78,7 @@ struct cfg_store {
 	struct store_mem_params mem;
 	char dir[CFG_PATH_MAX + 1];
 	unsigned int max_open_files;
+	unsigned int file_mode; /* LUN files: rw bits, 0600 by default */
 };
 
 /**

@@ -232,7 +232,8 @@ static double ms_since(const struct timespec *t0)
 static int make_store(const struct cfg *c, struct store **out)
 {
 	struct store_file_params fp = {
-		.dir = c->store.dir, .max_open_files = c->store.max_open_files};
+		.dir = c->store.dir, .max_open_files = c->store.max_open_files,
+		.file_mode = c->store.file_mode};
 	int ret;
 
 	if (c->store.type == CFG_STORE_MEM)

@@ -32,6 +32,8 @@ extern "C" {
 #define STORE_MEM_DEFAULT_SHARDS 64u
 #define STORE_MEM_MAX_SHARDS	 4096u
 #define STORE_FILE_DEFAULT_OPEN	 256u
+/* LUN files' mode: the owner's only, since they hold the disks' data. */
+#define STORE_FILE_DEFAULT_MODE	 0600u
 
 struct store;
 
@@ -60,10 +62,17 @@ struct store_mem_params {
  *	below this, a LUN file is opened by closing an idle cached one; with
  *	none idle, any call that must open a file fails -EMFILE (nothing was
  *	done: try again later).
+ * @file_mode: permission bits of the LUN files and the lock file the store
+ *	creates, read and write bits only (a subset of 0666); 0 means
+ *	STORE_FILE_DEFAULT_MODE. A directory the store creates gets the same
+ *	bits plus search (x) wherever read is given: 0600 makes it 0700. The
+ *	umask applies as usual; existing files and directories are left as
+ *	they are.
  */
 struct store_file_params {
 	const char *dir;
 	unsigned int max_open_files;
+	unsigned int file_mode;
 };
 
 /**
@@ -132,8 +141,9 @@ int store_mem_create(struct store **out, const struct store_mem_params *p);
  * no LUN file is opened yet. Files not named like a LUN file are ignored.
  *
  * Context: any thread; the store is then safe to use from many threads.
- * Return: 0, -EINVAL for a bad argument, -EBUSY if another store holds the
- * directory, -ENOMEM, or the -errno of mkdir/open on @p->dir.
+ * Return: 0, -EINVAL for a bad argument (a @p->file_mode outside 0666),
+ * -EBUSY if another store holds the directory, -ENOMEM, or the -errno of
+ * mkdir/open on @p->dir.
  */
 int store_file_create(struct store **out, const struct store_file_params *p);
 
