@@ -922,7 +922,10 @@ static int cmd_fault(struct req *r)
 			return fail(r, "rule: %s", why);
 		ret = fault_add(ft, &rule);
 		if (ret == -ENOSPC)
-			return fail(r, "too many fault rules");
+			return fail(r,
+				    "too many fault rules (at most %u; clear "
+				    "some first)",
+				    FAULT_MAX_RULES);
 		if (ret < 0)
 			return fail(r, "rule: %s", strerror(-ret));
 		rule.id = (uint32_t)ret;
