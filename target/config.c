@@ -772,6 +772,16 @@ static int set_initiators(void *obj, const struct key *k, const char *v,
 		n++;
 		s = end;
 	}
+	/*
+	 * An empty list would read as "no list" and admit everyone: a key
+	 * written to restrict access must never open it.
+	 */
+	if (!n) {
+		snprintf(why, wl,
+			 "names no initiator (remove the key to admit any "
+			 "initiator)");
+		return -EINVAL;
+	}
 	s = v;
 	c->ninitiators = 0;
 	while (c->ninitiators < n) {
@@ -900,6 +910,26 @@ bad:
 	return -EINVAL;
 }
 
+/* An octal mode of read and write bits only: who may read the LUN files. */
+static int set_file_mode(void *obj, const struct key *k, const char *v,
+			 char *why, size_t wl)
+{
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (errno || end == v || *end || *v == '-' || (m & ~0666ul) ||
+	    (m & 0600) != 0600) {
+		snprintf(why, wl,
+			 "not an octal mode of read and write bits with the "
+			 "owner's both set (0600 to 0666, e.g. 0640)");
+		return -EINVAL;
+	}
+	*FIELD(obj, k, unsigned int) = (unsigned int)m;
+	return 0;
+}
+
 /* ---- the key tables ----------------------------------------------------- */
 
 #define KEY(n, fn, type, field, lo, hi)                                        \
@@ -917,6 +947,8 @@ static const struct key target_keys[] = {
 	KEY("control", set_path, struct cfg_target, control, 1, 0),
 	KEY("log_level", set_log_level, struct cfg_target, log_level, 0, 0),
 	KEY("power_on_ua", set_bool, struct cfg_target, power_on_ua, 0, 0),
+	KEY("control_idle_timeout", set_uint, struct cfg_target,
+	    control_idle_timeout, 0, 86400),
 };
 
 enum {
@@ -991,7 +1023,7 @@ static const struct key group_keys[] = {
 				 sanitize_time, 0, 3600),
 };
 
-enum { SK_TYPE, SK_DIR, SK_CHUNK, SK_LIMIT, SK_OPEN, SK_SHARDS };
+enum { SK_TYPE, SK_DIR, SK_CHUNK, SK_LIMIT, SK_OPEN, SK_SHARDS, SK_MODE };
 
 static const struct key store_keys[] = {
 	[SK_TYPE] = KEY("type", set_store_type, struct cfg_store, type, 0, 0),
@@ -1005,6 +1037,8 @@ static const struct key store_keys[] = {
 			max_open_files, 1, 1u << 20),
 	[SK_SHARDS] = KEY("shards", set_pow2, struct cfg_store, mem.shards, 1,
 			  STORE_MEM_MAX_SHARDS),
+	[SK_MODE] = KEY("file_mode", set_file_mode, struct cfg_store,
+			file_mode, 0, 0),
 };
 
 enum {
@@ -1180,6 +1214,7 @@ static void defaults(struct cfg *c)
 	c->target.seed = 1;
 	c->target.max_luns = LUN_DEFAULT_MAX;
 	c->target.power_on_ua = true;
+	c->target.control_idle_timeout = CFG_CONTROL_IDLE_DEFAULT;
 	c->target.scheme = &sdnum_scheme_linux;
 	strcpy(c->target.name_prefix, "sd");
 	c->target.log_level = LOG_DEFAULT_LEVEL;
@@ -1188,6 +1223,7 @@ static void defaults(struct cfg *c)
 	c->store.mem.chunk_size = STORE_MEM_DEFAULT_CHUNK;
 	c->store.mem.shards = STORE_MEM_DEFAULT_SHARDS;
 	c->store.max_open_files = STORE_FILE_DEFAULT_OPEN;
+	c->store.file_mode = STORE_FILE_DEFAULT_MODE;
 
 	c->iscsi.enabled = false;
 	strcpy(c->iscsi.portal, "127.0.0.1:3260");
@@ -2048,6 +2084,7 @@ static void check_store(struct cfg_parser *p)
 	}
 	store_only(p, SK_DIR, "file");
 	store_only(p, SK_OPEN, "file");
+	store_only(p, SK_MODE, "file");
 	if (!s->mem.mem_limit)
 		return;
 	cfg_format_size(s->mem.chunk_size, sz, sizeof(sz));

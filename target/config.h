@@ -44,7 +44,11 @@
  * @name_prefix: the driver prefix of predicted names ("sd").
  * @control: the control socket path; "" for the default (ctl_default_path()).
  * @log_level: LOG_EMERG..LOG_TRACE.
+ * @control_idle_timeout: seconds a control client may stay silent; 0 never;
+ *	default CFG_CONTROL_IDLE_DEFAULT.
  */
+#define CFG_CONTROL_IDLE_DEFAULT 30
+
 struct cfg_target {
 	uint64_t seed;
 	uint32_t oui;
@@ -54,6 +58,7 @@ struct cfg_target {
 	char control[CFG_SOCKET_PATH_MAX + 1];
 	int log_level;
 	bool power_on_ua;     /* POWER ON OCCURRED on each LUN's first command */
+	uint32_t control_idle_timeout;
 };
 
 enum cfg_store_type {
@@ -73,6 +78,7 @@ struct cfg_store {
 	struct store_mem_params mem;
 	char dir[CFG_PATH_MAX + 1];
 	unsigned int max_open_files;
+	unsigned int file_mode; /* LUN files: rw bits, 0600 by default */
 };
 
 /**

@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,20 +60,33 @@ struct ctl_client {
 	bool eof; /* the peer will send no more */
 	bool closing; /* close once the output is written */
 	bool oom;
+	bool root; /* the peer is uid 0 (it may take a reserved slot) */
+	uint64_t active_ns; /* CLOCK_MONOTONIC of the last byte either way */
 	struct names_cursor names;
 };
 
 struct ctl_server {
 	int epfd;
 	int lfd;
+	int tfd; /* a 1 s tick while accept is paused or clients may idle */
+	bool timer_armed;
+	bool accept_paused; /* out of descriptors: not polling lfd */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;
 	ino_t ino;
 	struct ctl_context ctx;
 	struct timespec started;
 	unsigned int nclients;
-	struct ctl_client *clients[CTL_MAX_CLIENTS];
+	struct ctl_client *clients[CTL_MAX_CLIENTS + CTL_ROOT_CLIENTS];
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- the stats registry ------------------------------------------------- */
 
@@ -177,10 +191,23 @@ static int fill_addr(struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
+/* The peer's uid, or -1 if the kernel does not say. */
+static long peer_uid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+	    len != sizeof(cr))
+		return -1;
+	return (long)cr.uid;
+}
+
 int ctl_connect(const char *path)
 {
 	struct sockaddr_un sa;
 	int fd, ret;
+	long uid;
 
 	ret = fill_addr(&sa, path);
 	if (ret)
@@ -193,12 +220,24 @@ int ctl_connect(const char *path)
 		close(fd);
 		return ret;
 	}
+	/*
+	 * Whoever bound the path answers: in a directory another user could
+	 * write, that may not be sdswarmd. Trust only root and ourselves.
+	 */
+	uid = peer_uid(fd);
+	if (uid != 0 && uid != (long)geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
 	return fd;
 }
 
 /*
- * The socket's directory: made 0700 if missing; refused if other users
- * could swap the socket under us (writable by them, not sticky).
+ * The socket's directory: made 0700 if missing. Whoever owns it or may
+ * write to it can swap the socket for their own and answer in our place
+ * (a /tmp/sdswarm-UID made in advance by another user), so, as ssh-agent
+ * and tmux do, it must be ours and writable by nobody else; a root-owned
+ * one (/run, or /tmp itself) may be writable by others if it is sticky.
  */
 static int prepare_dir(const char *path)
 {
@@ -223,9 +262,19 @@ static int prepare_dir(const char *path)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (st.st_uid != geteuid() && st.st_uid != 0 &&
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		log_err("control socket directory %s belongs to uid %u, not to "
+			"uid %u (this daemon) or root",
+			dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
 		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    (st.st_uid != 0 || !(st.st_mode & S_ISVTX))) {
+		log_err("control socket directory %s has mode %04o: writable "
+			"by group or others",
+			dir, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
 	return 0;
 }
 
@@ -240,8 +289,9 @@ static int clear_path(const char *path)
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
 	fd = ctl_connect(path);
-	if (fd >= 0) {
-		close(fd);
+	if (fd >= 0 || fd == -EPERM) { /* EPERM: another user answers */
+		if (fd >= 0)
+			close(fd);
 		return -EADDRINUSE;
 	}
 	if (fd != -ECONNREFUSED)
@@ -306,9 +356,21 @@ int ctl_server_create(struct ctl_server **out, const char *path,
 		ret = -errno;
 		goto out_close_ep;
 	}
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->tfd < 0) {
+		ret = -errno;
+		goto out_close_ep;
+	}
+	ev.data.ptr = &s->tfd;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd, &ev) < 0) {
+		ret = -errno;
+		goto out_close_tfd;
+	}
 	*out = s;
 	return 0;
 
+out_close_tfd:
+	close(s->tfd);
 out_close_ep:
 	close(s->epfd);
 out_unlink:
@@ -860,7 +922,10 @@ static int cmd_fault(struct req *r)
 			return fail(r, "rule: %s", why);
 		ret = fault_add(ft, &rule);
 		if (ret == -ENOSPC)
-			return fail(r, "too many fault rules");
+			return fail(r,
+				    "too many fault rules (at most %u; clear "
+				    "some first)",
+				    FAULT_MAX_RULES);
 		if (ret < 0)
 			return fail(r, "rule: %s", strerror(-ret));
 		rule.id = (uint32_t)ret;
@@ -1133,6 +1198,25 @@ static void client_free(struct ctl_client *c)
 	free(c);
 }
 
+/* The tick runs while there is something to time: a paused listener. */
+static void timer_update(struct ctl_server *s)
+{
+	struct itimerspec its = {0};
+	bool want = s->accept_paused ||
+		    (s->nclients && s->ctx.idle_timeout);
+
+	if (want == s->timer_armed)
+		return;
+	if (want) {
+		its.it_value.tv_sec = 1;
+		its.it_interval.tv_sec = 1;
+	}
+	if (timerfd_settime(s->tfd, 0, &its, NULL) == 0)
+		s->timer_armed = want;
+	else
+		log_warn("control: timer: %s", strerror(errno));
+}
+
 static void client_close(struct ctl_server *s, struct ctl_client *c)
 {
 	unsigned int i;
@@ -1146,6 +1230,7 @@ static void client_close(struct ctl_server *s, struct ctl_client *c)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	client_free(c);
+	timer_update(s);
 }
 
 static void set_interest(struct ctl_server *s, struct ctl_client *c,
@@ -1169,6 +1254,7 @@ static int flush_out(struct ctl_client *c)
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			c->out_off += (size_t)n;
+			c->active_ns = now_ns();
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -1202,6 +1288,7 @@ static int fill_in(struct ctl_client *c)
 		n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
 		if (n > 0) {
 			c->in_len += (size_t)n;
+			c->active_ns = now_ns();
 			continue;
 		}
 		if (n == 0) {
@@ -1285,12 +1372,26 @@ static bool pump(struct ctl_server *s, struct ctl_client *c)
 	}
 }
 
+
+/* Stops or resumes polling the listener. */
+static void accept_pause(struct ctl_server *s, bool pause)
+{
+	struct epoll_event ev = {.events = pause ? 0 : EPOLLIN, .data.ptr = s};
+
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &ev) < 0)
+		log_warn("control: listener: %s", strerror(errno));
+	else
+		s->accept_paused = pause;
+	timer_update(s);
+}
+
 static void accept_clients(struct ctl_server *s)
 {
 	static const char busy[] = "{\"ok\":false,\"error\":\"too many control "
 				   "clients; try again\"}\n";
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct ctl_client *c;
+	bool root;
 	int fd;
 
 	for (;;) {
@@ -1298,12 +1399,24 @@ static void accept_clients(struct ctl_server *s)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				log_warn("control: accept: %s",
-					 strerror(errno));
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			/*
+			 * Out of descriptors or memory: the client stays
+			 * queued and the listener readable, so epoll would
+			 * wake at once, forever. Stop listening until the
+			 * next tick; the client's connect waits in the
+			 * backlog.
+			 */
+			log_warn("control: accept: %s; not accepting for a "
+				 "second",
+				 strerror(errno));
+			accept_pause(s, true);
 			return;
 		}
-		if (s->nclients == CTL_MAX_CLIENTS) {
+		root = peer_uid(fd) == 0;
+		if (s->nclients >= CTL_MAX_CLIENTS + (root ? CTL_ROOT_CLIENTS
+							    : 0)) {
 			if (send(fd, busy, sizeof(busy) - 1,
 				 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 				log_debug("control: busy reply: %s",
@@ -1318,6 +1431,8 @@ static void accept_clients(struct ctl_server *s)
 		}
 		c->fd = fd;
 		c->events = EPOLLIN;
+		c->root = root;
+		c->active_ns = now_ns();
 		ev.data.ptr = c;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
@@ -1325,7 +1440,53 @@ static void accept_clients(struct ctl_server *s)
 			continue;
 		}
 		s->clients[s->nclients++] = c;
+		timer_update(s);
 	}
+}
+
+/*
+ * Closes every client that has not sent or received a byte for the idle
+ * timeout: 64 clients that connect and wait would otherwise hold every slot
+ * for good. Each is told why, if its socket takes the line.
+ */
+static void close_idle(struct ctl_server *s)
+{
+	uint64_t now = now_ns(),
+		 limit = (uint64_t)s->ctx.idle_timeout * 1000000000u;
+	char msg[96];
+	unsigned int i = s->nclients, closed = 0;
+	int n;
+
+	n = snprintf(msg, sizeof(msg),
+		     "{\"ok\":false,\"error\":\"idle for %u s; closing\"}\n",
+		     s->ctx.idle_timeout);
+	while (i--) {
+		struct ctl_client *c = s->clients[i];
+
+		if (now - c->active_ns < limit)
+			continue;
+		if (c->out_off == c->out_len &&
+		    send(c->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			log_debug("control: idle reply: %s", strerror(errno));
+		client_close(s, c);
+		closed++;
+	}
+	if (closed)
+		log_info("control: closed %u client%s idle for %u s", closed,
+			 closed == 1 ? "" : "s", s->ctx.idle_timeout);
+}
+
+static void tick(struct ctl_server *s)
+{
+	uint64_t expirations;
+
+	if (read(s->tfd, &expirations, sizeof(expirations)) < 0 &&
+	    errno != EAGAIN)
+		log_warn("control: timer: %s", strerror(errno));
+	if (s->accept_paused)
+		accept_pause(s, false);
+	if (s->ctx.idle_timeout)
+		close_idle(s);
 }
 
 int ctl_server_run(struct ctl_server *s)
@@ -1338,6 +1499,10 @@ int ctl_server_run(struct ctl_server *s)
 	for (i = 0; i < n; i++) {
 		if (evs[i].data.ptr == s) {
 			accept_clients(s);
+			continue;
+		}
+		if (evs[i].data.ptr == &s->tfd) {
+			tick(s);
 			continue;
 		}
 		c = evs[i].data.ptr;
@@ -1365,6 +1530,7 @@ void ctl_server_destroy(struct ctl_server *s)
 		return;
 	while (s->nclients)
 		client_close(s, s->clients[0]);
+	close(s->tfd);
 	close(s->epfd);
 	close(s->lfd);
 	/* unlink only our own socket: a new daemon may own the path now */

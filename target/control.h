@@ -22,6 +22,9 @@ struct scsi_stats;
 #define CTL_LINE_MAX 65536
 /* Clients served at once; one more is told so and closed. */
 #define CTL_MAX_CLIENTS 64
+/* Slots beyond CTL_MAX_CLIENTS only root (uid 0) clients may take. */
+#define CTL_ROOT_CLIENTS 1
+
 /* Entries `names` sends per batch (and the client asks for per page). */
 #define CTL_NAMES_BATCH 1024
 
@@ -31,12 +34,15 @@ struct scsi_stats;
  * @faults: the fault table.
  * @store: the store (status reports its counters).
  * @cfg: the configuration (scheme and prefix of `names`).
+ * @idle_timeout: seconds a client may go without a byte either way before
+ *	it is told so and closed; 0 never.
  */
 struct ctl_context {
 	struct lun_table *luns;
 	struct fault_table *faults;
 	struct store *store;
 	const struct cfg *cfg;
+	unsigned int idle_timeout;
 };
 
 struct ctl_server;
@@ -65,8 +71,10 @@ int ctl_default_path(char *buf, size_t len);
  * socket is created mode 0600 (the umask is narrowed around bind()).
  * Context: the daemon's main thread.
  * Return: 0; -EADDRINUSE if another daemon answers on @path; -EEXIST if
- * @path exists and is not a socket; -ENAMETOOLONG; -EPERM if the directory
- * is writable by other users (and not sticky); or the -errno of a system call.
+ * @path exists and is not a socket; -ENAMETOOLONG; -EPERM (and a log line
+ * saying which) if the directory belongs to a user other than the daemon's
+ * or root, or is writable by group or others (allowed only for a sticky
+ * root-owned one, such as /tmp); or the -errno of a system call.
  */
 int ctl_server_create(struct ctl_server **out, const char *path,
 		      const struct ctl_context *ctx);
@@ -115,8 +123,12 @@ int ctl_execute(struct ctl_server *s, const char *line, size_t len,
  * ctl_connect() - connect to a control socket (the client side).
  * @path: the socket path.
  *
+ * The peer's credentials (SO_PEERCRED) must be root's or the caller's
+ * effective uid: anyone else who could bind the path might forge replies.
+ *
  * Return: a connected, blocking, close-on-exec descriptor; -ENOENT (no
- * socket there), -ECONNREFUSED (no daemon behind it), -ENAMETOOLONG, or
+ * socket there), -ECONNREFUSED (no daemon behind it), -EPERM (the process
+ * behind it is neither root nor the caller's uid), -ENAMETOOLONG, or
  * another -errno.
  */
 int ctl_connect(const char *path);

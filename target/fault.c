@@ -11,7 +11,6 @@
 
 #include "fault.h"
 
-#define FAULT_MAX_RULES 4096u
 #define FAULT_MAX_DELAY_NS (600ull * 1000000000ull)
 
 struct fault_table {

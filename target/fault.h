@@ -7,6 +7,9 @@
 #ifndef SDSWARM_FAULT_H
 #define SDSWARM_FAULT_H
 
+/* Rules held at once; one more is refused (-ENOSPC). */
+#define FAULT_MAX_RULES 4096u
+
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -1132,18 +1132,60 @@ static void iov_put(const struct iovec *iov, unsigned int iovcnt, size_t off,
 	}
 }
 
-static bool overlay(const struct lun_info *info)
+/*
+ * Whether the generator still serves the table. Asked of the slot, not only
+ * of @info: a command pinned before its own write took the table (EXTENDED
+ * COPY within one LUN, a FUSE read-modify-write) must read what it wrote.
+ */
+static bool overlay(const struct lun_table *t, const struct lun_info *info)
 {
-	return info->geom.kind != PTABLE_NONE && !info->table_owned;
+	if (info->geom.kind == PTABLE_NONE || info->table_owned)
+		return false;
+	/* acquire: pairs with own_table()'s release of the flag */
+	return !(atomic_load_explicit(&t->slots[info->lun].flags,
+				      memory_order_acquire) &
+		 SLOT_TABLE_OWNED);
+}
+
+/*
+ * Whether a table block comes from the store or from the generator is
+ * decided per unit, the store's granularity (or the block, if larger):
+ * store_mapped() can only answer per unit, so one stored byte makes the
+ * whole unit "held". The read overlay and own_table() apply the same rule,
+ * so what the host reads before the table is owned is what stays after.
+ */
+static uint64_t unit_blocks(const struct lun_table *t,
+			    const struct lun_info *info)
+{
+	uint64_t ub = store_granularity(t->store) / info->block_size;
+
+	return ub ? ub : 1;
+}
+
+/* 1 if any byte of blocks [@first, @first + @n) is stored, 0 if none. */
+static int unit_held(struct lun_table *t, const struct lun_info *info,
+		     uint64_t first, uint64_t n)
+{
+	uint64_t bytes, run;
+	int ret;
+
+	if (first + n > info->nblocks)
+		n = info->nblocks - first;
+	bytes = n * info->block_size;
+	ret = store_mapped(t->store, info->lun, first * info->block_size, bytes,
+			   &run);
+	if (ret)
+		return ret;
+	return run < bytes; /* a hole, then data within the unit */
 }
 
 int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	     uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt)
 {
-	uint64_t off = lba * info->block_size, end, blk, run;
+	uint64_t off = lba * info->block_size, end, blk, ub, unit = UINT64_MAX;
 	uint8_t block[4096];
 	unsigned int i;
-	int ret;
+	int ret, held = 0;
 
 	ret = check_range(info, lba, nblocks);
 	if (!ret)
@@ -1157,23 +1199,26 @@ int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 			return ret;
 		off += iov[i].iov_len;
 	}
-	if (!overlay(info) ||
+	if (!overlay(t, info) ||
 	    ptable_range_is_synthetic(&info->geom, lba, nblocks) != 1)
 		return 0;
 	/*
-	 * The few table blocks in range that the store does not hold come
-	 * from the generator: a handful of blocks (MBR, EBRs, GPT headers and
-	 * entry blocks), so one store_mapped() each is cheap.
+	 * The few table blocks in range whose unit the store does not hold
+	 * come from the generator: a handful of blocks (MBR, EBRs, GPT headers
+	 * and entry blocks), so one store_mapped() a unit is cheap.
 	 */
 	end = lba + nblocks;
+	ub = unit_blocks(t, info);
 	for (blk = lba; blk < end &&
 	     ptable_next_synthetic(&info->geom, blk, &blk) == 1 && blk < end;
 	     blk++) {
-		ret = store_mapped(t->store, info->lun, blk * info->block_size,
-				   info->block_size, &run);
-		if (ret < 0)
-			return ret;
-		if (ret == 1)
+		if (blk / ub != unit) {
+			unit = blk / ub;
+			held = unit_held(t, info, unit * ub, ub);
+			if (held < 0)
+				return held;
+		}
+		if (held)
 			continue;
 		ret = ptable_read(&info->geom, blk, 1, block);
 		if (ret)
@@ -1188,32 +1233,45 @@ int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
  * The host is about to write near the synthetic table. From here on the
  * store is the only truth for this LUN: write every table block into it
  * first (once), so that blocks the write does not cover keep their content
- * and a later zeroing of the table really reads back as zeros.
+ * and a later zeroing of the table really reads back as zeros. Each unit is
+ * judged before anything is written into it: writing its first table block
+ * makes the whole unit mapped, and a later question about its next block
+ * would take that for "already there" and skip it.
  */
 static int own_table(struct lun_table *t, const struct lun_info *info)
 {
 	struct lun_slot *s = &t->slots[info->lun];
 	uint8_t block[4096];
-	uint64_t blk, run;
-	int ret = 0;
+	uint64_t blk, ub, uend;
+	int ret = 0, held;
 
 	pthread_mutex_lock(&t->own_lock);
 	if (atomic_load(&s->flags) & SLOT_TABLE_OWNED)
 		goto out_unlock;
+	ub = unit_blocks(t, info);
 	for (blk = 0; ptable_next_synthetic(&info->geom, blk, &blk) == 1;
-	     blk++) {
-		ret = store_mapped(t->store, info->lun, blk * info->block_size,
-				   info->block_size, &run);
-		if (ret < 0)
+	     blk = uend) {
+		uend = blk / ub * ub + ub;
+		held = unit_held(t, info, blk / ub * ub, ub);
+		if (held < 0) {
+			ret = held;
 			goto out_unlock;
-		if (ret == 1)
+		}
+		if (held)
 			continue; /* file store after a restart: already there */
-		ret = ptable_read(&info->geom, blk, 1, block);
-		if (!ret)
-			ret = store_write(t->store, info->lun,
-					  blk * info->block_size, block,
-					  info->block_size, 0);
-		if (ret)
+		for (; blk < uend; blk++) {
+			ret = ptable_next_synthetic(&info->geom, blk, &blk);
+			if (ret != 1 || blk >= uend)
+				break;
+			ret = ptable_read(&info->geom, blk, 1, block);
+			if (!ret)
+				ret = store_write(t->store, info->lun,
+						  blk * info->block_size, block,
+						  info->block_size, 0);
+			if (ret)
+				goto out_unlock;
+		}
+		if (ret < 0)
 			goto out_unlock;
 	}
 	ret = 0;
@@ -1235,12 +1293,10 @@ static int before_modify(struct lun_table *t, const struct lun_info *info,
 	if (info->mode & LUN_MODE_SWP)
 		return -EROFS;
 	ret = check_medium(info);
-	if (ret || !overlay(info))
+	if (ret || !overlay(t, info))
 		return ret;
 	/* Widen to the store's allocation unit: a chunk is stored whole. */
-	gran = store_granularity(t->store) / info->block_size;
-	if (!gran)
-		gran = 1;
+	gran = unit_blocks(t, info);
 	first = lba / gran * gran;
 	last = (lba + n + gran - 1) / gran * gran;
 	if (last > info->nblocks)
@@ -1325,7 +1381,7 @@ int lun_lba_status(struct lun_table *t, const struct lun_info *info,
 		max = info->nblocks - lba;
 	if (!max)
 		max = 1;
-	if (overlay(info)) {
+	if (overlay(t, info)) {
 		if (ptable_block_is_synthetic(&info->geom, lba) == 1) {
 			*run = 1;
 			return 1;

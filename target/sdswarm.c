@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -87,6 +88,11 @@ static void connect_daemon(struct client *cl)
 		die("cannot reach sdswarmd at %s: nothing is listening (is "
 		    "sdswarmd running?)",
 		    cl->path);
+	if (fd == -EPERM)
+		die("refusing %s: the process behind it is neither root nor "
+		    "this user, so its replies cannot be trusted (was the "
+		    "socket's directory made by someone else?)",
+		    cl->path);
 	if (fd < 0)
 		die("cannot reach sdswarmd at %s: %s", cl->path, strerror(-fd));
 	cl->fd = fd;
@@ -144,9 +150,16 @@ static void send_request(struct client *cl, json_t *req)
 	len = strlen(text);
 	text[len++] = '\n'; /* json_dumps leaves room: the NUL becomes it */
 	while (off < len) {
-		n = write(cl->fd, text + off, len - off);
+		n = send(cl->fd, text + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/*
+		 * The daemon closed first: a full daemon answers "too many
+		 * control clients" before it reads a byte. Its line is still
+		 * there to read; read_reply() says so or that there is none.
+		 */
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+			break;
 		if (n < 0)
 			die("writing to %s: %s", cl->path, strerror(errno));
 		off += (size_t)n;

@@ -232,7 +232,8 @@ static double ms_since(const struct timespec *t0)
 static int make_store(const struct cfg *c, struct store **out)
 {
 	struct store_file_params fp = {
-		.dir = c->store.dir, .max_open_files = c->store.max_open_files};
+		.dir = c->store.dir, .max_open_files = c->store.max_open_files,
+		.file_mode = c->store.file_mode};
 	int ret;
 
 	if (c->store.type == CFG_STORE_MEM)
@@ -421,7 +422,8 @@ static const char *ctl_error(int err)
 	case -ENAMETOOLONG:
 		return "path too long for a Unix socket";
 	case -EPERM:
-		return "its directory is writable by other users";
+		return "its directory is not safe (it must belong to this "
+		       "user or root and not be writable by others)";
 	default:
 		return strerror(-err);
 	}
@@ -652,7 +654,8 @@ int main(int argc, char **argv)
 		goto out_faults;
 	}
 	ctx = (struct ctl_context){
-		.luns = luns, .faults = faults, .store = store, .cfg = c};
+		.luns = luns, .faults = faults, .store = store, .cfg = c,
+		.idle_timeout = c->target.control_idle_timeout};
 	ret = ctl_server_create(&ctl, path, &ctx);
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));

@@ -215,6 +215,17 @@ void scsi_sense_errno(struct scsi_ctx *c, int err, bool write, uint64_t lba)
 	case -EROFS:
 		scsi_sense(c, SK_DATA_PROTECT, 0x27, 0x00);
 		return;
+	case -EMFILE:
+		/*
+		 * The daemon is out of descriptors (the file store could not
+		 * open the LUN's file): nothing is wrong with the medium, and
+		 * the command may well work in a moment. BUSY (SAM-5 5.3.1)
+		 * makes the initiator retry; a MEDIUM ERROR would fail the
+		 * I/O for good.
+		 */
+		c->cmd->status = SCSI_BUSY;
+		c->cmd->sense_len = 0;
+		return;
 	case -ENOMEDIUM:
 		if (!c->have_lun ||
 		    !scsi_state_sense(c->li.state, &asc, &ascq)) {

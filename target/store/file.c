@@ -76,6 +76,7 @@ struct file_store {
 	int dirfd;
 	int lockfd;
 	unsigned int max_open;
+	mode_t file_mode; /* of the files the store creates */
 	pthread_mutex_t lock;
 	/* Broadcast when an entry's last reference goes: a slot for a waiter
 	 * in file_get(), or the end of calls store_drop_lun() waits out. */
@@ -148,6 +149,7 @@ static int file_err(struct file_store *f, int err)
 	case -EFBIG:
 	case -ENOMEM:
 	case -EINVAL:
+	case -EMFILE:
 		return err;
 	default:
 		file_count(&f->io_errors, 1);
@@ -341,10 +343,22 @@ static int file_get(struct file_store *f, uint32_t lun, bool create,
 		fresh = true;
 	}
 	file_name(name, lun);
-	fd = openat(f->dirfd, name, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
-		    0644);
+	for (;;) {
+		fd = openat(f->dirfd, name,
+			    O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
+			    f->file_mode);
+		/*
+		 * The process is out of descriptors (a connection flood):
+		 * give up an idle cached one rather than fail the command.
+		 * With none idle, the caller gets -EMFILE, which is no
+		 * medium error but a "try again" (SCSI BUSY).
+		 */
+		if (fd >= 0 || (errno != EMFILE && errno != ENFILE) ||
+		    !file_evict(f))
+			break;
+	}
 	if (fd < 0) {
-		ret = -errno;
+		ret = errno == ENFILE ? -EMFILE : -errno;
 		goto out_drop_ent;
 	}
 	e->fd = fd;
@@ -954,11 +968,12 @@ static int file_note_existing(struct file_store *f, uint32_t lun,
 int store_file_create(struct store **out, const struct store_file_params *p)
 {
 	struct file_store *f;
+	mode_t dir_mode;
 	struct stat st;
 	size_t i;
 	int ret;
 
-	if (!out || !p || !p->dir || !*p->dir)
+	if (!out || !p || !p->dir || !*p->dir || (p->file_mode & ~0666u))
 		return -EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -966,6 +981,9 @@ int store_file_create(struct store **out, const struct store_file_params *p)
 	f->base.ops = &file_ops;
 	f->max_open =
 		p->max_open_files ? p->max_open_files : STORE_FILE_DEFAULT_OPEN;
+	f->file_mode = p->file_mode ? p->file_mode : STORE_FILE_DEFAULT_MODE;
+	/* the directory: x wherever r is, so the bits that may read can */
+	dir_mode = f->file_mode | (f->file_mode & 0444) >> 2;
 	f->lru.lru_next = f->lru.lru_prev = &f->lru;
 	f->bucket_bits = FILE_BUCKETS_MIN_BITS;
 	f->buckets = calloc((size_t)1 << f->bucket_bits, sizeof(*f->buckets));
@@ -974,7 +992,7 @@ int store_file_create(struct store **out, const struct store_file_params *p)
 		goto out_free;
 	}
 
-	if (mkdir(p->dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(p->dir, dir_mode) < 0 && errno != EEXIST) {
 		ret = -errno;
 		goto out_free;
 	}
@@ -984,7 +1002,8 @@ int store_file_create(struct store **out, const struct store_file_params *p)
 		goto out_free;
 	}
 	f->lockfd =
-		openat(f->dirfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		openat(f->dirfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC,
+		       f->file_mode);
 	if (f->lockfd < 0) {
 		ret = -errno;
 		goto out_close_dir;

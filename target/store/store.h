@@ -32,6 +32,8 @@ extern "C" {
 #define STORE_MEM_DEFAULT_SHARDS 64u
 #define STORE_MEM_MAX_SHARDS	 4096u
 #define STORE_FILE_DEFAULT_OPEN	 256u
+/* LUN files' mode: the owner's only, since they hold the disks' data. */
+#define STORE_FILE_DEFAULT_MODE	 0600u
 
 struct store;
 
@@ -56,11 +58,21 @@ struct store_mem_params {
  * @dir: directory holding one sparse file per written LUN; created if
  *	missing. Only one store may use a directory at a time.
  * @max_open_files: most LUN files held open at once (an LRU cache); 0 means
- *	STORE_FILE_DEFAULT_OPEN.
+ *	STORE_FILE_DEFAULT_OPEN. When the process runs out of descriptors
+ *	below this, a LUN file is opened by closing an idle cached one; with
+ *	none idle, any call that must open a file fails -EMFILE (nothing was
+ *	done: try again later).
+ * @file_mode: permission bits of the LUN files and the lock file the store
+ *	creates, read and write bits only (a subset of 0666); 0 means
+ *	STORE_FILE_DEFAULT_MODE. A directory the store creates gets the same
+ *	bits plus search (x) wherever read is given: 0600 makes it 0700. The
+ *	umask applies as usual; existing files and directories are left as
+ *	they are.
  */
 struct store_file_params {
 	const char *dir;
 	unsigned int max_open_files;
+	unsigned int file_mode;
 };
 
 /**
@@ -129,8 +141,9 @@ int store_mem_create(struct store **out, const struct store_mem_params *p);
  * no LUN file is opened yet. Files not named like a LUN file are ignored.
  *
  * Context: any thread; the store is then safe to use from many threads.
- * Return: 0, -EINVAL for a bad argument, -EBUSY if another store holds the
- * directory, -ENOMEM, or the -errno of mkdir/open on @p->dir.
+ * Return: 0, -EINVAL for a bad argument (a @p->file_mode outside 0666),
+ * -EBUSY if another store holds the directory, -ENOMEM, or the -errno of
+ * mkdir/open on @p->dir.
  */
 int store_file_create(struct store **out, const struct store_file_params *p);
 
@@ -183,7 +196,8 @@ uint32_t store_granularity(const struct store *s);
  *
  * Context: any thread, concurrently with any other call but store_destroy().
  * Return: 0, -EINVAL for bad arguments; file store: -EIO for an I/O error,
- * -ENOMEM when no fd-cache entry can be allocated.
+ * -ENOMEM when no fd-cache entry can be allocated, -EMFILE when out of
+ * descriptors (see struct store_file_params).
  */
 int store_read(struct store *s, uint32_t lun, uint64_t off, void *buf,
 	       size_t len);
@@ -207,8 +221,9 @@ int store_read(struct store *s, uint32_t lun, uint64_t off, void *buf,
  * Context: any thread, concurrently with any other call but store_destroy().
  * Return: 0; -EINVAL for bad arguments; -ENOSPC when the mem limit is
  * reached (nothing was changed) or the file system is full; -ENOMEM when out
- * of memory; file store: -EIO, or -EFBIG for an offset beyond what the file
- * system of DIR supports. After a failure other than -EINVAL and the mem
+ * of memory; file store: -EIO, -EMFILE (out of descriptors, nothing was
+ * written), or -EFBIG for an offset beyond what the file system of DIR
+ * supports. After a failure other than -EINVAL and the mem
  * limit's -ENOSPC the range may, as after a failed WRITE on a disk, hold a
  * mix of old and new data.
  */

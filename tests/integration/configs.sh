@@ -102,6 +102,16 @@ bad $'[luns]\nsize = 1X\ncount = -2\nthin = perhaps\n' \
 	"@:3: [luns] count = -2: not a number" \
 	"@:4: [luns] thin = perhaps: not yes or no"
 
+# an empty ACL must not read as "no ACL" (that admits every initiator)
+bad $'[iscsi]\ninitiators =\n' \
+	"@:2: [iscsi] initiators = : names no initiator (remove the key to admit any initiator)"
+bad $'[iscsi]\ninitiators = ,\n' \
+	"@:2: [iscsi] initiators = ,: names no initiator (remove the key to admit any initiator)"
+
+# LUN files are the owner's unless said otherwise, and said in octal
+bad $'[store]\ntype = file\ndir = /tmp/x\nfile_mode = rw\n' \
+	"@:4: [store] file_mode = rw: not an octal mode of read and write bits with the owner's both set (0600 to 0666, e.g. 0640)"
+
 # a partition table that does not fit: ptable_check's reason follows the prefix
 printf '[luns]\nsize = 64M\npartitions = 63\n' >"$T/bad.conf"
 "$D" --config "$T/bad.conf" --check 2>"$T/err" >/dev/null

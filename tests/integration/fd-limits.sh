@@ -9,6 +9,10 @@
 #     EMFILE; the daemon stops listening for a second instead of spinning
 #     on a readable listener, serves the sessions it has, and accepts
 #     again once descriptors are free.
+#   - the control socket under the same exhaustion: a client waiting to be
+#     accepted makes the daemon pause its control listener a second at a
+#     time too (it used to log "accept: Too many open files" millions of
+#     times), and is served once descriptors are free.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3 iscsi-inq
@@ -54,7 +58,7 @@ start_daemon "$T/iscsi.conf" || exit 1
 check "the limit is reported as too small" grep -q "open files: limit 64 is below" "$DAEMON_LOG"
 cputime() { awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat"; }
 mkfifo "$T/go"
-python3 - "$PORT" "$T/go" <<'EOF' &
+python3 - "$PORT" "$T/go" "$DAEMON_CONTROL" <<'EOF' &
 import socket, sys, time
 socks = []
 for _ in range(80):
@@ -65,6 +69,11 @@ for _ in range(80):
     except OSError:
         pass
     socks.append(s)
+time.sleep(0.5)
+# a control client the daemon cannot accept now: it waits in the backlog
+u = socket.socket(socket.AF_UNIX)
+u.connect(sys.argv[3])
+socks.append(u)
 open(sys.argv[2], "w").close()  # connected: the daemon's fds run out
 time.sleep(6)
 for s in socks:
@@ -84,6 +93,10 @@ check "no busy loop while out of descriptors (cpu $(((c1 - c0) * 1000 / hz)) ms 
 	test $(((c1 - c0) * 1000 / hz)) -lt 1000
 n=$(grep -c "iscsi: accept:" "$DAEMON_LOG")
 check "accept warnings are paced ($n, at most one a second)" test "$n" -le 10
+check "control accept hit the limit" \
+	grep -q "control: accept: Too many open files; not accepting for a second" "$DAEMON_LOG"
+n=$(grep -c "control: accept:" "$DAEMON_LOG")
+check "control accept warnings are paced ($n, at most one a second)" test "$n" -le 10
 wait $holder
 # the held connections are closed: descriptors are free again
 ok=0
@@ -93,6 +106,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 	sleep 1
 done
 expect_eq "a login works again once descriptors are free" 1 "$ok"
+check "the control socket answers again" ctl status
 check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?

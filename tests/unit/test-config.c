@@ -117,6 +117,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c->groups[0].rotation_rate, 1);
 	assert_false(c->groups[0].removable);
 	assert_true(c->target.power_on_ua);
+	assert_int_equal(c->target.control_idle_timeout, 30);
+	assert_int_equal(c->store.file_mode, 0600);
 	assert_int_equal(c->groups[0].sanitize_ms, 0);
 	assert_int_equal(cfg_total_luns(c), 1);
 	cfg_free(c);
@@ -145,6 +147,9 @@ static void test_target_keys(void **state)
 	cfg_free(c);
 	c = good("[target]\nlog_level = 8\n");
 	assert_int_equal(c->target.log_level, LOG_TRACE);
+	cfg_free(c);
+	c = good("[target]\ncontrol_idle_timeout = 0\n");
+	assert_int_equal(c->target.control_idle_timeout, 0);
 	cfg_free(c);
 }
 
@@ -250,10 +255,11 @@ static void test_store_keys(void **state)
 	assert_int_equal(c->store.mem.shards, 8);
 	cfg_free(c);
 	c = good("[store]\ntype = file\ndir = /var/tmp/sds\n"
-		 "max_open_files = 1000\n");
+		 "max_open_files = 1000\nfile_mode = 0640\n");
 	assert_int_equal(c->store.type, CFG_STORE_FILE);
 	assert_string_equal(c->store.dir, "/var/tmp/sds");
 	assert_int_equal(c->store.max_open_files, 1000);
+	assert_int_equal(c->store.file_mode, 0640);
 	cfg_free(c);
 }
 
@@ -716,6 +722,17 @@ static void test_value_errors(void **state)
 	    "a number with K, M, G, T or P)");
 	bad("[luns]\npartitions = 2\npartition_sizes = 1G,\n",
 	    "t.conf:3: [luns] partition_sizes = 1G,: ends in a comma");
+	bad("[store]\ntype = file\ndir = /x\nfile_mode = 0755\n",
+	    "t.conf:4: [store] file_mode = 0755: not an octal mode of read and "
+	    "write bits with the owner's both set (0600 to 0666, e.g. 0640)");
+	bad("[store]\ntype = file\ndir = /x\nfile_mode = 0400\n",
+	    "t.conf:4: [store] file_mode = 0400: not an octal mode of read and "
+	    "write bits with the owner's both set (0600 to 0666, e.g. 0640)");
+	bad("[target]\ncontrol_idle_timeout = 86401\n",
+	    "t.conf:2: [target] control_idle_timeout = 86401: not a number from "
+	    "0 to 86400");
+	bad("[store]\ndisk = 1\n",
+	    "t.conf:2: [store] disk = 1: unknown key (did you mean dir?)");
 	bad("[store]\ntype = disk\n",
 	    "t.conf:2: [store] type = disk: not mem or file");
 	bad("[store]\nchunk_size = 3K\n",
@@ -742,6 +759,15 @@ static void test_value_errors(void **state)
 	    "t.conf:2: [iscsi] initiators = iqn.2020-01.org.a, host7: 'host7' "
 	    "is "
 	    "not an iSCSI name (iqn., eui. or naa.)");
+	bad("[iscsi]\ninitiators =\n",
+	    "t.conf:2: [iscsi] initiators = : names no initiator (remove the "
+	    "key to admit any initiator)");
+	bad("[iscsi]\ninitiators = ,\n",
+	    "t.conf:2: [iscsi] initiators = ,: names no initiator (remove the "
+	    "key to admit any initiator)");
+	bad("[iscsi]\ninitiators = , ,,\n",
+	    "t.conf:2: [iscsi] initiators = , ,,: names no initiator (remove "
+	    "the key to admit any initiator)");
 	bad("[iscsi]\nchap_user = a b\n",
 	    "t.conf:2: [iscsi] chap_user = a b: not printable ASCII without "
 	    "spaces");

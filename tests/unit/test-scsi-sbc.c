@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -599,6 +600,78 @@ static void test_fragmented_iovecs(void **state)
 }
 
 /* FUA and write-through on the file store: each costs a sync. */
+/*
+ * Takes every free descriptor (the soft limit lowered to what is open plus
+ * a few, so this costs a few dup()s). Return: how many were taken, in fds.
+ */
+static int fds_exhaust(int *fds, int max, struct rlimit *saved)
+{
+	struct rlimit rl;
+	int n = 0, hi = 0, fd;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
+	fd = dup(0);
+	assert_true(fd >= 0);
+	hi = fd;
+	close(fd);
+	rl = *saved;
+	rl.rlim_cur = (rlim_t)hi + 8;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while (n < max && (fd = dup(0)) >= 0)
+		fds[n++] = fd;
+	assert_true(n < max);
+	return n;
+}
+
+static void fds_release(int *fds, int n, const struct rlimit *saved)
+{
+	while (n)
+		close(fds[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, saved), 0);
+}
+
+/*
+ * The process is out of descriptors (a connection flood) and a LUN's file
+ * is not open: the write is answered BUSY, which the initiator retries, not
+ * MEDIUM ERROR; with another LUN's file idle in the cache, that one is
+ * closed and the write succeeds.
+ */
+static void test_file_store_out_of_fds(void **state)
+{
+	struct harness *h = *state;
+	struct store_stats st;
+	struct rlimit saved;
+	uint8_t out[512], in[512], cdb[16];
+	int fds[64], n;
+
+	fill(out, sizeof(out), 9);
+	cdb10(cdb, WRITE_10, 0, 5, 1);
+	n = fds_exhaust(fds, 64, &saved);
+	exec(h, 0, cdb, SCSI_DIR_WRITE, out, sizeof(out));
+	fds_release(fds, n, &saved);
+	assert_int_equal(h->cmd.status, SCSI_BUSY);
+	assert_int_equal(h->cmd.sense_len, 0);
+	store_get_stats(h->store, &st);
+	assert_int_equal(st.io_errors, 0);
+
+	/* descriptors back: the retry works */
+	exec(h, 0, cdb, SCSI_DIR_WRITE, out, sizeof(out));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+
+	/* LUN 0's file is open and idle: LUN 1 takes its descriptor */
+	n = fds_exhaust(fds, 64, &saved);
+	exec(h, 1, cdb, SCSI_DIR_WRITE, out, sizeof(out));
+	fds_release(fds, n, &saved);
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	cdb10(cdb, READ_10, 0, 5, 1);
+	exec(h, 1, cdb, SCSI_DIR_READ, in, sizeof(in));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_memory_equal(in, out, sizeof(out));
+	exec(h, 0, cdb, SCSI_DIR_READ, in, sizeof(in));
+	assert_int_equal(h->cmd.status, SCSI_GOOD);
+	assert_memory_equal(in, out, sizeof(out));
+}
+
 static void test_fua_file_store(void **state)
 {
 	struct harness *h = *state;
@@ -1870,6 +1943,8 @@ int main(void)
 		T(test_write_short_buffer),
 		T(test_fragmented_iovecs),
 		cmocka_unit_test_setup_teardown(test_fua_file_store,
+						setup_file, teardown),
+		cmocka_unit_test_setup_teardown(test_file_store_out_of_fds,
 						setup_file, teardown),
 		T(test_verify),
 		T(test_verify_bytchk3),

@@ -528,11 +528,56 @@ static void test_crash(void **state)
 	free(seen);
 }
 
+/*
+ * LUN data is the owner's: a new store directory is 0700 and its files
+ * 0600 (they were 0755 and 0644: every local user could read the disks),
+ * unless file_mode says otherwise; a bad mode is refused.
+ */
+static void test_modes(void **state)
+{
+	struct fix *f = *state;
+	struct store_file_params p = {0};
+	char dir[300], path[600];
+	struct store *s = NULL;
+	struct stat st;
+	mode_t old = umask(022);
+	unsigned int i;
+	static const struct {
+		unsigned int file_mode, want_file, want_dir;
+	} cases[] = {
+		{0, 0600, 0700},
+		{0640, 0640, 0750},
+		{0664, 0644, 0755}, /* the umask still applies */
+	};
+
+	for (i = 0; i < 3; i++) {
+		snprintf(dir, sizeof(dir), "%s/s%u", f->dir, i);
+		p.dir = dir;
+		p.file_mode = cases[i].file_mode;
+		assert_int_equal(store_file_create(&s, &p), 0);
+		assert_int_equal(store_write(s, 3, 0, "x", 1, 0), 0);
+		store_destroy(s);
+		assert_int_equal(stat(dir, &st), 0);
+		assert_int_equal(st.st_mode & 07777, cases[i].want_dir);
+		lun_path(path, sizeof(path), dir, 3);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, cases[i].want_file);
+		snprintf(path, sizeof(path), "%s/.lock", dir);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, cases[i].want_file);
+		rm_tree(dir);
+	}
+	p.file_mode = 0700;
+	assert_int_equal(store_file_create(&s, &p), -EINVAL);
+	umask(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_persist, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sparse_punch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_drop, setup, teardown),

@@ -177,6 +177,7 @@ static int fe_errno(int ret)
 	case -EINTR:
 	case -ENXIO:
 	case -ENOENT:
+	case -EMFILE:
 		return -ret;
 	default:
 		return EIO;
