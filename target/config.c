@@ -1027,6 +1027,8 @@ enum {
 	IK_R2T,
 	IK_NOP_INTERVAL,
 	IK_NOP_TIMEOUT,
+	IK_BUF_CONN,
+	IK_BUF_TOTAL,
 };
 
 /* RFC 7143 13.12-13.14: data segment and burst lengths 512..2^24-1. */
@@ -1069,6 +1071,12 @@ static const struct key iscsi_keys[] = {
 				nop_interval, 0, 3600),
 	[IK_NOP_TIMEOUT] = KEY("nop_timeout", set_uint, struct cfg_iscsi,
 			       nop_timeout, 1, 3600),
+	/* at least one largest command (32 MiB) must always fit */
+	[IK_BUF_CONN] = KEY("max_buffer_per_connection", set_size,
+			    struct cfg_iscsi, max_buffer_per_connection,
+			    32u << 20, 1ull << 40),
+	[IK_BUF_TOTAL] = KEY("max_buffer", set_size, struct cfg_iscsi,
+			     max_buffer, 32u << 20, 1ull << 40),
 };
 
 static const struct key tcmu_keys[] = {
@@ -1205,6 +1213,8 @@ static void defaults(struct cfg *c)
 	c->iscsi.initial_r2t = false;
 	c->iscsi.nop_interval = 10;
 	c->iscsi.nop_timeout = 30;
+	c->iscsi.max_buffer_per_connection = 64u << 20;
+	c->iscsi.max_buffer = 1u << 30;
 
 	c->tcmu.enabled = false;
 	strcpy(c->tcmu.hba, "user_0");
@@ -2113,6 +2123,12 @@ static void check_iscsi(struct cfg_parser *p)
 		    "[iscsi] first_burst_length %u is above max_burst_length "
 		    "%u (RFC 7143 13.14)",
 		    c->first_burst_length, c->max_burst_length);
+	if (c->max_buffer_per_connection > c->max_buffer)
+		msg(p, st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
+					    : st[IK_BUF_TOTAL].line,
+		    "[iscsi] max_buffer_per_connection %" PRIu64
+		    " is above max_buffer %" PRIu64,
+		    c->max_buffer_per_connection, c->max_buffer);
 }
 
 static void check_faults(struct cfg_parser *p)

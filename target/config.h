@@ -103,6 +103,10 @@ struct cfg_store {
  *	it with a NOP-In; 0 never pings.
  * @nop_timeout: seconds a ping may go unanswered before the connection
  *	is dropped.
+ * @max_buffer_per_connection: bytes of command data buffers (Data-Out
+ *	being collected, Data-In waiting to go) one connection may hold;
+ *	past it a command gets TASK SET FULL.
+ * @max_buffer: the same over all connections; past it, BUSY.
  */
 struct cfg_iscsi {
 	bool enabled;
@@ -127,6 +131,8 @@ struct cfg_iscsi {
 	bool initial_r2t;
 	unsigned int nop_interval;
 	unsigned int nop_timeout;
+	uint64_t max_buffer_per_connection;
+	uint64_t max_buffer;
 };
 
 enum cfg_tcmu_fabric {

@@ -5,6 +5,7 @@
 # every wait has a timeout and every loop a bound.
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
+#       | buffers PID
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
 import socket
 import struct
@@ -150,7 +151,8 @@ class Conn:
                 if r[1] & 1:
                     return r, r[3], data
             elif op == 0x21 and struct.unpack(">I", r[16:20])[0] == itt:
-                return r, r[3], data
+                # Data-In so far, or the response's sense data
+                return r, r[3], data if data else d
             elif op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
                 self.nop_reply(r)
         raise RuntimeError("no response")
@@ -177,9 +179,9 @@ class Conn:
 INIT = "iqn.2026-12.org.sdswarm:raw"
 
 
-def session(port, target, extra=(), **kw):
+def session(port, target, extra=(), isid=b"\x80\0\0\0\0\x01", **kw):
     c = Conn(port, **kw)
-    st, _, kv = c.login(INIT, target, extra)
+    st, _, kv = c.login(INIT, target, extra, isid=isid)
     if st:
         raise RuntimeError("login status 0x%04x" % st)
     return c, kv
@@ -462,6 +464,108 @@ def mode_sessions(port, target, n):
         c.close()
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def write16(lba, blocks):
+    return bytes([0x8a, 0]) + struct.pack(">QIBB", lba, blocks, 0, 0)
+
+
+def clear_ua(c, lun=0):
+    for _ in range(3):
+        _, st, _ = c.response(c.tur(lun=lun))
+        if st == 0:
+            return
+
+
+def mode_buffers(port, target, pid):
+    """[iscsi] max_buffer_per_connection = 64M, max_buffer = 80M; LUN 0
+    max_transfer = 32M, LUN 1 the default 4M (iscsi-limits.sh)."""
+    big = 32 << 20
+    neg = [("ImmediateData", "Yes"), ("InitialR2T", "Yes"),
+           ("MaxOutstandingR2T", "8"), ("MaxRecvDataSegmentLength", "262144")]
+    a, _ = session(port, target, neg)
+    b, _ = session(port, target, neg, isid=b"\x80\0\0\0\0\x02")
+    clear_ua(a)
+    clear_ua(b)
+    clear_ua(b, lun=1)
+    before = rss_kib(pid)
+    # 16 WRITEs of 32 MiB with no data yet: two fit the connection's 64 MiB
+    # all to LBA 0: what the store keeps is 32 MiB, whichever two run
+    itts = [a.cmd(write16(0, 65536), edtl=big, write=True)
+            for i in range(16)]
+    r2ts, status = {}, {}
+    for _ in range(4096):
+        if len(status) == 14 and len(r2ts) == 2:
+            break
+        r, d = a.recv()
+        op, itt = r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]
+        if op == 0x31:
+            r2ts.setdefault(itt, []).append(
+                (struct.unpack(">I", r[20:24])[0],) +
+                struct.unpack(">II", r[40:48]))
+        elif op == 0x21:
+            status[itt] = r[3]
+    check(len(r2ts) == 2, "two 32 MiB WRITEs solicited (%d)" % len(r2ts))
+    check(sorted(status.values()) == [0x28] * 14,
+          "the other 14 answered TASK SET FULL before any data (%s)" %
+          sorted(set(status.values())))
+    # another connection: the daemon's 80 MiB are used up -> BUSY
+    itt = b.cmd(write16(0, 65536), edtl=big, write=True)
+    _, st, _ = b.response(itt)
+    check(st == 0x08, "a 32 MiB WRITE over max_buffer: BUSY (0x%02x)" % st)
+    # over LUN 1's max_transfer (4M): INVALID FIELD IN CDB, at once
+    itt = b.cmd(write16(0, 16384), lun=1, edtl=8 << 20, write=True)
+    r, st, d = b.response(itt)
+    check(st == 0x02 and len(d) > 14 and d[4] & 0xf == 5 and d[14] == 0x24,
+          "8 MiB WRITE over max_transfer 4M: ILLEGAL REQUEST, "
+          "INVALID FIELD IN CDB (0x%02x %s)" % (st, d[:16].hex()))
+    # now feed the two solicited WRITEs their 64 MiB
+    chunk = bytes(range(256)) * 1024
+    done = {}
+    pending = [(itt, x) for itt, xs in r2ts.items() for x in xs]
+    for _ in range(100000):
+        while pending:
+            itt, (ttt, off, ln) = pending.pop(0)
+            for k, po in enumerate(range(off, off + ln, len(chunk))):
+                bhs = bytearray(48)
+                n = min(len(chunk), off + ln - po)
+                bhs[0] = 0x05
+                bhs[1] = 0x80 if po + n >= off + ln else 0
+                struct.pack_into(">II", bhs, 16, itt, ttt)
+                struct.pack_into(">I", bhs, 28, a.statsn)
+                struct.pack_into(">II", bhs, 36, k, po)
+                a.send(bhs, chunk[:n])
+        if len(done) == 2:
+            break
+        r, d = a.recv()
+        op, itt = r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]
+        if op == 0x31:
+            pending.append((itt, (struct.unpack(">I", r[20:24])[0],) +
+                            struct.unpack(">II", r[40:48])))
+        elif op == 0x21:
+            done[itt] = r[3]
+    check(sorted(done.values()) == [0, 0], "the two WRITEs: GOOD")
+    after = rss_kib(pid)
+    print("rss: before %d KiB after %d KiB: +%d KiB for 16 x 32 MiB WRITEs" %
+          (before, after, after - before))
+    # 80 MiB of buffers, 32 MiB the store keeps, 16 MiB for the rest
+    check(after - before < 128 << 10,
+          "RSS grew %d KiB, under 128 MiB (80 MiB budget + 32 MiB stored)"
+          % (after - before))
+    # the budget is back: the next 32 MiB WRITE is solicited
+    itt = a.cmd(write16(0, 65536), edtl=big, write=True)
+    r, _ = a.recv()
+    check(r[0] & 0x3f == 0x31, "after they completed, a new WRITE is solicited")
+    a.close()
+    b.close()
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -475,6 +579,8 @@ def main():
             mode_async(port, target, sys.argv[4:])
         elif mode == "sessions":
             mode_sessions(port, target, int(sys.argv[4]))
+        elif mode == "buffers":
+            mode_buffers(port, target, int(sys.argv[4]))
     except Exception as e:  # a broken exchange is a failure, not a crash
         check(False, "%s: %r" % (mode, e))
     sys.exit(1 if fails else 0)

@@ -143,14 +143,25 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	return t;
 }
 
+/* Frees a slot's buffer and takes it off both budgets. */
+static void buf_release(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	if (!t->buf)
+		return;
+	free(t->buf);
+	c->buf_bytes -= t->buf_cap;
+	/* relaxed is enough: a budget, not a synchronisation point */
+	atomic_fetch_sub_explicit(&c->fe->buf_total, t->buf_cap,
+				  memory_order_relaxed);
+	t->buf = NULL;
+	t->buf_cap = 0;
+}
+
 static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 {
-	if (t->buf_cap > ISCSI_BUF_KEEP) {
-		/* a big transfer's buffer goes: idle connections stay small */
-		free(t->buf);
-		t->buf = NULL;
-		t->buf_cap = 0;
-	}
+	/* a big transfer's buffer goes: idle connections stay small */
+	if (t->buf_cap > ISCSI_BUF_KEEP)
+		buf_release(c, t);
 	if (!t->immediate && !t->accounted)
 		c->nfree_cmd++;
 	t->state = ISCSI_TASK_FREE;
@@ -166,23 +177,91 @@ static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 	}
 }
 
-/* The slot's buffer, at least @n bytes (rounded up: fewer reallocations). */
-static int task_buf(struct iscsi_task *t, uint32_t n)
+/* Frees the buffers the free slots keep: O(slots), under pressure only. */
+static void buf_trim(struct iscsi_conn *c)
 {
-	uint32_t cap = 4096;
+	unsigned int i;
+
+	for (i = 0; i < ISCSI_SLOTS; i++)
+		if (c->tasks[i].state == ISCSI_TASK_FREE)
+			buf_release(c, &c->tasks[i]);
+}
+
+/* Charges @n bytes to the daemon's budget. Return: true if they fit. */
+static bool buf_charge_total(struct iscsi_conn *c, uint64_t n)
+{
+	uint64_t now = atomic_fetch_add_explicit(&c->fe->buf_total, n,
+						 memory_order_relaxed);
+
+	if (now + n <= c->fe->icfg.max_buffer)
+		return true;
+	atomic_fetch_sub_explicit(&c->fe->buf_total, n, memory_order_relaxed);
+	return false;
+}
+
+/*
+ * The slot's buffer, at least @n bytes (small ones rounded up to a power
+ * of two: fewer reallocations), within the connection's and the daemon's
+ * budgets ([iscsi] max_buffer_per_connection, max_buffer); the buffers
+ * idle slots keep count too and are given up first.
+ * Return: 0; -ENOBUFS over the connection's budget; -EBUSY over the
+ * daemon's; -ENOMEM.
+ */
+static int task_buf(struct iscsi_conn *c, struct iscsi_task *t, uint32_t n)
+{
+	uint64_t limit = c->fe->icfg.max_buffer_per_connection, cap = 4096;
 
 	if (t->buf_cap >= n)
 		return 0;
-	while (cap < n)
-		cap *= 2;
-	free(t->buf);
+	if (n > ISCSI_BUF_KEEP)
+		cap = ((uint64_t)n + 4095) & ~(uint64_t)4095;
+	else
+		while (cap < n)
+			cap *= 2;
+	buf_release(c, t);
+	if (c->buf_bytes + cap > limit) {
+		buf_trim(c);
+		if (c->buf_bytes + cap > limit)
+			return -ENOBUFS;
+	}
+	if (!buf_charge_total(c, cap)) {
+		buf_trim(c);
+		if (!buf_charge_total(c, cap))
+			return -EBUSY;
+	}
 	t->buf = malloc(cap);
 	if (!t->buf) {
-		t->buf_cap = 0;
+		atomic_fetch_sub_explicit(&c->fe->buf_total, cap,
+					  memory_order_relaxed);
 		return -ENOMEM;
 	}
-	t->buf_cap = cap;
+	t->buf_cap = (uint32_t)cap;
+	c->buf_bytes += cap;
 	return 0;
+}
+
+/*
+ * The longest Expected Data Transfer Length a command to table LUN @lun
+ * may have: the LUN's Block Limits MAXIMUM TRANSFER LENGTH in bytes, but
+ * at least ISCSI_BUF_KEEP (commands other than READ and WRITE, such as
+ * REPORT LUNS, have their own lengths) and at most ISCSI_XFER_MAX. The
+ * LUN is looked up only for transfers over ISCSI_BUF_KEEP.
+ */
+static uint32_t xfer_limit(struct iscsi_conn *c, uint32_t lun, uint32_t edtl)
+{
+	struct lun_table *luns = c->fe->tgt->luns;
+	uint64_t max = ISCSI_XFER_MAX;
+	struct lun_info li;
+
+	if (edtl <= ISCSI_BUF_KEEP || lun == UINT32_MAX ||
+	    lun_get(luns, lun, &li))
+		return ISCSI_XFER_MAX;
+	if (li.group->max_xfer_blocks)
+		max = (uint64_t)li.group->max_xfer_blocks * li.block_size;
+	lun_put(luns, &li);
+	if (max < ISCSI_BUF_KEEP)
+		max = ISCSI_BUF_KEEP;
+	return max < ISCSI_XFER_MAX ? (uint32_t)max : ISCSI_XFER_MAX;
 }
 
 static void txq_remove(struct iscsi_conn *c, struct iscsi_task *t)
@@ -514,6 +593,7 @@ static int cmd_header(struct iscsi_conn *c)
 	struct iscsi_task *t;
 	struct scsi_cmd *cmd;
 	size_t extra = 0;
+	int ret;
 
 	if (c->discovery) {
 		c->cur_reject = ISCSI_REJECT_PROTOCOL;
@@ -588,12 +668,21 @@ static int cmd_header(struct iscsi_conn *c)
 		/* bidirectional commands: no emulated command has them */
 		t->discard = true;
 		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
-	} else if (t->edtl > ISCSI_XFER_MAX) {
+	} else if (t->edtl > xfer_limit(c, t->table_lun, t->edtl)) {
+		/* checked before any data is buffered */
+		log_debug("iscsi: %s: ITT 0x%x: expected length %u is over "
+			  "the LUN's limit",
+			  c->peer, t->itt, t->edtl);
 		t->discard = true;
 		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
-	} else if (task_buf(t, t->edtl)) {
+	} else if ((ret = task_buf(c, t, t->edtl))) {
+		/*
+		 * SAM-5: TASK SET FULL when this I_T nexus holds the
+		 * resources (its other commands free them), BUSY when the
+		 * whole daemon is short.
+		 */
 		t->discard = true;
-		cmd->status = SCSI_BUSY;
+		cmd->status = ret == -ENOBUFS ? SCSI_TASK_SET_FULL : SCSI_BUSY;
 	}
 	if (t->discard) {
 		cmd->cdb_xfer_len = t->edtl;
@@ -1285,7 +1374,7 @@ void iscsi_conn_destroy(struct iscsi_conn *c)
 	for (i = 0; i < ISCSI_SLOTS; i++) {
 		if (c->tasks[i].state == ISCSI_TASK_DELAYED)
 			iscsi_timer_del(c->w, c, i);
-		free(c->tasks[i].buf);
+		buf_release(c, &c->tasks[i]);
 	}
 	if (c->registered) {
 		iscsi_sess_remove(&c->fe->sessions, c->tsih, c->id);

@@ -692,6 +692,7 @@ struct iscsi_fe {
 	bool accept_paused; /* out of descriptors: worker 0 retries each tick */
 	_Atomic unsigned int next_worker;
 	_Atomic uint64_t next_conn_id;
+	_Atomic uint64_t buf_total; /* command data buffers, all connections */
 };
 
 /* ---- conn.c: one connection ---------------------------------------------- */
@@ -830,6 +831,7 @@ struct iscsi_conn {
 	uint32_t text_itt;
 
 	/* slots */
+	uint64_t buf_bytes;         /* their buffers, against the budget */
 	struct iscsi_task *tasks;
 	struct iscsi_task *free_cmd, *free_imm;
 	unsigned int nfree_cmd;

@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# What one peer may claim of the iSCSI front end, from a raw initiator
+# (iscsi_raw.py): command data buffers per connection and per daemon
+# (TASK SET FULL, BUSY, INVALID FIELD IN CDB before any data is buffered,
+# and the daemon's RSS after 16 x 32 MiB WRITEs).
+. "$(dirname "$0")/../lib/daemon.sh"
+requires_daemon
+requires python3
+private_dir T
+
+PORT=$(free_port)
+IQN=iqn.2026-12.org.sdswarm
+RAW="python3 $(dirname "$0")/iscsi_raw.py"
+
+# LUN 0 takes 32 MiB transfers, LUN 1 the default 4 MiB
+sed -e "s/^portal = .*/portal = 127.0.0.1:$PORT/" \
+	-e 's/^sanitize_time = 6$/sanitize_time = 6\nmax_transfer = 32M/' \
+	"$SDSWARM_TOP/configs/iscsi.conf" >"$T/buffers.conf"
+sed -i '0,/^max_transfer = 32M$/!{/^max_transfer = 32M$/d}' "$T/buffers.conf"
+printf 'max_buffer_per_connection = 64M\nmax_buffer = 80M\n' >>"$T/buffers.conf"
+start_daemon "$T/buffers.conf" || exit 1
+check "raw: buffer budgets" timeout 120 $RAW "$PORT" "$IQN:t0" buffers "$DAEMON_PID"
+check "daemon alive" daemon_alive
+stop_daemon
+expect_eq "sdswarmd exits 0" 0 $?
+
+finish
