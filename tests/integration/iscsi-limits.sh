@@ -3,7 +3,8 @@
 # What one peer may claim of the iSCSI front end, from a raw initiator
 # (iscsi_raw.py): command data buffers per connection and per daemon
 # (TASK SET FULL, BUSY, INVALID FIELD IN CDB before any data is buffered,
-# and the daemon's RSS after 16 x 32 MiB WRITEs).
+# and the daemon's RSS after 16 x 32 MiB WRITEs); discovery filtered by
+# the initiator ACL.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -21,6 +22,18 @@ sed -i '0,/^max_transfer = 32M$/!{/^max_transfer = 32M$/d}' "$T/buffers.conf"
 printf 'max_buffer_per_connection = 64M\nmax_buffer = 80M\n' >>"$T/buffers.conf"
 start_daemon "$T/buffers.conf" || exit 1
 check "raw: buffer budgets" timeout 120 $RAW "$PORT" "$IQN:t0" buffers "$DAEMON_PID"
+check "daemon alive" daemon_alive
+stop_daemon
+expect_eq "sdswarmd exits 0" 0 $?
+
+# the initiator ACL: login and discovery alike
+sed "s/^portal = .*/portal = 127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/iscsi.conf" \
+	>"$T/acl.conf"
+printf 'initiators = iqn.2026-12.org.sdswarm:raw, iqn.2026-12.org.sdswarm:b\n' \
+	>>"$T/acl.conf"
+start_daemon "$T/acl.conf" || exit 1
+check "raw: SendTargets follows the ACL" timeout 60 $RAW "$PORT" "$IQN:t0" \
+	discovery iqn.2026-12.org.sdswarm:raw iqn.2026-12.org.sdswarm:stranger
 check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?

@@ -5,7 +5,7 @@
 # every wait has a timeout and every loop a bound.
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
-#       | buffers PID
+#       | buffers PID | discovery ALLOWED STRANGER
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
 import socket
 import struct
@@ -566,6 +566,38 @@ def mode_buffers(port, target, pid):
     b.close()
 
 
+def sendtargets(port, initiator):
+    """TargetName values SendTargets=All gives @initiator (None: login
+    refused)."""
+    c = Conn(port)
+    st, _, _ = c.login(initiator, None, stype="Discovery")
+    if st:
+        c.close()
+        return None
+    bhs = bytearray(48)
+    bhs[0] = 0x04
+    bhs[1] = 0x80
+    struct.pack_into(">II", bhs, 16, c.next_itt(), RSVD)
+    struct.pack_into(">II", bhs, 24, c.cmdsn, c.statsn)
+    c.cmdsn += 1
+    c.send(bhs, text([("SendTargets", "All")]))
+    r, d = c.recv()
+    c.close()
+    names = [kv.split(b"=", 1)[1].decode() for kv in d.split(b"\0")
+             if kv.startswith(b"TargetName=")]
+    return names
+
+
+def mode_discovery(port, target, allowed, stranger):
+    names = sendtargets(port, allowed)
+    check(names is not None and target in names,
+          "SendTargets for a listed initiator names %s (%s)" %
+          (target, names))
+    names = sendtargets(port, stranger)
+    check(names == [] or names is None,
+          "SendTargets for an unlisted initiator names nothing (%s)" % names)
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -579,6 +611,8 @@ def main():
             mode_async(port, target, sys.argv[4:])
         elif mode == "sessions":
             mode_sessions(port, target, int(sys.argv[4]))
+        elif mode == "discovery":
+            mode_discovery(port, target, sys.argv[4], sys.argv[5])
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
     except Exception as e:  # a broken exchange is a failure, not a crash

@@ -406,6 +406,20 @@ bool iscsi_key_unknown(const char *key)
 
 /* ---- SendTargets ------------------------------------------------------- */
 
+/* The initiator ACL ([iscsi] initiators), the same for login and discovery. */
+static bool acl_allows(const struct cfg_iscsi *ic, const char *name)
+{
+	unsigned int i;
+
+	if (!ic->ninitiators)
+		return true;
+	for (i = 0; i < ic->ninitiators; i++)
+		if (!strcmp(ic->initiators[i], name))
+			return true;
+	return false;
+}
+
+
 static void add_target(struct iscsi_conn *c, unsigned int i,
 		       struct iscsi_text *out)
 {
@@ -418,6 +432,12 @@ void iscsi_sendtargets(struct iscsi_conn *c, const char *value,
 {
 	unsigned int i;
 
+	/*
+	 * Discovery shows only what login would let this initiator into
+	 * (every target shares the one ACL): a stranger learns no names.
+	 */
+	if (!acl_allows(&c->fe->icfg, c->initiator))
+		return;
 	if (!strcmp(value, "All")) {
 		/* every target in a discovery session; in a normal one too
 		 * (RFC 7143 allows All there as well) */
@@ -451,18 +471,6 @@ static int find_target(const struct iscsi_fe *fe, const char *name)
 		if (!strcmp(fe->names[i], name))
 			return (int)i;
 	return -1;
-}
-
-static bool acl_allows(const struct cfg_iscsi *ic, const char *name)
-{
-	unsigned int i;
-
-	if (!ic->ninitiators)
-		return true;
-	for (i = 0; i < ic->ninitiators; i++)
-		if (!strcmp(ic->initiators[i], name))
-			return true;
-	return false;
 }
 
 static bool list_has(const char *list, const char *want)
