@@ -714,6 +714,11 @@ static bool iscsi_name_ok(const char *s)
 	return false;
 }
 
+bool cfg_iscsi_name_valid(const char *name)
+{
+	return iscsi_name_ok(name);
+}
+
 static int set_iqn_prefix(void *obj, const struct key *k, const char *v,
 			  char *why, size_t wl)
 {

@@ -375,6 +375,19 @@ int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
 int cfg_fault_format(const struct fault_rule *r, char *buf, size_t len);
 
 /**
+ * cfg_iscsi_name_valid() - whether @name is an iSCSI name of one of RFC
+ * 3722's forms, as a peer must send it: "iqn." yyyy-mm "." reversed
+ * domain [":" anything] in lower case, digits, '.', '-' and ':'; "eui."
+ * and 16 hex digits; "naa." and 16 or 32 hex digits; at most
+ * CFG_ISCSI_NAME_MAX bytes.
+ * @name: the name.
+ *
+ * Context: any; pure.
+ * Return: true or false.
+ */
+bool cfg_iscsi_name_valid(const char *name);
+
+/**
  * cfg_iscsi_target_name() - the IQN of iSCSI target @i ("PREFIX:tI").
  * @c: [iscsi].
  * @i: 0..@c->targets - 1.

@@ -4,7 +4,8 @@
 # (iscsi_raw.py): command data buffers per connection and per daemon
 # (TASK SET FULL, BUSY, INVALID FIELD IN CDB before any data is buffered,
 # and the daemon's RSS after 16 x 32 MiB WRITEs); discovery filtered by
-# the initiator ACL.
+# the initiator ACL; login keys declared twice and names that are not
+# iSCSI names refused, and nothing a peer sent logged raw.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -31,9 +32,14 @@ sed "s/^portal = .*/portal = 127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/iscsi.conf"
 	>"$T/acl.conf"
 printf 'initiators = iqn.2026-12.org.sdswarm:raw, iqn.2026-12.org.sdswarm:b\n' \
 	>>"$T/acl.conf"
-start_daemon "$T/acl.conf" || exit 1
+start_daemon "$T/acl.conf" -v || exit 1
 check "raw: SendTargets follows the ACL" timeout 60 $RAW "$PORT" "$IQN:t0" \
 	discovery iqn.2026-12.org.sdswarm:raw iqn.2026-12.org.sdswarm:stranger
+check "raw: login text" timeout 60 $RAW "$PORT" "$IQN:t0" login-text
+check "the log names the bad InitiatorName, escaped" \
+	grep -qF 'iqn.2026-12.org.x\x0asdswarmd: FORGED LINE\x1b[2J' "$DAEMON_LOG"
+check "no forged line and no ESC in the log" \
+	bash -c "! grep -q '^sdswarmd: FORGED' '$DAEMON_LOG' && ! grep -q \$'\\x1b' '$DAEMON_LOG'"
 check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?

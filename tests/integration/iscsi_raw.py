@@ -5,7 +5,7 @@
 # every wait has a timeout and every loop a bound.
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
-#       | buffers PID | discovery ALLOWED STRANGER
+#       | buffers PID | discovery ALLOWED STRANGER | login-text
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
 import socket
 import struct
@@ -598,6 +598,56 @@ def mode_discovery(port, target, allowed, stranger):
           "SendTargets for an unlisted initiator names nothing (%s)" % names)
 
 
+def login_keys(port, keys):
+    """The status of a one-PDU login with exactly @keys."""
+    c = Conn(port)
+    bhs = bytearray(48)
+    bhs[0] = 0x43
+    bhs[1] = 0x80 | (1 << 2) | 3
+    bhs[8:14] = b"\x80\0\0\0\0\x09"
+    struct.pack_into(">II", bhs, 16, c.next_itt(), 0)
+    struct.pack_into(">I", bhs, 24, c.cmdsn)
+    data = b"".join(k + b"=" + v + b"\0" for k, v in keys)
+    c.send(bhs, data)
+    r, _ = c.recv()
+    c.close()
+    return r[36] << 8 | r[37]
+
+
+def mode_login_text(port, target):
+    me, t = INIT.encode(), target.encode()
+    base = [(b"InitiatorName", me), (b"SessionType", b"Normal"),
+            (b"TargetName", t)]
+    st = login_keys(port, base)
+    check(st == 0, "a plain login: 0x%04x" % st)
+    for dup, what in ((b"InitiatorName", "InitiatorName"),
+                      (b"TargetName", "TargetName"),
+                      (b"SessionType", "SessionType"),
+                      (b"MaxBurstLength", "MaxBurstLength")):
+        keys = base + [(b"MaxBurstLength", b"65536")]
+        val = dict(keys)[dup]
+        st = login_keys(port, keys + [(dup, val)])
+        check(st == 0x0200, "%s twice: initiator error 0x0200 (0x%04x)" %
+              (what, st))
+    st = login_keys(port, [(b"InitiatorName", b"iqn.2026-12.org.x"),
+                           (b"InitiatorName", me), (b"SessionType", b"Normal"),
+                           (b"TargetName", t)])
+    check(st == 0x0200, "a second InitiatorName does not win (0x%04x)" % st)
+    forged = b"iqn.2026-12.org.x\nsdswarmd: FORGED LINE\x1b[2J"
+    st = login_keys(port, [(b"InitiatorName", forged),
+                           (b"SessionType", b"Normal"), (b"TargetName", t)])
+    check(st == 0x0200, "InitiatorName with newline and ESC: 0x0200 (0x%04x)"
+          % st)
+    for bad in (b"iqn.2026-12.org.X", b"host.example.com", b"eui.12"):
+        st = login_keys(port, [(b"InitiatorName", bad),
+                               (b"SessionType", b"Normal"), (b"TargetName", t)])
+        check(st == 0x0200, "InitiatorName %s: 0x0200 (0x%04x)" %
+              (bad.decode(), st))
+    st = login_keys(port, [(b"InitiatorName", me), (b"SessionType", b"Normal"),
+                           (b"TargetName", t + b"\x1b")])
+    check(st == 0x0200, "TargetName with ESC: 0x0200 (0x%04x)" % st)
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -613,6 +663,8 @@ def main():
             mode_sessions(port, target, int(sys.argv[4]))
         elif mode == "discovery":
             mode_discovery(port, target, sys.argv[4], sys.argv[5])
+        elif mode == "login-text":
+            mode_login_text(port, target)
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
     except Exception as e:  # a broken exchange is a failure, not a crash

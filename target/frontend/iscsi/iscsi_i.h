@@ -460,6 +460,32 @@ int iscsi_neg_key(struct iscsi_neg *n, const char *key, const char *value,
  */
 void iscsi_neg_finish(struct iscsi_neg *n, struct iscsi_text *out);
 
+/**
+ * iscsi_login_key_declare() - record a login key (InitiatorName,
+ * TargetName, SessionType, InitiatorAlias, AuthMethod, the CHAP keys and
+ * the target's own declarations) as sent.
+ * @declared: the login's record, 0 at its start.
+ * @key: the key.
+ *
+ * RFC 7143 6.2: a key declared twice in one login is an initiator error
+ * (last one wins is not an option).
+ * Return: 1 a login key, now recorded; 0 not a login key; -EPROTO sent
+ * before in this login.
+ */
+int iscsi_login_key_declare(uint32_t *declared, const char *key);
+
+/**
+ * iscsi_log_escape() - a string a peer chose, made safe for one log line:
+ * bytes outside printable ASCII (newline, ESC, UTF-8) and backslash become
+ * \xNN; cut with "..." when longer than @cap allows.
+ * @in: the string.
+ * @out: the result.
+ * @cap: its size (> 4).
+ *
+ * Return: @out.
+ */
+const char *iscsi_log_escape(const char *in, char *out, size_t cap);
+
 /* Whether @key is one that is simply not understood (NotUnderstood). */
 bool iscsi_key_unknown(const char *key);
 
@@ -767,6 +793,7 @@ struct iscsi_login {
 	bool auth_chap;
 	bool authenticated;
 	bool tpgt_sent;
+	uint32_t declared;          /* iscsi_login_key_declare() */
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;

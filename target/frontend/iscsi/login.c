@@ -404,6 +404,58 @@ bool iscsi_key_unknown(const char *key)
 	return true;
 }
 
+/* ---- login keys --------------------------------------------------------- */
+
+int iscsi_login_key_declare(uint32_t *declared, const char *key)
+{
+	static const char *const keys[] = {
+		"InitiatorName", "TargetName",	  "SessionType",
+		"InitiatorAlias", "AuthMethod",	  "CHAP_A",
+		"CHAP_I",	  "CHAP_C",	  "CHAP_N",
+		"CHAP_R",	  "TargetAlias",  "TargetAddress",
+		"TargetPortalGroupTag", "SendTargets",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(key, keys[i]))
+			continue;
+		if (*declared & (1u << i))
+			return -EPROTO;
+		*declared |= 1u << i;
+		return 1;
+	}
+	return 0;
+}
+
+const char *iscsi_log_escape(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	unsigned char ch;
+
+	for (; *in; in++) {
+		ch = (unsigned char)*in;
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+			if (o + 1 + 4 >= cap)
+				goto cut;
+			out[o++] = (char)ch;
+			continue;
+		}
+		if (o + 4 + 4 >= cap)
+			goto cut;
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[ch >> 4];
+		out[o++] = hex[ch & 15];
+	}
+	out[o] = '\0';
+	return out;
+cut:
+	memcpy(out + o, "...", 4);
+	return out;
+}
+
 /* ---- SendTargets ------------------------------------------------------- */
 
 /* The initiator ACL ([iscsi] initiators), the same for login and discovery. */
@@ -616,10 +668,17 @@ static uint16_t login_names(struct iscsi_conn *c, const struct login_keys *k)
 	const struct iscsi_fe *fe = c->fe;
 	int t;
 
+	char esc[96];
+
 	if (!k->initiator)
 		return ISCSI_LOGIN_MISSING_PARAMETER;
-	if (strlen(k->initiator) > ISCSI_NAME_MAX)
+	if (!cfg_iscsi_name_valid(k->initiator)) {
+		log_info("iscsi: %s: InitiatorName \"%s\" is not an iSCSI name "
+			 "(RFC 3722)",
+			 c->peer,
+			 iscsi_log_escape(k->initiator, esc, sizeof(esc)));
 		return ISCSI_LOGIN_INITIATOR_ERROR;
+	}
 	snprintf(c->initiator, sizeof(c->initiator), "%s", k->initiator);
 	if (k->type && !strcmp(k->type, "Discovery")) {
 		c->discovery = true;
@@ -631,6 +690,12 @@ static uint16_t login_names(struct iscsi_conn *c, const struct login_keys *k)
 		return 0x0209; /* session type not supported */
 	if (!k->target)
 		return ISCSI_LOGIN_MISSING_PARAMETER;
+	if (!cfg_iscsi_name_valid(k->target)) {
+		log_info("iscsi: %s: TargetName \"%s\" is not an iSCSI name "
+			 "(RFC 3722)",
+			 c->peer, iscsi_log_escape(k->target, esc, sizeof(esc)));
+		return ISCSI_LOGIN_INITIATOR_ERROR;
+	}
 	t = find_target(fe, k->target);
 	if (t < 0)
 		return ISCSI_LOGIN_NOT_FOUND;
@@ -652,6 +717,11 @@ static uint16_t login_keys(struct iscsi_conn *c, char *data, size_t len,
 	if (len && data[len - 1])
 		end++;
 	while ((ret = iscsi_text_next(&p, end, &key, &val)) == 1) {
+		if (iscsi_login_key_declare(&c->login.declared, key) < 0) {
+			log_info("iscsi: %s: login key %s sent twice", c->peer,
+				 key);
+			return ISCSI_LOGIN_INITIATOR_ERROR;
+		}
 		if (!strcmp(key, "InitiatorName"))
 			k->initiator = val;
 		else if (!strcmp(key, "TargetName"))
