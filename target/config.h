@@ -107,6 +107,12 @@ struct cfg_store {
  *	being collected, Data-In waiting to go) one connection may hold;
  *	past it a command gets TASK SET FULL.
  * @max_buffer: the same over all connections; past it, BUSY.
+ * @max_login_connections: connections not yet logged in, at once; more
+ *	are closed at accept.
+ * @max_login_per_address: the same per source address.
+ * @login_timeout: seconds a connection may take to log in.
+ * @login_timeout_busy: the same while over half of @max_login_connections
+ *	are taken (the smaller of the two counts).
  */
 struct cfg_iscsi {
 	bool enabled;
@@ -133,6 +139,10 @@ struct cfg_iscsi {
 	unsigned int nop_timeout;
 	uint64_t max_buffer_per_connection;
 	uint64_t max_buffer;
+	unsigned int max_login_connections;
+	unsigned int max_login_per_address;
+	unsigned int login_timeout;
+	unsigned int login_timeout_busy;
 };
 
 enum cfg_tcmu_fabric {

@@ -5,7 +5,9 @@
 # (TASK SET FULL, BUSY, INVALID FIELD IN CDB before any data is buffered,
 # and the daemon's RSS after 16 x 32 MiB WRITEs); discovery filtered by
 # the initiator ACL; login keys declared twice and names that are not
-# iSCSI names refused, and nothing a peer sent logged raw.
+# iSCSI names refused, and nothing a peer sent logged raw; a flood of
+# idle connections capped in all and per address, with a shorter login
+# timeout under pressure, while a real login still gets in.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -40,6 +42,20 @@ check "the log names the bad InitiatorName, escaped" \
 	grep -qF 'iqn.2026-12.org.x\x0asdswarmd: FORGED LINE\x1b[2J' "$DAEMON_LOG"
 check "no forged line and no ESC in the log" \
 	bash -c "! grep -q '^sdswarmd: FORGED' '$DAEMON_LOG' && ! grep -q \$'\\x1b' '$DAEMON_LOG'"
+check "daemon alive" daemon_alive
+stop_daemon
+expect_eq "sdswarmd exits 0" 0 $?
+
+# pre-login connections
+sed "s/^portal = .*/portal = 127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/iscsi.conf" \
+	>"$T/flood.conf"
+printf '%s\n' 'max_login_connections = 8' 'max_login_per_address = 4' \
+	'login_timeout = 300' 'login_timeout_busy = 10' >>"$T/flood.conf"
+start_daemon "$T/flood.conf" -v || exit 1
+check "raw: a connection flood" timeout 120 $RAW "$PORT" "$IQN:t0" flood
+check "refusals are logged, once a second" \
+	grep -qE "iscsi: closed 1[67] connections at accept: 1[67] over" "$DAEMON_LOG"
+check "the idle ones: no login in 10 s" grep -q "no login in 10 s" "$DAEMON_LOG"
 check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?

@@ -5,8 +5,9 @@
 # every wait has a timeout and every loop a bound.
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
-#       | buffers PID | discovery ALLOWED STRANGER | login-text
+#       | buffers PID | discovery ALLOWED STRANGER | login-text | flood
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
+import select
 import socket
 import struct
 import sys
@@ -47,8 +48,9 @@ def parse_text(data):
 
 
 class Conn:
-    def __init__(self, port, timeout=5.0):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, timeout=5.0, src="127.0.0.1"):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                          source_address=(src, 0))
         self.s.settimeout(timeout)
         self.cmdsn = 1
         self.statsn = 0
@@ -648,6 +650,53 @@ def mode_login_text(port, target):
     check(st == 0x0200, "TargetName with ESC: 0x0200 (0x%04x)" % st)
 
 
+def mode_flood(port, target):
+    """[iscsi] max_login_connections = 8, max_login_per_address = 4,
+    login_timeout = 300, login_timeout_busy = 10 (iscsi-limits.sh)."""
+    flood = [Conn(port, src="127.0.0.1") for _ in range(20)]
+    # those refused are closed at accept: wait for them together
+    closed, deadline = set(), time.monotonic() + 5.0
+    while len(closed) < 16 and time.monotonic() < deadline:
+        rd, _, _ = select.select([c.s for c in flood if c not in closed],
+                                 [], [], 0.5)
+        for c in flood:
+            if c.s in rd and c not in closed and c.closed(wait=0.1):
+                closed.add(c)
+    check(len(closed) == 16,
+          "20 idle connections from one address: 16 closed at once (%d)" %
+          len(closed))
+    held = [c for c in flood if c not in closed]
+    c, _ = session(port, target, src="127.0.0.2")
+    _, st, d = c.response(c.cmd(bytes([0x12, 0, 0, 0, 36, 0]), edtl=36,
+                                read=True))
+    check(st == 0 and len(d) == 36,
+          "a login from another address during the flood works")
+    more = [Conn(port, src="127.0.0.3") for _ in range(4)]
+    extra = Conn(port, src="127.0.0.4")
+    check(extra.closed(wait=5.0), "a 9th pre-login connection: closed")
+    extra.close()
+    # one of the held connections logs in: its place is free again
+    st, _, _ = held[0].login(INIT, target)
+    check(st == 0, "a held connection logs in (0x%04x)" % st)
+    c2, _ = session(port, target, src="127.0.0.4",
+                    isid=b"\x80\0\0\0\0\x07")
+    ok("then a login from a fourth address works")
+    # 7 pre-login of 8, over half: they have 10 s, not 300, until no
+    # more than half (4) are left
+    idle, gone = held[1:] + more, set()
+    deadline = time.monotonic() + 60.0
+    while len(gone) < 3 and time.monotonic() < deadline:
+        rd, _, _ = select.select([x.s for x in idle if x not in gone],
+                                 [], [], 1.0)
+        for x in idle:
+            if x.s in rd and x not in gone and x.closed(wait=0.1):
+                gone.add(x)
+    check(len(gone) >= 3,
+          "under pressure idle connections time out early (%d of 7)" %
+          len(gone))
+    for x in flood + more + [c, c2]:
+        x.close()
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -665,6 +714,8 @@ def main():
             mode_discovery(port, target, sys.argv[4], sys.argv[5])
         elif mode == "login-text":
             mode_login_text(port, target)
+        elif mode == "flood":
+            mode_flood(port, target)
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
     except Exception as e:  # a broken exchange is a failure, not a crash

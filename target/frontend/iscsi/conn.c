@@ -1258,9 +1258,16 @@ void iscsi_conn_tick(struct iscsi_conn *c, uint64_t now, unsigned int gen)
 	const struct cfg_iscsi *ic = &c->fe->icfg;
 
 	if (c->state == ISCSI_CONN_LOGIN) {
-		if (now - c->born_ns > ISCSI_LOGIN_TIMEOUT * 1000000000ull) {
-			log_info("iscsi: %s: no login in %u s", c->peer,
-				 ISCSI_LOGIN_TIMEOUT);
+		unsigned int limit = ic->login_timeout;
+
+		/* under a flood of idle connections, each gets less time */
+		if (2 * atomic_load_explicit(&c->fe->pre_total,
+					     memory_order_relaxed) >
+			    ic->max_login_connections &&
+		    limit > ic->login_timeout_busy)
+			limit = ic->login_timeout_busy;
+		if (now - c->born_ns > limit * 1000000000ull) {
+			log_info("iscsi: %s: no login in %u s", c->peer, limit);
 			c->state = ISCSI_CONN_DEAD;
 		}
 		return;
@@ -1376,6 +1383,7 @@ void iscsi_conn_destroy(struct iscsi_conn *c)
 			iscsi_timer_del(c->w, c, i);
 		buf_release(c, &c->tasks[i]);
 	}
+	iscsi_prelogin_put(c);
 	if (c->registered) {
 		iscsi_sess_remove(&c->fe->sessions, c->tsih, c->id);
 		/* the I_T nexus is gone: its RESERVE(6) reservations too */

@@ -119,8 +119,13 @@
 #define ISCSI_TX_SEG (64u << 10)
 /* Text a login or a Text request may accumulate over continuations. */
 #define ISCSI_TEXT_MAX (64u << 10)
-/* Seconds a connection may take to log in. */
-#define ISCSI_LOGIN_TIMEOUT 30u
+/*
+ * Descriptors kept free of iSCSI connections for the control socket, the
+ * store's files and the rest of the daemon: a connection accepted on one
+ * of the last ISCSI_FD_RESERVE (at most a quarter of RLIMIT_NOFILE) is
+ * closed at once.
+ */
+#define ISCSI_FD_RESERVE 64u
 #define ISCSI_NAME_MAX CFG_ISCSI_NAME_MAX
 
 /* ---- big-endian fields ------------------------------------------------- */
@@ -690,6 +695,14 @@ void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
 /* The worker's SCSI counters (the commands of its connections). */
 struct scsi_stats *iscsi_worker_stats(struct iscsi_worker *w);
 
+/*
+ * A connection that has not logged in yet, counted against [iscsi]
+ * max_login_connections and max_login_per_address from accept until its
+ * login ends (full feature phase) or it closes: iscsi_prelogin_put(),
+ * once, from either. Any thread; takes fe->pre_lock.
+ */
+void iscsi_prelogin_put(struct iscsi_conn *c);
+
 /* Have the worker flush @c at the end of this round. */
 void iscsi_worker_dirty(struct iscsi_worker *w, struct iscsi_conn *c);
 
@@ -701,6 +714,12 @@ void iscsi_timer_add(struct iscsi_worker *w, struct iscsi_conn *c,
 		     unsigned int slot, uint64_t deadline);
 void iscsi_timer_del(struct iscsi_worker *w, struct iscsi_conn *c,
 		     unsigned int slot);
+
+/* Pre-login connections of one source address (an open-addressing slot). */
+struct iscsi_pre_addr {
+	uint8_t addr[16];           /* IPv6, or IPv4-mapped */
+	unsigned int count;         /* 0: the slot is free */
+};
 
 /* The front end as the connections see it. */
 struct iscsi_fe {
@@ -719,6 +738,13 @@ struct iscsi_fe {
 	_Atomic unsigned int next_worker;
 	_Atomic uint64_t next_conn_id;
 	_Atomic uint64_t buf_total; /* command data buffers, all connections */
+	/* pre-login connections (loop.c), total and per source address */
+	pthread_mutex_t pre_lock;
+	_Atomic unsigned int pre_total; /* written under pre_lock */
+	unsigned int pre_mask;      /* slots - 1: a power of two */
+	struct iscsi_pre_addr *pre;
+	/* connections closed at accept, logged once a tick (worker 0) */
+	unsigned int refused_login, refused_fds;
 };
 
 /* ---- conn.c: one connection ---------------------------------------------- */
@@ -815,6 +841,8 @@ struct iscsi_conn {
 	struct iscsi_conn *dirty_next;
 	struct iscsi_conn *prev, *next; /* the worker's list */
 	char peer[64];
+	uint8_t addr[16];           /* the peer's address (IPv4-mapped) */
+	bool prelogin;              /* counted in fe->pre_total */
 
 	/* receive */
 	struct iscsi_rx rx;

@@ -914,6 +914,7 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 			c->rx.hdigest = c->p.header_digest;
 			c->rx.ddigest = c->p.data_digest;
 			c->state = ISCSI_CONN_FFP;
+			iscsi_prelogin_put(c);
 			log_info("iscsi: %s: %s logged in to %s (tsih %u)",
 				 c->peer, c->initiator,
 				 c->discovery ? "discovery"
