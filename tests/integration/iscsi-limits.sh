@@ -7,7 +7,8 @@
 # the initiator ACL; login keys declared twice and names that are not
 # iSCSI names refused, and nothing a peer sent logged raw; a flood of
 # idle connections capped in all and per address, with a shorter login
-# timeout under pressure, while a real login still gets in.
+# timeout under pressure, while a real login still gets in; failed CHAP
+# answers slowing their source address down.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -56,6 +57,18 @@ check "raw: a connection flood" timeout 120 $RAW "$PORT" "$IQN:t0" flood
 check "refusals are logged, once a second" \
 	grep -qE "iscsi: closed 1[67] connections at accept: 1[67] over" "$DAEMON_LOG"
 check "the idle ones: no login in 10 s" grep -q "no login in 10 s" "$DAEMON_LOG"
+check "daemon alive" daemon_alive
+stop_daemon
+expect_eq "sdswarmd exits 0" 0 $?
+
+# failed CHAP answers
+sed "s/^portal = .*/portal = 127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/iscsi.conf" \
+	>"$T/chap.conf"
+printf 'chap_user = alice\nchap_secret = alice-secret-0123\n' >>"$T/chap.conf"
+start_daemon "$T/chap.conf" -v || exit 1
+check "raw: failed CHAP answers are throttled" timeout 120 $RAW "$PORT" "$IQN:t0" chap
+check "the log says how long the address waits" \
+	grep -q "CHAP answer wrong; the next from this address waits 1 s" "$DAEMON_LOG"
 check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?

@@ -6,7 +6,9 @@
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
 #       | buffers PID | discovery ALLOWED STRANGER | login-text | flood
+#       | chap
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
+import hashlib
 import select
 import socket
 import struct
@@ -697,6 +699,72 @@ def mode_flood(port, target):
     for x in flood + more + [c, c2]:
         x.close()
 
+def chap_login(port, target, user, secret, src="127.0.0.1"):
+    """A CHAP login (security stage, then straight to full feature phase);
+    its final status."""
+    c = Conn(port, src=src)
+
+    def step(flags, keys):
+        bhs = bytearray(48)
+        bhs[0] = 0x43
+        bhs[1] = flags
+        bhs[8:14] = b"\x80\0\0\0\0\x0c"
+        struct.pack_into(">II", bhs, 16, c.next_itt(), 0)
+        struct.pack_into(">II", bhs, 24, c.cmdsn, c.statsn)
+        c.send(bhs, text(keys))
+        r, d = c.recv()
+        c.statsn = struct.unpack(">I", r[24:28])[0] + 1
+        return r[36] << 8 | r[37], parse_text(d)
+
+    try:
+        st, _ = step(0x01, [("InitiatorName", INIT), ("SessionType", "Normal"),
+                            ("TargetName", target), ("AuthMethod", "CHAP")])
+        if st:
+            return st
+        st, kv = step(0x01, [("CHAP_A", "5")])
+        if st:
+            return st
+        cid = int(kv["CHAP_I"])
+        chal = bytes.fromhex(kv["CHAP_C"][2:])
+        resp = hashlib.md5(bytes([cid]) + secret.encode() + chal).hexdigest()
+        st, _ = step(0x80 | 0x01, [("CHAP_N", user), ("CHAP_R", "0x" + resp)])
+        return st
+    finally:
+        c.close()
+
+
+def mode_chap(port, target):
+    """[iscsi] chap_user = alice, chap_secret = alice-secret-0123."""
+    counts, t0 = {}, time.monotonic()
+    for _ in range(100000):
+        if time.monotonic() - t0 > 3.5:
+            break
+        st = chap_login(port, target, "alice", "wrong-secret-000")
+        counts[st] = counts.get(st, 0) + 1
+    checked, waited = counts.get(0x0201, 0), counts.get(0x0301, 0)
+    print("CHAP: %d wrong answers checked and %d told to retry later in 3.5 s"
+          % (checked, waited))
+    check(set(counts) <= {0x0201, 0x0301},
+          "wrong answers: 0x0201 or 0x0301 only (%s)" %
+          {"0x%04x" % k: v for k, v in counts.items()})
+    # 3 free, then waits of 1 and 2 s: at most 6 checked in 3.5 s
+    check(1 <= checked <= 7, "at most 7 wrong answers checked in 3.5 s (%d)"
+          % checked)
+    check(waited >= 1, "the rest: Service Unavailable, retry later")
+    st = chap_login(port, target, "alice", "alice-secret-0123",
+                    src="127.0.0.2")
+    check(st == 0, "another address is not slowed down (0x%04x)" % st)
+    st, t0 = 0x0301, time.monotonic()
+    while st == 0x0301 and time.monotonic() - t0 < 60:
+        st = chap_login(port, target, "alice", "alice-secret-0123")
+        if st == 0x0301:
+            time.sleep(0.5)
+    check(st == 0, "the right secret gets in once the wait is over (0x%04x)"
+          % st)
+    st = chap_login(port, target, "alice", "wrong-secret-000")
+    check(st == 0x0201, "a success forgets the failures (0x%04x)" % st)
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -716,6 +784,8 @@ def main():
             mode_login_text(port, target)
         elif mode == "flood":
             mode_flood(port, target)
+        elif mode == "chap":
+            mode_chap(port, target)
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
     except Exception as e:  # a broken exchange is a failure, not a crash

@@ -96,6 +96,7 @@
 #define ISCSI_LOGIN_NO_SUCH_SESSION 0x020a
 #define ISCSI_LOGIN_INVALID_REQUEST 0x020b
 #define ISCSI_LOGIN_TARGET_ERROR 0x0300
+#define ISCSI_LOGIN_SERVICE_UNAVAILABLE 0x0301
 #define ISCSI_LOGIN_OUT_OF_RESOURCES 0x0302
 
 /* Login stages (CSG/NSG). */
@@ -580,6 +581,56 @@ int iscsi_chap_check(struct iscsi_chap *ch, const struct cfg_iscsi *icfg,
 		     const char *name, const char *response, const char *mid,
 		     const char *mchallenge, struct iscsi_text *out);
 
+/*
+ * Failed CHAP answers, per source address: the first ISCSI_AUTH_FREE in a
+ * row cost nothing (a mistyped secret); after the n-th one past those the
+ * address's next answer is not checked for 2^(n-1) seconds (at most
+ * ISCSI_AUTH_DELAY_MAX) and gets Service Unavailable (0x0301, retry
+ * later) instead. A fixed table of ISCSI_AUTH_SLOTS, one address a slot
+ * (a new address takes the slot of an old one): bounded memory.
+ */
+#define ISCSI_AUTH_SLOTS 256u
+#define ISCSI_AUTH_FREE 3u
+#define ISCSI_AUTH_DELAY_MAX 16u
+/* A failure this long after the last one starts the count again. */
+#define ISCSI_AUTH_FORGET_S 600u
+
+struct iscsi_auth_slot {
+	uint8_t addr[16];
+	uint8_t fails;              /* 0: the slot is free */
+	uint64_t last_ns;           /* the last failure */
+	uint64_t until_ns;          /* no answer checked before this */
+};
+
+struct iscsi_auth_throttle {
+	pthread_mutex_t lock;
+	struct iscsi_auth_slot v[ISCSI_AUTH_SLOTS];
+};
+
+/**
+ * iscsi_auth_wait() - whether a CHAP answer from @addr must wait.
+ * @t: the table.
+ * @addr: the source address (16 bytes, IPv4-mapped).
+ * @now: monotonic nanoseconds.
+ *
+ * Context: any thread; takes @t->lock.
+ * Return: 0 check it now; else the seconds (rounded up) left to wait.
+ */
+unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t,
+			     const uint8_t *addr, uint64_t now);
+
+/**
+ * iscsi_auth_result() - record a checked CHAP answer from @addr.
+ * @t: the table.
+ * @addr: the source address.
+ * @ok: it was right (the address's failures are forgotten).
+ * @now: monotonic nanoseconds.
+ *
+ * Return: for a failure, the seconds the address must now wait; 0.
+ */
+unsigned int iscsi_auth_result(struct iscsi_auth_throttle *t,
+			       const uint8_t *addr, bool ok, uint64_t now);
+
 /* ---- the front end, workers, sessions ----------------------------------- */
 
 struct iscsi_fe;
@@ -743,6 +794,7 @@ struct iscsi_fe {
 	_Atomic unsigned int pre_total; /* written under pre_lock */
 	unsigned int pre_mask;      /* slots - 1: a power of two */
 	struct iscsi_pre_addr *pre;
+	struct iscsi_auth_throttle auth;
 	/* connections closed at accept, logged once a tick (worker 0) */
 	unsigned int refused_login, refused_fds;
 };

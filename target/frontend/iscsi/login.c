@@ -648,12 +648,33 @@ static uint16_t login_security(struct iscsi_conn *c, const struct login_keys *k,
 		return ISCSI_LOGIN_OK;
 	}
 	if (l->chap.state == ISCSI_CHAP_WANT_R && (k->chap_n || k->chap_r)) {
+		uint64_t now = iscsi_now_ns();
+		unsigned int wait;
+
+		/*
+		 * An address whose last answers were wrong waits before the
+		 * next one is even checked: a guessing loop gets one guess
+		 * in 16 s, not thousands a second; "retry later" (class 3)
+		 * lets a real initiator come back.
+		 */
+		wait = iscsi_auth_wait(&c->fe->auth, c->addr, now);
+		if (wait) {
+			log_info("iscsi: %s: CHAP answer not checked: %u s "
+				 "left after failed ones",
+				 c->peer, wait);
+			return ISCSI_LOGIN_SERVICE_UNAVAILABLE;
+		}
 		ret = iscsi_chap_check(&l->chap, ic, k->chap_n, k->chap_r,
 				       k->chap_i, k->chap_c, out);
-		if (ret == -EINVAL)
+		if (ret) {
+			wait = iscsi_auth_result(&c->fe->auth, c->addr, false,
+						 now);
+			log_info("iscsi: %s: CHAP answer wrong; the next from "
+				 "this address waits %u s",
+				 c->peer, wait);
 			return ISCSI_LOGIN_AUTH_FAILED;
-		if (ret)
-			return ISCSI_LOGIN_AUTH_FAILED;
+		}
+		iscsi_auth_result(&c->fe->auth, c->addr, true, now);
 		l->authenticated = true;
 		return ISCSI_LOGIN_OK;
 	}

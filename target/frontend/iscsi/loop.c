@@ -803,6 +803,7 @@ static void fe_free(struct iscsi_fe *fe)
 	iscsi_sess_fini(&fe->sessions);
 	free(fe->pre);
 	pthread_mutex_destroy(&fe->pre_lock);
+	pthread_mutex_destroy(&fe->auth.lock);
 	free(fe);
 }
 
@@ -823,6 +824,7 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 	fe->listen_fd = -1;
 	fe->icfg = *ic;
 	pthread_mutex_init(&fe->pre_lock, NULL);
+	pthread_mutex_init(&fe->auth.lock, NULL);
 	for (i = 4; i < 2 * ic->max_login_connections; i *= 2)
 		;
 	fe->pre_mask = i - 1;
