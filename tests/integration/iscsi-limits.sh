@@ -8,7 +8,8 @@
 # iSCSI names refused, and nothing a peer sent logged raw; a flood of
 # idle connections capped in all and per address, with a shorter login
 # timeout under pressure, while a real login still gets in; failed CHAP
-# answers slowing their source address down.
+# answers slowing their source address down; commands past a CmdSN gap
+# held and delivered in CmdSN order.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -36,6 +37,7 @@ sed "s/^portal = .*/portal = 127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/iscsi.conf"
 printf 'initiators = iqn.2026-12.org.sdswarm:raw, iqn.2026-12.org.sdswarm:b\n' \
 	>>"$T/acl.conf"
 start_daemon "$T/acl.conf" -v || exit 1
+check "raw: CmdSN gaps held, delivered in order" timeout 60 $RAW "$PORT" "$IQN:t0" cmdsn
 check "raw: SendTargets follows the ACL" timeout 60 $RAW "$PORT" "$IQN:t0" \
 	discovery iqn.2026-12.org.sdswarm:raw iqn.2026-12.org.sdswarm:stranger
 check "raw: login text" timeout 60 $RAW "$PORT" "$IQN:t0" login-text

@@ -6,7 +6,7 @@
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
 #       | buffers PID | discovery ALLOWED STRANGER | login-text | flood
-#       | chap
+#       | chap | cmdsn
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
 import hashlib
 import select
@@ -83,7 +83,12 @@ class Conn:
         if ahs:
             self.recv_exact(ahs)
         data = self.recv_exact(dlen + pad4(dlen))[:dlen]
+        if bhs[0] & 0x3f in (0x20, 0x21, 0x22, 0x24, 0x25, 0x26, 0x31, 0x32):
+            self.maxcmdsn = struct.unpack(">I", bhs[32:36])[0]
         return bhs, data
+
+    def maxcmdsn_now(self):
+        return self.maxcmdsn
 
     def closed(self, wait=3.0):
         """True when the target closes the connection within @wait s."""
@@ -765,6 +770,72 @@ def mode_chap(port, target):
     check(st == 0x0201, "a success forgets the failures (0x%04x)" % st)
 
 
+def mode_cmdsn(port, target):
+    c, _ = session(port, target, [("ImmediateData", "Yes"),
+                                  ("FirstBurstLength", "65536")])
+    clear_ua(c)
+    n = c.cmdsn
+    a, b = b"A" * 512, b"B" * 512
+    w10 = bytes([0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0])
+    # CmdSN n+1 first (held), then n: both answered, executed n, n+1
+    ib = c.cmd(w10, edtl=512, write=True, data=b, cmdsn=n + 1)
+    ia = c.cmd(w10, edtl=512, write=True, data=a, cmdsn=n)
+    c.cmdsn = n + 2
+    got = {}
+    for _ in range(16):
+        r, _ = c.recv()
+        if r[0] & 0x3f == 0x21:
+            got[struct.unpack(">I", r[16:20])[0]] = (
+                r[3], struct.unpack(">I", r[28:32])[0])
+        if len(got) == 2:
+            break
+    check(got.get(ia, (None,))[0] == 0 and got.get(ib, (None,))[0] == 0,
+          "WRITE with CmdSN n+1 before n: both GOOD (%s)" % got)
+    check(max(e for _, e in got.values()) == n + 2,
+          "ExpCmdSN %d after both" % (n + 2))
+    itt = c.cmd(bytes([0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0]), edtl=512,
+                read=True)
+    _, st, d = c.response(itt)
+    check(st == 0 and d == b, "LBA 0 holds n+1's data: CmdSN order kept")
+    # a SCSI command past a NOP-Out's CmdSN; the NOP-Out fills the gap
+    n = c.cmdsn
+    it = c.tur(cmdsn=n + 1)
+    bhs = bytearray(48)
+    bhs[0] = 0x00
+    bhs[1] = 0x80
+    inop = c.next_itt()
+    struct.pack_into(">IIII", bhs, 16, inop, RSVD, n, c.statsn)
+    c.send(bhs)
+    c.cmdsn = n + 2
+    seen = set()
+    for _ in range(16):
+        r, _ = c.recv()
+        seen.add((r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]))
+        if (0x21, it) in seen and (0x20, inop) in seen:
+            break
+    check((0x21, it) in seen and (0x20, inop) in seen,
+          "TUR at n+1, then NOP-Out at n: both answered")
+    # past MaxCmdSN: still dropped
+    r0 = c.tur(cmdsn=c.maxcmdsn_now() + 1)
+    _, st, _ = c.response(c.tur())
+    check(st == 0, "the next in-order command is answered")
+    bhs = bytearray(48)
+    bhs[0] = 0x40
+    bhs[1] = 0x80
+    inop = c.next_itt()
+    struct.pack_into(">IIII", bhs, 16, inop, RSVD, c.cmdsn, c.statsn)
+    c.send(bhs)
+    stray = False
+    for _ in range(16):
+        r, _ = c.recv()
+        if r[0] & 0x3f == 0x21 and struct.unpack(">I", r[16:20])[0] == r0:
+            stray = True
+        if r[0] & 0x3f == 0x20:
+            break
+    check(not stray, "a CmdSN past MaxCmdSN: dropped")
+    c.close()
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -784,6 +855,8 @@ def main():
             mode_login_text(port, target)
         elif mode == "flood":
             mode_flood(port, target)
+        elif mode == "cmdsn":
+            mode_cmdsn(port, target)
         elif mode == "chap":
             mode_chap(port, target)
         elif mode == "buffers":

@@ -280,9 +280,24 @@ static void txq_remove(struct iscsi_conn *c, struct iscsi_task *t)
 	t->next = NULL;
 }
 
+/* A CmdSN past the gap used up out of order. Return: false, no room. */
+static bool sn_used_add(struct iscsi_conn *c, uint32_t sn)
+{
+	if (c->nsn_used == ISCSI_CMD_SLOTS)
+		return false;
+	c->sn_used[c->nsn_used++] = sn;
+	return true;
+}
+
 /* Ends a task without a response (an abort, a reset, a closing session). */
 static void task_abort(struct iscsi_conn *c, struct iscsi_task *t)
 {
+	if (t->held) {
+		/* never delivered, but its CmdSN is spent */
+		t->held = false;
+		c->nheld--;
+		sn_used_add(c, t->cmdsn);
+	}
 	switch (t->state) {
 	case ISCSI_TASK_DELAYED:
 		iscsi_timer_del(c->w, c, t->slot);
@@ -583,6 +598,65 @@ static int task_progress(struct iscsi_conn *c, struct iscsi_task *t)
 	return send_r2ts(c, t);
 }
 
+/*
+ * ExpCmdSN moved: deliver, in CmdSN order, the held commands (and step
+ * over the CmdSNs used up) that now follow on. O(slots) per step, only
+ * while something is held.
+ */
+static int sn_release(struct iscsi_conn *c)
+{
+	struct iscsi_task *t;
+	unsigned int i, guard;
+	bool found;
+	int ret;
+
+	for (guard = 0; guard < 2 * ISCSI_SLOTS && (c->nheld || c->nsn_used);
+	     guard++) {
+		found = false;
+		for (i = 0; i < c->nsn_used; i++) {
+			if (c->sn_used[i] == c->exp_cmd_sn) {
+				c->sn_used[i] = c->sn_used[--c->nsn_used];
+				c->exp_cmd_sn++;
+				found = true;
+				break;
+			}
+		}
+		if (found)
+			continue;
+		t = NULL;
+		for (i = 0; i < ISCSI_SLOTS && c->nheld; i++) {
+			if (c->tasks[i].held &&
+			    c->tasks[i].cmdsn == c->exp_cmd_sn) {
+				t = &c->tasks[i];
+				break;
+			}
+		}
+		if (!t)
+			break;
+		t->held = false;
+		c->nheld--;
+		c->exp_cmd_sn++;
+		ret = task_progress(c, t);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Whether a held command already has CmdSN @sn (a duplicate is dropped). */
+static bool sn_held(const struct iscsi_conn *c, uint32_t sn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ISCSI_SLOTS && c->nheld; i++)
+		if (c->tasks[i].held && c->tasks[i].cmdsn == sn)
+			return true;
+	for (i = 0; i < c->nsn_used; i++)
+		if (c->sn_used[i] == sn)
+			return true;
+	return false;
+}
+
 /* A SCSI Command's header: take a slot and say where its data goes. */
 static int cmd_header(struct iscsi_conn *c)
 {
@@ -591,6 +665,7 @@ static int cmd_header(struct iscsi_conn *c)
 	     w = bhs[1] & ISCSI_CMD_W, fin = bhs[1] & ISCSI_FLAG_F;
 	uint32_t dlen = c->rx.data_len, cmdsn = iscsi_get32(bhs + 24), vlun;
 	struct iscsi_task *t;
+	enum iscsi_sn_verdict v = ISCSI_SN_EXPECTED;
 	struct scsi_cmd *cmd;
 	size_t extra = 0;
 	int ret;
@@ -599,23 +674,36 @@ static int cmd_header(struct iscsi_conn *c)
 		c->cur_reject = ISCSI_REJECT_PROTOCOL;
 		return 0;
 	}
-	if (!imm && iscsi_cmdsn_check(cmdsn, c->exp_cmd_sn, c->max_cmd_sn) !=
-			    ISCSI_SN_EXPECTED) {
+	if (!imm)
+		v = iscsi_cmdsn_check(cmdsn, c->exp_cmd_sn, c->max_cmd_sn);
+	if (v == ISCSI_SN_OUTSIDE ||
+	    (v == ISCSI_SN_AHEAD && sn_held(c, cmdsn))) {
 		/* RFC 7143 4.2.2.1: outside the window, silently ignored */
-		log_debug("iscsi: %s: CmdSN %u outside %u..%u: dropped",
+		log_debug("iscsi: %s: CmdSN %u outside %u..%u or a duplicate: "
+			  "dropped",
 			  c->peer, cmdsn, c->exp_cmd_sn, c->max_cmd_sn);
 		c->cur_drop = true;
 		return 0;
 	}
 	t = task_get(c, imm);
 	if (!t) {
-		if (!imm)
+		if (v == ISCSI_SN_EXPECTED && !imm)
 			c->exp_cmd_sn++;
+		else if (v == ISCSI_SN_AHEAD)
+			sn_used_add(c, cmdsn);
 		c->cur_reject = imm ? ISCSI_REJECT_IMMEDIATE
 				    : ISCSI_REJECT_LONG_OP;
 		return 0;
 	}
-	if (!imm)
+	/*
+	 * In the window past a gap: the command is taken (its slot, its
+	 * immediate and unsolicited data) but delivered only when every
+	 * CmdSN before it is in (RFC 7143 3.2.2.1).
+	 */
+	t->held = v == ISCSI_SN_AHEAD;
+	if (t->held)
+		c->nheld++;
+	else if (!imm)
 		c->exp_cmd_sn++;
 	t->itt = iscsi_bhs_itt(bhs);
 	t->cmdsn = cmdsn;
@@ -711,10 +799,20 @@ static int cmd_pdu(struct iscsi_conn *c)
 	struct iscsi_task *t = c->cur;
 	uint32_t dlen = c->rx.data_len;
 
+	int ret;
+
 	c->cur = NULL;
 	t->received = dlen;
 	t->unsol_got = dlen;
-	return task_progress(c, t);
+	if (t->held) {
+		/* its unsolicited Data-Out may come; nothing else yet */
+		t->state = ISCSI_TASK_DATA_OUT;
+		return 0;
+	}
+	ret = task_progress(c, t);
+	if (ret || t->immediate)
+		return ret;
+	return sn_release(c);
 }
 
 /* A Data-Out's header: find its task and R2T, check DataSN and offset. */
@@ -822,6 +920,8 @@ static int dataout_pdu(struct iscsi_conn *c)
 		}
 	}
 	t->received += dlen;
+	if (t->held)
+		return 0; /* it waits for its CmdSN's turn */
 	if (t->received >= (t->discard ? t->unsol_end : t->edtl)) {
 		task_execute(c, t);
 		return 0;
@@ -838,11 +938,21 @@ static bool cmdsn_accept(struct iscsi_conn *c, const uint8_t *bhs)
 
 	if (bhs[0] & ISCSI_OP_IMMEDIATE)
 		return true;
-	if (iscsi_cmdsn_check(sn, c->exp_cmd_sn, c->max_cmd_sn) !=
-	    ISCSI_SN_EXPECTED)
+	switch (iscsi_cmdsn_check(sn, c->exp_cmd_sn, c->max_cmd_sn)) {
+	case ISCSI_SN_EXPECTED:
+		c->exp_cmd_sn++;
+		/* the commands held behind it go now, before its answer */
+		sn_release(c);
+		return true;
+	case ISCSI_SN_AHEAD:
+		/*
+		 * Past a gap: handled now (it has no slot to wait in), its
+		 * CmdSN marked used so ExpCmdSN steps over it later.
+		 */
+		return !sn_held(c, sn) && sn_used_add(c, sn);
+	default:
 		return false;
-	c->exp_cmd_sn++;
-	return true;
+	}
 }
 
 static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)

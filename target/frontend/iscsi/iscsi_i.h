@@ -852,6 +852,7 @@ struct iscsi_task {
 	uint64_t deadline;
 	unsigned int heap_idx;
 	bool accounted;             /* its slot is already back in the window */
+	bool held;                  /* CmdSN past a gap: waits for its turn */
 	struct iscsi_task *next;    /* free list or transmit queue */
 };
 
@@ -931,6 +932,15 @@ struct iscsi_conn {
 	uint32_t stat_sn;
 	uint32_t exp_cmd_sn;
 	uint32_t max_cmd_sn;
+	/*
+	 * Past a CmdSN gap (RFC 7143 3.2.2.1): SCSI commands in the window
+	 * wait in their slots (held); the CmdSNs already used up there by
+	 * other requests or by held commands that were aborted are listed
+	 * here, so ExpCmdSN steps over them once the gap is filled.
+	 */
+	unsigned int nheld;
+	unsigned int nsn_used;
+	uint32_t sn_used[ISCSI_CMD_SLOTS];
 
 	/* text continuation in full feature phase */
 	char *text;
