@@ -24,7 +24,7 @@
 /* cfg seen-line values: 0 is "not set", this one "set on the command line" */
 #define LINE_CLI (-1)
 /* Most keys a section has (the LUN groups have the most, 20). */
-#define MAX_KEYS 24
+#define MAX_KEYS 32
 
 enum sect {
 	S_NONE = 0, /* before the first header */
@@ -714,6 +714,11 @@ static bool iscsi_name_ok(const char *s)
 	return false;
 }
 
+bool cfg_iscsi_name_valid(const char *name)
+{
+	return iscsi_name_ok(name);
+}
+
 static int set_iqn_prefix(void *obj, const struct key *k, const char *v,
 			  char *why, size_t wl)
 {
@@ -1061,6 +1066,12 @@ enum {
 	IK_R2T,
 	IK_NOP_INTERVAL,
 	IK_NOP_TIMEOUT,
+	IK_BUF_CONN,
+	IK_BUF_TOTAL,
+	IK_LOGIN_CONNS,
+	IK_LOGIN_PER_ADDR,
+	IK_LOGIN_TIMEOUT,
+	IK_LOGIN_TIMEOUT_BUSY,
 };
 
 /* RFC 7143 13.12-13.14: data segment and burst lengths 512..2^24-1. */
@@ -1103,6 +1114,23 @@ static const struct key iscsi_keys[] = {
 				nop_interval, 0, 3600),
 	[IK_NOP_TIMEOUT] = KEY("nop_timeout", set_uint, struct cfg_iscsi,
 			       nop_timeout, 1, 3600),
+	/* at least one largest command (32 MiB) must always fit */
+	[IK_BUF_CONN] = KEY("max_buffer_per_connection", set_size,
+			    struct cfg_iscsi, max_buffer_per_connection,
+			    32u << 20, 1ull << 40),
+	[IK_BUF_TOTAL] = KEY("max_buffer", set_size, struct cfg_iscsi,
+			     max_buffer, 32u << 20, 1ull << 40),
+	[IK_LOGIN_CONNS] = KEY("max_login_connections", set_uint,
+			       struct cfg_iscsi, max_login_connections, 1,
+			       65535),
+	[IK_LOGIN_PER_ADDR] = KEY("max_login_per_address", set_uint,
+				  struct cfg_iscsi, max_login_per_address, 1,
+				  65535),
+	[IK_LOGIN_TIMEOUT] = KEY("login_timeout", set_uint, struct cfg_iscsi,
+				 login_timeout, 1, 3600),
+	[IK_LOGIN_TIMEOUT_BUSY] = KEY("login_timeout_busy", set_uint,
+				      struct cfg_iscsi, login_timeout_busy, 1,
+				      3600),
 };
 
 static const struct key tcmu_keys[] = {
@@ -1241,6 +1269,12 @@ static void defaults(struct cfg *c)
 	c->iscsi.initial_r2t = false;
 	c->iscsi.nop_interval = 10;
 	c->iscsi.nop_timeout = 30;
+	c->iscsi.max_buffer_per_connection = 64u << 20;
+	c->iscsi.max_buffer = 1u << 30;
+	c->iscsi.max_login_connections = 256;
+	c->iscsi.max_login_per_address = 16;
+	c->iscsi.login_timeout = 30;
+	c->iscsi.login_timeout_busy = 5;
 
 	c->tcmu.enabled = false;
 	strcpy(c->tcmu.hba, "user_0");
@@ -2150,6 +2184,18 @@ static void check_iscsi(struct cfg_parser *p)
 		    "[iscsi] first_burst_length %u is above max_burst_length "
 		    "%u (RFC 7143 13.14)",
 		    c->first_burst_length, c->max_burst_length);
+	if (c->max_buffer_per_connection > c->max_buffer)
+		msg(p, st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
+					    : st[IK_BUF_TOTAL].line,
+		    "[iscsi] max_buffer_per_connection %" PRIu64
+		    " is above max_buffer %" PRIu64,
+		    c->max_buffer_per_connection, c->max_buffer);
+	if (c->max_login_per_address > c->max_login_connections)
+		msg(p, st[IK_LOGIN_PER_ADDR].line ? st[IK_LOGIN_PER_ADDR].line
+						  : st[IK_LOGIN_CONNS].line,
+		    "[iscsi] max_login_per_address %u is above "
+		    "max_login_connections %u",
+		    c->max_login_per_address, c->max_login_connections);
 }
 
 static void check_faults(struct cfg_parser *p)

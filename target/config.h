@@ -109,6 +109,16 @@ struct cfg_store {
  *	it with a NOP-In; 0 never pings.
  * @nop_timeout: seconds a ping may go unanswered before the connection
  *	is dropped.
+ * @max_buffer_per_connection: bytes of command data buffers (Data-Out
+ *	being collected, Data-In waiting to go) one connection may hold;
+ *	past it a command gets TASK SET FULL.
+ * @max_buffer: the same over all connections; past it, BUSY.
+ * @max_login_connections: connections not yet logged in, at once; more
+ *	are closed at accept.
+ * @max_login_per_address: the same per source address.
+ * @login_timeout: seconds a connection may take to log in.
+ * @login_timeout_busy: the same while over half of @max_login_connections
+ *	are taken (the smaller of the two counts).
  */
 struct cfg_iscsi {
 	bool enabled;
@@ -133,6 +143,12 @@ struct cfg_iscsi {
 	bool initial_r2t;
 	unsigned int nop_interval;
 	unsigned int nop_timeout;
+	uint64_t max_buffer_per_connection;
+	uint64_t max_buffer;
+	unsigned int max_login_connections;
+	unsigned int max_login_per_address;
+	unsigned int login_timeout;
+	unsigned int login_timeout_busy;
 };
 
 enum cfg_tcmu_fabric {
@@ -373,6 +389,19 @@ int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
  * Return: the length, or -ENOSPC.
  */
 int cfg_fault_format(const struct fault_rule *r, char *buf, size_t len);
+
+/**
+ * cfg_iscsi_name_valid() - whether @name is an iSCSI name of one of RFC
+ * 3722's forms, as a peer must send it: "iqn." yyyy-mm "." reversed
+ * domain [":" anything] in lower case, digits, '.', '-' and ':'; "eui."
+ * and 16 hex digits; "naa." and 16 or 32 hex digits; at most
+ * CFG_ISCSI_NAME_MAX bytes.
+ * @name: the name.
+ *
+ * Context: any; pure.
+ * Return: true or false.
+ */
+bool cfg_iscsi_name_valid(const char *name);
 
 /**
  * cfg_iscsi_target_name() - the IQN of iSCSI target @i ("PREFIX:tI").

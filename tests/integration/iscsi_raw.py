@@ -5,7 +5,11 @@
 # every wait has a timeout and every loop a bound.
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
+#       | buffers PID | discovery ALLOWED STRANGER | login-text | flood
+#       | chap | cmdsn
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
+import hashlib
+import select
 import socket
 import struct
 import sys
@@ -46,8 +50,9 @@ def parse_text(data):
 
 
 class Conn:
-    def __init__(self, port, timeout=5.0):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, timeout=5.0, src="127.0.0.1"):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                          source_address=(src, 0))
         self.s.settimeout(timeout)
         self.cmdsn = 1
         self.statsn = 0
@@ -78,7 +83,12 @@ class Conn:
         if ahs:
             self.recv_exact(ahs)
         data = self.recv_exact(dlen + pad4(dlen))[:dlen]
+        if bhs[0] & 0x3f in (0x20, 0x21, 0x22, 0x24, 0x25, 0x26, 0x31, 0x32):
+            self.maxcmdsn = struct.unpack(">I", bhs[32:36])[0]
         return bhs, data
+
+    def maxcmdsn_now(self):
+        return self.maxcmdsn
 
     def closed(self, wait=3.0):
         """True when the target closes the connection within @wait s."""
@@ -150,7 +160,8 @@ class Conn:
                 if r[1] & 1:
                     return r, r[3], data
             elif op == 0x21 and struct.unpack(">I", r[16:20])[0] == itt:
-                return r, r[3], data
+                # Data-In so far, or the response's sense data
+                return r, r[3], data if data else d
             elif op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
                 self.nop_reply(r)
         raise RuntimeError("no response")
@@ -177,9 +188,9 @@ class Conn:
 INIT = "iqn.2026-12.org.sdswarm:raw"
 
 
-def session(port, target, extra=(), **kw):
+def session(port, target, extra=(), isid=b"\x80\0\0\0\0\x01", **kw):
     c = Conn(port, **kw)
-    st, _, kv = c.login(INIT, target, extra)
+    st, _, kv = c.login(INIT, target, extra, isid=isid)
     if st:
         raise RuntimeError("login status 0x%04x" % st)
     return c, kv
@@ -462,6 +473,369 @@ def mode_sessions(port, target, n):
         c.close()
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def write16(lba, blocks):
+    return bytes([0x8a, 0]) + struct.pack(">QIBB", lba, blocks, 0, 0)
+
+
+def clear_ua(c, lun=0):
+    for _ in range(3):
+        _, st, _ = c.response(c.tur(lun=lun))
+        if st == 0:
+            return
+
+
+def mode_buffers(port, target, pid):
+    """[iscsi] max_buffer_per_connection = 64M, max_buffer = 80M; LUN 0
+    max_transfer = 32M, LUN 1 the default 4M (iscsi-limits.sh)."""
+    big = 32 << 20
+    neg = [("ImmediateData", "Yes"), ("InitialR2T", "Yes"),
+           ("MaxOutstandingR2T", "8"), ("MaxRecvDataSegmentLength", "262144")]
+    a, _ = session(port, target, neg)
+    b, _ = session(port, target, neg, isid=b"\x80\0\0\0\0\x02")
+    clear_ua(a)
+    clear_ua(b)
+    clear_ua(b, lun=1)
+    before = rss_kib(pid)
+    # 16 WRITEs of 32 MiB with no data yet: two fit the connection's 64 MiB
+    # all to LBA 0: what the store keeps is 32 MiB, whichever two run
+    itts = [a.cmd(write16(0, 65536), edtl=big, write=True)
+            for i in range(16)]
+    r2ts, status = {}, {}
+    for _ in range(4096):
+        if len(status) == 14 and len(r2ts) == 2:
+            break
+        r, d = a.recv()
+        op, itt = r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]
+        if op == 0x31:
+            r2ts.setdefault(itt, []).append(
+                (struct.unpack(">I", r[20:24])[0],) +
+                struct.unpack(">II", r[40:48]))
+        elif op == 0x21:
+            status[itt] = r[3]
+    check(len(r2ts) == 2, "two 32 MiB WRITEs solicited (%d)" % len(r2ts))
+    check(sorted(status.values()) == [0x28] * 14,
+          "the other 14 answered TASK SET FULL before any data (%s)" %
+          sorted(set(status.values())))
+    # another connection: the daemon's 80 MiB are used up -> BUSY
+    itt = b.cmd(write16(0, 65536), edtl=big, write=True)
+    _, st, _ = b.response(itt)
+    check(st == 0x08, "a 32 MiB WRITE over max_buffer: BUSY (0x%02x)" % st)
+    # over LUN 1's max_transfer (4M): INVALID FIELD IN CDB, at once
+    itt = b.cmd(write16(0, 16384), lun=1, edtl=8 << 20, write=True)
+    r, st, d = b.response(itt)
+    check(st == 0x02 and len(d) > 14 and d[4] & 0xf == 5 and d[14] == 0x24,
+          "8 MiB WRITE over max_transfer 4M: ILLEGAL REQUEST, "
+          "INVALID FIELD IN CDB (0x%02x %s)" % (st, d[:16].hex()))
+    # now feed the two solicited WRITEs their 64 MiB
+    chunk = bytes(range(256)) * 1024
+    done = {}
+    pending = [(itt, x) for itt, xs in r2ts.items() for x in xs]
+    for _ in range(100000):
+        while pending:
+            itt, (ttt, off, ln) = pending.pop(0)
+            for k, po in enumerate(range(off, off + ln, len(chunk))):
+                bhs = bytearray(48)
+                n = min(len(chunk), off + ln - po)
+                bhs[0] = 0x05
+                bhs[1] = 0x80 if po + n >= off + ln else 0
+                struct.pack_into(">II", bhs, 16, itt, ttt)
+                struct.pack_into(">I", bhs, 28, a.statsn)
+                struct.pack_into(">II", bhs, 36, k, po)
+                a.send(bhs, chunk[:n])
+        if len(done) == 2:
+            break
+        r, d = a.recv()
+        op, itt = r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]
+        if op == 0x31:
+            pending.append((itt, (struct.unpack(">I", r[20:24])[0],) +
+                            struct.unpack(">II", r[40:48])))
+        elif op == 0x21:
+            done[itt] = r[3]
+    check(sorted(done.values()) == [0, 0], "the two WRITEs: GOOD")
+    after = rss_kib(pid)
+    print("rss: before %d KiB after %d KiB: +%d KiB for 16 x 32 MiB WRITEs" %
+          (before, after, after - before))
+    # 80 MiB of buffers, 32 MiB the store keeps, 16 MiB for the rest
+    check(after - before < 128 << 10,
+          "RSS grew %d KiB, under 128 MiB (80 MiB budget + 32 MiB stored)"
+          % (after - before))
+    # the budget is back: the next 32 MiB WRITE is solicited
+    itt = a.cmd(write16(0, 65536), edtl=big, write=True)
+    r, _ = a.recv()
+    check(r[0] & 0x3f == 0x31, "after they completed, a new WRITE is solicited")
+    a.close()
+    b.close()
+
+
+def sendtargets(port, initiator):
+    """TargetName values SendTargets=All gives @initiator (None: login
+    refused)."""
+    c = Conn(port)
+    st, _, _ = c.login(initiator, None, stype="Discovery")
+    if st:
+        c.close()
+        return None
+    bhs = bytearray(48)
+    bhs[0] = 0x04
+    bhs[1] = 0x80
+    struct.pack_into(">II", bhs, 16, c.next_itt(), RSVD)
+    struct.pack_into(">II", bhs, 24, c.cmdsn, c.statsn)
+    c.cmdsn += 1
+    c.send(bhs, text([("SendTargets", "All")]))
+    r, d = c.recv()
+    c.close()
+    names = [kv.split(b"=", 1)[1].decode() for kv in d.split(b"\0")
+             if kv.startswith(b"TargetName=")]
+    return names
+
+
+def mode_discovery(port, target, allowed, stranger):
+    names = sendtargets(port, allowed)
+    check(names is not None and target in names,
+          "SendTargets for a listed initiator names %s (%s)" %
+          (target, names))
+    names = sendtargets(port, stranger)
+    check(names == [] or names is None,
+          "SendTargets for an unlisted initiator names nothing (%s)" % names)
+
+
+def login_keys(port, keys):
+    """The status of a one-PDU login with exactly @keys."""
+    c = Conn(port)
+    bhs = bytearray(48)
+    bhs[0] = 0x43
+    bhs[1] = 0x80 | (1 << 2) | 3
+    bhs[8:14] = b"\x80\0\0\0\0\x09"
+    struct.pack_into(">II", bhs, 16, c.next_itt(), 0)
+    struct.pack_into(">I", bhs, 24, c.cmdsn)
+    data = b"".join(k + b"=" + v + b"\0" for k, v in keys)
+    c.send(bhs, data)
+    r, _ = c.recv()
+    c.close()
+    return r[36] << 8 | r[37]
+
+
+def mode_login_text(port, target):
+    me, t = INIT.encode(), target.encode()
+    base = [(b"InitiatorName", me), (b"SessionType", b"Normal"),
+            (b"TargetName", t)]
+    st = login_keys(port, base)
+    check(st == 0, "a plain login: 0x%04x" % st)
+    for dup, what in ((b"InitiatorName", "InitiatorName"),
+                      (b"TargetName", "TargetName"),
+                      (b"SessionType", "SessionType"),
+                      (b"MaxBurstLength", "MaxBurstLength")):
+        keys = base + [(b"MaxBurstLength", b"65536")]
+        val = dict(keys)[dup]
+        st = login_keys(port, keys + [(dup, val)])
+        check(st == 0x0200, "%s twice: initiator error 0x0200 (0x%04x)" %
+              (what, st))
+    st = login_keys(port, [(b"InitiatorName", b"iqn.2026-12.org.x"),
+                           (b"InitiatorName", me), (b"SessionType", b"Normal"),
+                           (b"TargetName", t)])
+    check(st == 0x0200, "a second InitiatorName does not win (0x%04x)" % st)
+    forged = b"iqn.2026-12.org.x\nsdswarmd: FORGED LINE\x1b[2J"
+    st = login_keys(port, [(b"InitiatorName", forged),
+                           (b"SessionType", b"Normal"), (b"TargetName", t)])
+    check(st == 0x0200, "InitiatorName with newline and ESC: 0x0200 (0x%04x)"
+          % st)
+    for bad in (b"iqn.2026-12.org.X", b"host.example.com", b"eui.12"):
+        st = login_keys(port, [(b"InitiatorName", bad),
+                               (b"SessionType", b"Normal"), (b"TargetName", t)])
+        check(st == 0x0200, "InitiatorName %s: 0x0200 (0x%04x)" %
+              (bad.decode(), st))
+    st = login_keys(port, [(b"InitiatorName", me), (b"SessionType", b"Normal"),
+                           (b"TargetName", t + b"\x1b")])
+    check(st == 0x0200, "TargetName with ESC: 0x0200 (0x%04x)" % st)
+
+
+def mode_flood(port, target):
+    """[iscsi] max_login_connections = 8, max_login_per_address = 4,
+    login_timeout = 300, login_timeout_busy = 10 (iscsi-limits.sh)."""
+    flood = [Conn(port, src="127.0.0.1") for _ in range(20)]
+    # those refused are closed at accept: wait for them together
+    closed, deadline = set(), time.monotonic() + 5.0
+    while len(closed) < 16 and time.monotonic() < deadline:
+        rd, _, _ = select.select([c.s for c in flood if c not in closed],
+                                 [], [], 0.5)
+        for c in flood:
+            if c.s in rd and c not in closed and c.closed(wait=0.1):
+                closed.add(c)
+    check(len(closed) == 16,
+          "20 idle connections from one address: 16 closed at once (%d)" %
+          len(closed))
+    held = [c for c in flood if c not in closed]
+    c, _ = session(port, target, src="127.0.0.2")
+    _, st, d = c.response(c.cmd(bytes([0x12, 0, 0, 0, 36, 0]), edtl=36,
+                                read=True))
+    check(st == 0 and len(d) == 36,
+          "a login from another address during the flood works")
+    more = [Conn(port, src="127.0.0.3") for _ in range(4)]
+    extra = Conn(port, src="127.0.0.4")
+    check(extra.closed(wait=5.0), "a 9th pre-login connection: closed")
+    extra.close()
+    # one of the held connections logs in: its place is free again
+    st, _, _ = held[0].login(INIT, target)
+    check(st == 0, "a held connection logs in (0x%04x)" % st)
+    c2, _ = session(port, target, src="127.0.0.4",
+                    isid=b"\x80\0\0\0\0\x07")
+    ok("then a login from a fourth address works")
+    # 7 pre-login of 8, over half: they have 10 s, not 300, until no
+    # more than half (4) are left
+    idle, gone = held[1:] + more, set()
+    deadline = time.monotonic() + 60.0
+    while len(gone) < 3 and time.monotonic() < deadline:
+        rd, _, _ = select.select([x.s for x in idle if x not in gone],
+                                 [], [], 1.0)
+        for x in idle:
+            if x.s in rd and x not in gone and x.closed(wait=0.1):
+                gone.add(x)
+    check(len(gone) >= 3,
+          "under pressure idle connections time out early (%d of 7)" %
+          len(gone))
+    for x in flood + more + [c, c2]:
+        x.close()
+
+def chap_login(port, target, user, secret, src="127.0.0.1"):
+    """A CHAP login (security stage, then straight to full feature phase);
+    its final status."""
+    c = Conn(port, src=src)
+
+    def step(flags, keys):
+        bhs = bytearray(48)
+        bhs[0] = 0x43
+        bhs[1] = flags
+        bhs[8:14] = b"\x80\0\0\0\0\x0c"
+        struct.pack_into(">II", bhs, 16, c.next_itt(), 0)
+        struct.pack_into(">II", bhs, 24, c.cmdsn, c.statsn)
+        c.send(bhs, text(keys))
+        r, d = c.recv()
+        c.statsn = struct.unpack(">I", r[24:28])[0] + 1
+        return r[36] << 8 | r[37], parse_text(d)
+
+    try:
+        st, _ = step(0x01, [("InitiatorName", INIT), ("SessionType", "Normal"),
+                            ("TargetName", target), ("AuthMethod", "CHAP")])
+        if st:
+            return st
+        st, kv = step(0x01, [("CHAP_A", "5")])
+        if st:
+            return st
+        cid = int(kv["CHAP_I"])
+        chal = bytes.fromhex(kv["CHAP_C"][2:])
+        resp = hashlib.md5(bytes([cid]) + secret.encode() + chal).hexdigest()
+        st, _ = step(0x80 | 0x01, [("CHAP_N", user), ("CHAP_R", "0x" + resp)])
+        return st
+    finally:
+        c.close()
+
+
+def mode_chap(port, target):
+    """[iscsi] chap_user = alice, chap_secret = alice-secret-0123."""
+    counts, t0 = {}, time.monotonic()
+    for _ in range(100000):
+        if time.monotonic() - t0 > 3.5:
+            break
+        st = chap_login(port, target, "alice", "wrong-secret-000")
+        counts[st] = counts.get(st, 0) + 1
+    checked, waited = counts.get(0x0201, 0), counts.get(0x0301, 0)
+    print("CHAP: %d wrong answers checked and %d told to retry later in 3.5 s"
+          % (checked, waited))
+    check(set(counts) <= {0x0201, 0x0301},
+          "wrong answers: 0x0201 or 0x0301 only (%s)" %
+          {"0x%04x" % k: v for k, v in counts.items()})
+    # 3 free, then waits of 1 and 2 s: at most 6 checked in 3.5 s
+    check(1 <= checked <= 7, "at most 7 wrong answers checked in 3.5 s (%d)"
+          % checked)
+    check(waited >= 1, "the rest: Service Unavailable, retry later")
+    st = chap_login(port, target, "alice", "alice-secret-0123",
+                    src="127.0.0.2")
+    check(st == 0, "another address is not slowed down (0x%04x)" % st)
+    st, t0 = 0x0301, time.monotonic()
+    while st == 0x0301 and time.monotonic() - t0 < 60:
+        st = chap_login(port, target, "alice", "alice-secret-0123")
+        if st == 0x0301:
+            time.sleep(0.5)
+    check(st == 0, "the right secret gets in once the wait is over (0x%04x)"
+          % st)
+    st = chap_login(port, target, "alice", "wrong-secret-000")
+    check(st == 0x0201, "a success forgets the failures (0x%04x)" % st)
+
+
+def mode_cmdsn(port, target):
+    c, _ = session(port, target, [("ImmediateData", "Yes"),
+                                  ("FirstBurstLength", "65536")])
+    clear_ua(c)
+    n = c.cmdsn
+    a, b = b"A" * 512, b"B" * 512
+    w10 = bytes([0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0])
+    # CmdSN n+1 first (held), then n: both answered, executed n, n+1
+    ib = c.cmd(w10, edtl=512, write=True, data=b, cmdsn=n + 1)
+    ia = c.cmd(w10, edtl=512, write=True, data=a, cmdsn=n)
+    c.cmdsn = n + 2
+    got = {}
+    for _ in range(16):
+        r, _ = c.recv()
+        if r[0] & 0x3f == 0x21:
+            got[struct.unpack(">I", r[16:20])[0]] = (
+                r[3], struct.unpack(">I", r[28:32])[0])
+        if len(got) == 2:
+            break
+    check(got.get(ia, (None,))[0] == 0 and got.get(ib, (None,))[0] == 0,
+          "WRITE with CmdSN n+1 before n: both GOOD (%s)" % got)
+    check(max(e for _, e in got.values()) == n + 2,
+          "ExpCmdSN %d after both" % (n + 2))
+    itt = c.cmd(bytes([0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0]), edtl=512,
+                read=True)
+    _, st, d = c.response(itt)
+    check(st == 0 and d == b, "LBA 0 holds n+1's data: CmdSN order kept")
+    # a SCSI command past a NOP-Out's CmdSN; the NOP-Out fills the gap
+    n = c.cmdsn
+    it = c.tur(cmdsn=n + 1)
+    bhs = bytearray(48)
+    bhs[0] = 0x00
+    bhs[1] = 0x80
+    inop = c.next_itt()
+    struct.pack_into(">IIII", bhs, 16, inop, RSVD, n, c.statsn)
+    c.send(bhs)
+    c.cmdsn = n + 2
+    seen = set()
+    for _ in range(16):
+        r, _ = c.recv()
+        seen.add((r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]))
+        if (0x21, it) in seen and (0x20, inop) in seen:
+            break
+    check((0x21, it) in seen and (0x20, inop) in seen,
+          "TUR at n+1, then NOP-Out at n: both answered")
+    # past MaxCmdSN: still dropped
+    r0 = c.tur(cmdsn=c.maxcmdsn_now() + 1)
+    _, st, _ = c.response(c.tur())
+    check(st == 0, "the next in-order command is answered")
+    bhs = bytearray(48)
+    bhs[0] = 0x40
+    bhs[1] = 0x80
+    inop = c.next_itt()
+    struct.pack_into(">IIII", bhs, 16, inop, RSVD, c.cmdsn, c.statsn)
+    c.send(bhs)
+    stray = False
+    for _ in range(16):
+        r, _ = c.recv()
+        if r[0] & 0x3f == 0x21 and struct.unpack(">I", r[16:20])[0] == r0:
+            stray = True
+        if r[0] & 0x3f == 0x20:
+            break
+    check(not stray, "a CmdSN past MaxCmdSN: dropped")
+    c.close()
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -475,6 +849,18 @@ def main():
             mode_async(port, target, sys.argv[4:])
         elif mode == "sessions":
             mode_sessions(port, target, int(sys.argv[4]))
+        elif mode == "discovery":
+            mode_discovery(port, target, sys.argv[4], sys.argv[5])
+        elif mode == "login-text":
+            mode_login_text(port, target)
+        elif mode == "flood":
+            mode_flood(port, target)
+        elif mode == "cmdsn":
+            mode_cmdsn(port, target)
+        elif mode == "chap":
+            mode_chap(port, target)
+        elif mode == "buffers":
+            mode_buffers(port, target, int(sys.argv[4]))
     except Exception as e:  # a broken exchange is a failure, not a crash
         check(False, "%s: %r" % (mode, e))
     sys.exit(1 if fails else 0)

@@ -191,6 +191,50 @@ static void test_challenge(void **state)
 	assert_memory_not_equal(a.challenge, b.challenge, 16);
 }
 
+#define SEC 1000000000ull
+
+static void test_throttle(void **state)
+{
+	static struct iscsi_auth_throttle t;
+	uint8_t a[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+	uint8_t b[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 2};
+	uint64_t now = 1000 * SEC;
+	unsigned int i, n;
+
+	(void)state;
+	pthread_mutex_init(&t.lock, NULL);
+	/* the first ISCSI_AUTH_FREE failures cost nothing */
+	for (i = 0; i < ISCSI_AUTH_FREE; i++) {
+		assert_int_equal(iscsi_auth_wait(&t, a, now), 0);
+		assert_int_equal(iscsi_auth_result(&t, a, false, now), 0);
+	}
+	/* then 1, 2, 4, 8, 16, 16 s */
+	assert_int_equal(iscsi_auth_result(&t, a, false, now), 1);
+	assert_int_equal(iscsi_auth_wait(&t, a, now), 1);
+	assert_int_equal(iscsi_auth_wait(&t, a, now + SEC / 2), 1);
+	assert_int_equal(iscsi_auth_wait(&t, a, now + SEC), 0);
+	/* another address is not slowed down */
+	assert_int_equal(iscsi_auth_wait(&t, b, now), 0);
+	for (n = 2; n <= 32; n *= 2) {
+		now += 20 * SEC;
+		assert_int_equal(iscsi_auth_result(&t, a, false, now),
+				 n < ISCSI_AUTH_DELAY_MAX ? n
+							  : ISCSI_AUTH_DELAY_MAX);
+	}
+	assert_int_equal(iscsi_auth_wait(&t, a, now), ISCSI_AUTH_DELAY_MAX);
+	/* a success forgets */
+	iscsi_auth_result(&t, a, true, now + 20 * SEC);
+	assert_int_equal(iscsi_auth_result(&t, a, false, now + 21 * SEC), 0);
+	/* so does a long quiet time */
+	for (i = 0; i < 8; i++)
+		iscsi_auth_result(&t, a, false, now + 22 * SEC);
+	assert_int_equal(iscsi_auth_result(&t, a, false,
+					   now + (22 + ISCSI_AUTH_FORGET_S +
+						  1) * SEC),
+			 0);
+	pthread_mutex_destroy(&t.lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_check_one_way),
 		cmocka_unit_test(test_check_mutual),
 		cmocka_unit_test(test_challenge),
+		cmocka_unit_test(test_throttle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,9 @@
  * iSCSI text negotiation (RFC 7143 6 and 13): every operational key's
  * result function and range, bad values answered with Reject, duplicates
  * as protocol errors, leading-only keys outside a leading login,
- * obsolete marker keys, NotUnderstood keys, and the key=value codec.
+ * obsolete marker keys, NotUnderstood keys, and the key=value codec;
+ * login keys declared once, iSCSI names as RFC 3722 has them, and peer
+ * text escaped before it is logged.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "config.h"
 #include "frontend/iscsi/iscsi_i.h"
 
 static const struct iscsi_offer offer = {
@@ -290,6 +293,86 @@ static void test_text_codec(void **state)
 	assert_true(t.overflow);
 }
 
+static void test_login_keys_once(void **state)
+{
+	static const char *const keys[] = {
+		"InitiatorName", "TargetName", "SessionType", "InitiatorAlias",
+		"AuthMethod",	 "CHAP_A",     "CHAP_I",      "CHAP_C",
+		"CHAP_N",	 "CHAP_R",
+	};
+	uint32_t declared = 0;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_int_equal(iscsi_login_key_declare(&declared, keys[i]),
+				 1);
+	/* RFC 7143 6.2: the second one is an initiator error */
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_int_equal(iscsi_login_key_declare(&declared, keys[i]),
+				 -EPROTO);
+	/* operational keys are iscsi_neg_key()'s; others are not login keys */
+	declared = 0;
+	assert_int_equal(iscsi_login_key_declare(&declared, "HeaderDigest"),
+			 0);
+	assert_int_equal(iscsi_login_key_declare(&declared, "initiatorname"),
+			 0);
+	assert_int_equal(declared, 0);
+}
+
+static void test_names(void **state)
+{
+	char longname[300];
+
+	(void)state;
+	assert_true(cfg_iscsi_name_valid("iqn.2026-12.org.sdswarm:raw"));
+	assert_true(cfg_iscsi_name_valid("iqn.1993-08.org.debian:01:1a2b3c"));
+	assert_true(cfg_iscsi_name_valid("iqn.2001-04.com.example"));
+	assert_true(cfg_iscsi_name_valid("eui.02004567a425678d"));
+	assert_true(cfg_iscsi_name_valid("naa.52004567ba64678d"));
+	assert_true(cfg_iscsi_name_valid(
+		"naa.62004567ba64678d0123456789abcdef"));
+	assert_false(cfg_iscsi_name_valid(""));
+	assert_false(cfg_iscsi_name_valid("iqn."));
+	assert_false(cfg_iscsi_name_valid("iqn.2026-12."));
+	assert_false(cfg_iscsi_name_valid("iqn.26-12.org.x"));
+	assert_false(cfg_iscsi_name_valid("iqn.2026-12.org.x\nforged"));
+	assert_false(cfg_iscsi_name_valid("iqn.2026-12.org.x\x1b[31m"));
+	assert_false(cfg_iscsi_name_valid("iqn.2026-12.org.x y"));
+	assert_false(cfg_iscsi_name_valid("iqn.2026-12.org.X"));
+	assert_false(cfg_iscsi_name_valid("eui.02004567a425678"));
+	assert_false(cfg_iscsi_name_valid("eui.02004567a425678g"));
+	assert_false(cfg_iscsi_name_valid("naa.52004567ba64678d01"));
+	assert_false(cfg_iscsi_name_valid("host.example.com"));
+	memset(longname, 'a', sizeof(longname));
+	memcpy(longname, "iqn.2026-12.org.x:", 18);
+	longname[224] = '\0';
+	assert_false(cfg_iscsi_name_valid(longname));
+	longname[223] = '\0';
+	assert_true(cfg_iscsi_name_valid(longname));
+}
+
+static void test_log_escape(void **state)
+{
+	char out[40], tiny[12];
+
+	(void)state;
+	assert_string_equal(iscsi_log_escape("iqn.x", out, sizeof(out)),
+			    "iqn.x");
+	assert_string_equal(iscsi_log_escape("a\nb\x1b[2Jc\\", out,
+					     sizeof(out)),
+			    "a\\x0ab\\x1b[2Jc\\x5c");
+	assert_string_equal(iscsi_log_escape("\xc3\xa9\r", out, sizeof(out)),
+			    "\\xc3\\xa9\\x0d");
+	/* cut, never a half escape */
+	assert_string_equal(iscsi_log_escape("abcdefghijklmnop", tiny,
+					     sizeof(tiny)),
+			    "abcdefg...");
+	assert_string_equal(iscsi_log_escape("ab\n\n\n", tiny, sizeof(tiny)),
+			    "ab\\x0a...");
+	assert_null(strchr(out, '\n'));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +387,9 @@ int main(void)
 		cmocka_unit_test(test_phase_and_obsolete),
 		cmocka_unit_test(test_not_mine_and_unknown),
 		cmocka_unit_test(test_text_codec),
+		cmocka_unit_test(test_login_keys_once),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_log_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 /*
  * CHAP for iSCSI login (RFC 7143 12.1.3, RFC 1994): MD5 only (CHAP_A=5),
  * one-way and mutual, binary values in hex or base64. MD5 comes from
- * nettle; the challenge from getrandom().
+ * nettle; the challenge from getrandom(). Failed answers slow their source
+ * address down (iscsi_auth_wait()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -242,4 +243,65 @@ int iscsi_chap_check(struct iscsi_chap *ch, const struct cfg_iscsi *icfg,
 	iscsi_text_add(out, "CHAP_N", icfg->mutual_user);
 	iscsi_text_add(out, "CHAP_R", hex);
 	return 0;
+}
+
+/* ---- throttling failed answers ------------------------------------------- */
+
+static struct iscsi_auth_slot *auth_slot(struct iscsi_auth_throttle *t,
+					 const uint8_t *addr)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	unsigned int k;
+
+	for (k = 0; k < 16; k++)
+		h = (h ^ addr[k]) * 16777619u;
+	return &t->v[h % ISCSI_AUTH_SLOTS];
+}
+
+unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t,
+			     const uint8_t *addr, uint64_t now)
+{
+	struct iscsi_auth_slot *e;
+	unsigned int left = 0;
+
+	pthread_mutex_lock(&t->lock);
+	e = auth_slot(t, addr);
+	if (e->fails && !memcmp(e->addr, addr, 16) && now < e->until_ns)
+		left = (unsigned int)((e->until_ns - now + 999999999ull) /
+				      1000000000ull);
+	pthread_mutex_unlock(&t->lock);
+	return left;
+}
+
+unsigned int iscsi_auth_result(struct iscsi_auth_throttle *t,
+			       const uint8_t *addr, bool ok, uint64_t now)
+{
+	struct iscsi_auth_slot *e;
+	unsigned int delay = 0;
+
+	pthread_mutex_lock(&t->lock);
+	e = auth_slot(t, addr);
+	if (memcmp(e->addr, addr, 16) ||
+	    now - e->last_ns > ISCSI_AUTH_FORGET_S * 1000000000ull)
+		e->fails = 0; /* another address's slot, or long ago */
+	if (ok) {
+		if (!memcmp(e->addr, addr, 16))
+			e->fails = 0;
+	} else {
+		memcpy(e->addr, addr, 16);
+		if (e->fails < 32)
+			e->fails++;
+		if (e->fails <= ISCSI_AUTH_FREE)
+			delay = 0;
+		else if (e->fails - ISCSI_AUTH_FREE > 5)
+			delay = ISCSI_AUTH_DELAY_MAX;
+		else
+			delay = 1u << (e->fails - ISCSI_AUTH_FREE - 1);
+		if (delay > ISCSI_AUTH_DELAY_MAX)
+			delay = ISCSI_AUTH_DELAY_MAX;
+		e->last_ns = now;
+		e->until_ns = now + delay * 1000000000ull;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return delay;
 }

@@ -143,14 +143,25 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	return t;
 }
 
+/* Frees a slot's buffer and takes it off both budgets. */
+static void buf_release(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	if (!t->buf)
+		return;
+	free(t->buf);
+	c->buf_bytes -= t->buf_cap;
+	/* relaxed is enough: a budget, not a synchronisation point */
+	atomic_fetch_sub_explicit(&c->fe->buf_total, t->buf_cap,
+				  memory_order_relaxed);
+	t->buf = NULL;
+	t->buf_cap = 0;
+}
+
 static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 {
-	if (t->buf_cap > ISCSI_BUF_KEEP) {
-		/* a big transfer's buffer goes: idle connections stay small */
-		free(t->buf);
-		t->buf = NULL;
-		t->buf_cap = 0;
-	}
+	/* a big transfer's buffer goes: idle connections stay small */
+	if (t->buf_cap > ISCSI_BUF_KEEP)
+		buf_release(c, t);
 	if (!t->immediate && !t->accounted)
 		c->nfree_cmd++;
 	t->state = ISCSI_TASK_FREE;
@@ -166,23 +177,91 @@ static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 	}
 }
 
-/* The slot's buffer, at least @n bytes (rounded up: fewer reallocations). */
-static int task_buf(struct iscsi_task *t, uint32_t n)
+/* Frees the buffers the free slots keep: O(slots), under pressure only. */
+static void buf_trim(struct iscsi_conn *c)
 {
-	uint32_t cap = 4096;
+	unsigned int i;
+
+	for (i = 0; i < ISCSI_SLOTS; i++)
+		if (c->tasks[i].state == ISCSI_TASK_FREE)
+			buf_release(c, &c->tasks[i]);
+}
+
+/* Charges @n bytes to the daemon's budget. Return: true if they fit. */
+static bool buf_charge_total(struct iscsi_conn *c, uint64_t n)
+{
+	uint64_t now = atomic_fetch_add_explicit(&c->fe->buf_total, n,
+						 memory_order_relaxed);
+
+	if (now + n <= c->fe->icfg.max_buffer)
+		return true;
+	atomic_fetch_sub_explicit(&c->fe->buf_total, n, memory_order_relaxed);
+	return false;
+}
+
+/*
+ * The slot's buffer, at least @n bytes (small ones rounded up to a power
+ * of two: fewer reallocations), within the connection's and the daemon's
+ * budgets ([iscsi] max_buffer_per_connection, max_buffer); the buffers
+ * idle slots keep count too and are given up first.
+ * Return: 0; -ENOBUFS over the connection's budget; -EBUSY over the
+ * daemon's; -ENOMEM.
+ */
+static int task_buf(struct iscsi_conn *c, struct iscsi_task *t, uint32_t n)
+{
+	uint64_t limit = c->fe->icfg.max_buffer_per_connection, cap = 4096;
 
 	if (t->buf_cap >= n)
 		return 0;
-	while (cap < n)
-		cap *= 2;
-	free(t->buf);
+	if (n > ISCSI_BUF_KEEP)
+		cap = ((uint64_t)n + 4095) & ~(uint64_t)4095;
+	else
+		while (cap < n)
+			cap *= 2;
+	buf_release(c, t);
+	if (c->buf_bytes + cap > limit) {
+		buf_trim(c);
+		if (c->buf_bytes + cap > limit)
+			return -ENOBUFS;
+	}
+	if (!buf_charge_total(c, cap)) {
+		buf_trim(c);
+		if (!buf_charge_total(c, cap))
+			return -EBUSY;
+	}
 	t->buf = malloc(cap);
 	if (!t->buf) {
-		t->buf_cap = 0;
+		atomic_fetch_sub_explicit(&c->fe->buf_total, cap,
+					  memory_order_relaxed);
 		return -ENOMEM;
 	}
-	t->buf_cap = cap;
+	t->buf_cap = (uint32_t)cap;
+	c->buf_bytes += cap;
 	return 0;
+}
+
+/*
+ * The longest Expected Data Transfer Length a command to table LUN @lun
+ * may have: the LUN's Block Limits MAXIMUM TRANSFER LENGTH in bytes, but
+ * at least ISCSI_BUF_KEEP (commands other than READ and WRITE, such as
+ * REPORT LUNS, have their own lengths) and at most ISCSI_XFER_MAX. The
+ * LUN is looked up only for transfers over ISCSI_BUF_KEEP.
+ */
+static uint32_t xfer_limit(struct iscsi_conn *c, uint32_t lun, uint32_t edtl)
+{
+	struct lun_table *luns = c->fe->tgt->luns;
+	uint64_t max = ISCSI_XFER_MAX;
+	struct lun_info li;
+
+	if (edtl <= ISCSI_BUF_KEEP || lun == UINT32_MAX ||
+	    lun_get(luns, lun, &li))
+		return ISCSI_XFER_MAX;
+	if (li.group->max_xfer_blocks)
+		max = (uint64_t)li.group->max_xfer_blocks * li.block_size;
+	lun_put(luns, &li);
+	if (max < ISCSI_BUF_KEEP)
+		max = ISCSI_BUF_KEEP;
+	return max < ISCSI_XFER_MAX ? (uint32_t)max : ISCSI_XFER_MAX;
 }
 
 static void txq_remove(struct iscsi_conn *c, struct iscsi_task *t)
@@ -201,9 +280,24 @@ static void txq_remove(struct iscsi_conn *c, struct iscsi_task *t)
 	t->next = NULL;
 }
 
+/* A CmdSN past the gap used up out of order. Return: false, no room. */
+static bool sn_used_add(struct iscsi_conn *c, uint32_t sn)
+{
+	if (c->nsn_used == ISCSI_CMD_SLOTS)
+		return false;
+	c->sn_used[c->nsn_used++] = sn;
+	return true;
+}
+
 /* Ends a task without a response (an abort, a reset, a closing session). */
 static void task_abort(struct iscsi_conn *c, struct iscsi_task *t)
 {
+	if (t->held) {
+		/* never delivered, but its CmdSN is spent */
+		t->held = false;
+		c->nheld--;
+		sn_used_add(c, t->cmdsn);
+	}
 	switch (t->state) {
 	case ISCSI_TASK_DELAYED:
 		iscsi_timer_del(c->w, c, t->slot);
@@ -504,6 +598,65 @@ static int task_progress(struct iscsi_conn *c, struct iscsi_task *t)
 	return send_r2ts(c, t);
 }
 
+/*
+ * ExpCmdSN moved: deliver, in CmdSN order, the held commands (and step
+ * over the CmdSNs used up) that now follow on. O(slots) per step, only
+ * while something is held.
+ */
+static int sn_release(struct iscsi_conn *c)
+{
+	struct iscsi_task *t;
+	unsigned int i, guard;
+	bool found;
+	int ret;
+
+	for (guard = 0; guard < 2 * ISCSI_SLOTS && (c->nheld || c->nsn_used);
+	     guard++) {
+		found = false;
+		for (i = 0; i < c->nsn_used; i++) {
+			if (c->sn_used[i] == c->exp_cmd_sn) {
+				c->sn_used[i] = c->sn_used[--c->nsn_used];
+				c->exp_cmd_sn++;
+				found = true;
+				break;
+			}
+		}
+		if (found)
+			continue;
+		t = NULL;
+		for (i = 0; i < ISCSI_SLOTS && c->nheld; i++) {
+			if (c->tasks[i].held &&
+			    c->tasks[i].cmdsn == c->exp_cmd_sn) {
+				t = &c->tasks[i];
+				break;
+			}
+		}
+		if (!t)
+			break;
+		t->held = false;
+		c->nheld--;
+		c->exp_cmd_sn++;
+		ret = task_progress(c, t);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Whether a held command already has CmdSN @sn (a duplicate is dropped). */
+static bool sn_held(const struct iscsi_conn *c, uint32_t sn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ISCSI_SLOTS && c->nheld; i++)
+		if (c->tasks[i].held && c->tasks[i].cmdsn == sn)
+			return true;
+	for (i = 0; i < c->nsn_used; i++)
+		if (c->sn_used[i] == sn)
+			return true;
+	return false;
+}
+
 /* A SCSI Command's header: take a slot and say where its data goes. */
 static int cmd_header(struct iscsi_conn *c)
 {
@@ -512,30 +665,45 @@ static int cmd_header(struct iscsi_conn *c)
 	     w = bhs[1] & ISCSI_CMD_W, fin = bhs[1] & ISCSI_FLAG_F;
 	uint32_t dlen = c->rx.data_len, cmdsn = iscsi_get32(bhs + 24), vlun;
 	struct iscsi_task *t;
+	enum iscsi_sn_verdict v = ISCSI_SN_EXPECTED;
 	struct scsi_cmd *cmd;
 	size_t extra = 0;
+	int ret;
 
 	if (c->discovery) {
 		c->cur_reject = ISCSI_REJECT_PROTOCOL;
 		return 0;
 	}
-	if (!imm && iscsi_cmdsn_check(cmdsn, c->exp_cmd_sn, c->max_cmd_sn) !=
-			    ISCSI_SN_EXPECTED) {
+	if (!imm)
+		v = iscsi_cmdsn_check(cmdsn, c->exp_cmd_sn, c->max_cmd_sn);
+	if (v == ISCSI_SN_OUTSIDE ||
+	    (v == ISCSI_SN_AHEAD && sn_held(c, cmdsn))) {
 		/* RFC 7143 4.2.2.1: outside the window, silently ignored */
-		log_debug("iscsi: %s: CmdSN %u outside %u..%u: dropped",
+		log_debug("iscsi: %s: CmdSN %u outside %u..%u or a duplicate: "
+			  "dropped",
 			  c->peer, cmdsn, c->exp_cmd_sn, c->max_cmd_sn);
 		c->cur_drop = true;
 		return 0;
 	}
 	t = task_get(c, imm);
 	if (!t) {
-		if (!imm)
+		if (v == ISCSI_SN_EXPECTED && !imm)
 			c->exp_cmd_sn++;
+		else if (v == ISCSI_SN_AHEAD)
+			sn_used_add(c, cmdsn);
 		c->cur_reject = imm ? ISCSI_REJECT_IMMEDIATE
 				    : ISCSI_REJECT_LONG_OP;
 		return 0;
 	}
-	if (!imm)
+	/*
+	 * In the window past a gap: the command is taken (its slot, its
+	 * immediate and unsolicited data) but delivered only when every
+	 * CmdSN before it is in (RFC 7143 3.2.2.1).
+	 */
+	t->held = v == ISCSI_SN_AHEAD;
+	if (t->held)
+		c->nheld++;
+	else if (!imm)
 		c->exp_cmd_sn++;
 	t->itt = iscsi_bhs_itt(bhs);
 	t->cmdsn = cmdsn;
@@ -588,12 +756,21 @@ static int cmd_header(struct iscsi_conn *c)
 		/* bidirectional commands: no emulated command has them */
 		t->discard = true;
 		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
-	} else if (t->edtl > ISCSI_XFER_MAX) {
+	} else if (t->edtl > xfer_limit(c, t->table_lun, t->edtl)) {
+		/* checked before any data is buffered */
+		log_debug("iscsi: %s: ITT 0x%x: expected length %u is over "
+			  "the LUN's limit",
+			  c->peer, t->itt, t->edtl);
 		t->discard = true;
 		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
-	} else if (task_buf(t, t->edtl)) {
+	} else if ((ret = task_buf(c, t, t->edtl))) {
+		/*
+		 * SAM-5: TASK SET FULL when this I_T nexus holds the
+		 * resources (its other commands free them), BUSY when the
+		 * whole daemon is short.
+		 */
 		t->discard = true;
-		cmd->status = SCSI_BUSY;
+		cmd->status = ret == -ENOBUFS ? SCSI_TASK_SET_FULL : SCSI_BUSY;
 	}
 	if (t->discard) {
 		cmd->cdb_xfer_len = t->edtl;
@@ -622,10 +799,20 @@ static int cmd_pdu(struct iscsi_conn *c)
 	struct iscsi_task *t = c->cur;
 	uint32_t dlen = c->rx.data_len;
 
+	int ret;
+
 	c->cur = NULL;
 	t->received = dlen;
 	t->unsol_got = dlen;
-	return task_progress(c, t);
+	if (t->held) {
+		/* its unsolicited Data-Out may come; nothing else yet */
+		t->state = ISCSI_TASK_DATA_OUT;
+		return 0;
+	}
+	ret = task_progress(c, t);
+	if (ret || t->immediate)
+		return ret;
+	return sn_release(c);
 }
 
 /* A Data-Out's header: find its task and R2T, check DataSN and offset. */
@@ -733,6 +920,8 @@ static int dataout_pdu(struct iscsi_conn *c)
 		}
 	}
 	t->received += dlen;
+	if (t->held)
+		return 0; /* it waits for its CmdSN's turn */
 	if (t->received >= (t->discard ? t->unsol_end : t->edtl)) {
 		task_execute(c, t);
 		return 0;
@@ -749,11 +938,21 @@ static bool cmdsn_accept(struct iscsi_conn *c, const uint8_t *bhs)
 
 	if (bhs[0] & ISCSI_OP_IMMEDIATE)
 		return true;
-	if (iscsi_cmdsn_check(sn, c->exp_cmd_sn, c->max_cmd_sn) !=
-	    ISCSI_SN_EXPECTED)
+	switch (iscsi_cmdsn_check(sn, c->exp_cmd_sn, c->max_cmd_sn)) {
+	case ISCSI_SN_EXPECTED:
+		c->exp_cmd_sn++;
+		/* the commands held behind it go now, before its answer */
+		sn_release(c);
+		return true;
+	case ISCSI_SN_AHEAD:
+		/*
+		 * Past a gap: handled now (it has no slot to wait in), its
+		 * CmdSN marked used so ExpCmdSN steps over it later.
+		 */
+		return !sn_held(c, sn) && sn_used_add(c, sn);
+	default:
 		return false;
-	c->exp_cmd_sn++;
-	return true;
+	}
 }
 
 static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
@@ -1169,9 +1368,16 @@ void iscsi_conn_tick(struct iscsi_conn *c, uint64_t now, unsigned int gen)
 	const struct cfg_iscsi *ic = &c->fe->icfg;
 
 	if (c->state == ISCSI_CONN_LOGIN) {
-		if (now - c->born_ns > ISCSI_LOGIN_TIMEOUT * 1000000000ull) {
-			log_info("iscsi: %s: no login in %u s", c->peer,
-				 ISCSI_LOGIN_TIMEOUT);
+		unsigned int limit = ic->login_timeout;
+
+		/* under a flood of idle connections, each gets less time */
+		if (2 * atomic_load_explicit(&c->fe->pre_total,
+					     memory_order_relaxed) >
+			    ic->max_login_connections &&
+		    limit > ic->login_timeout_busy)
+			limit = ic->login_timeout_busy;
+		if (now - c->born_ns > limit * 1000000000ull) {
+			log_info("iscsi: %s: no login in %u s", c->peer, limit);
 			c->state = ISCSI_CONN_DEAD;
 		}
 		return;
@@ -1285,8 +1491,9 @@ void iscsi_conn_destroy(struct iscsi_conn *c)
 	for (i = 0; i < ISCSI_SLOTS; i++) {
 		if (c->tasks[i].state == ISCSI_TASK_DELAYED)
 			iscsi_timer_del(c->w, c, i);
-		free(c->tasks[i].buf);
+		buf_release(c, &c->tasks[i]);
 	}
+	iscsi_prelogin_put(c);
 	if (c->registered) {
 		iscsi_sess_remove(&c->fe->sessions, c->tsih, c->id);
 		/* the I_T nexus is gone: its RESERVE(6) reservations too */

@@ -96,6 +96,7 @@
 #define ISCSI_LOGIN_NO_SUCH_SESSION 0x020a
 #define ISCSI_LOGIN_INVALID_REQUEST 0x020b
 #define ISCSI_LOGIN_TARGET_ERROR 0x0300
+#define ISCSI_LOGIN_SERVICE_UNAVAILABLE 0x0301
 #define ISCSI_LOGIN_OUT_OF_RESOURCES 0x0302
 
 /* Login stages (CSG/NSG). */
@@ -119,8 +120,13 @@
 #define ISCSI_TX_SEG (64u << 10)
 /* Text a login or a Text request may accumulate over continuations. */
 #define ISCSI_TEXT_MAX (64u << 10)
-/* Seconds a connection may take to log in. */
-#define ISCSI_LOGIN_TIMEOUT 30u
+/*
+ * Descriptors kept free of iSCSI connections for the control socket, the
+ * store's files and the rest of the daemon: a connection accepted on one
+ * of the last ISCSI_FD_RESERVE (at most a quarter of RLIMIT_NOFILE) is
+ * closed at once.
+ */
+#define ISCSI_FD_RESERVE 64u
 #define ISCSI_NAME_MAX CFG_ISCSI_NAME_MAX
 
 /* ---- big-endian fields ------------------------------------------------- */
@@ -460,6 +466,32 @@ int iscsi_neg_key(struct iscsi_neg *n, const char *key, const char *value,
  */
 void iscsi_neg_finish(struct iscsi_neg *n, struct iscsi_text *out);
 
+/**
+ * iscsi_login_key_declare() - record a login key (InitiatorName,
+ * TargetName, SessionType, InitiatorAlias, AuthMethod, the CHAP keys and
+ * the target's own declarations) as sent.
+ * @declared: the login's record, 0 at its start.
+ * @key: the key.
+ *
+ * RFC 7143 6.2: a key declared twice in one login is an initiator error
+ * (last one wins is not an option).
+ * Return: 1 a login key, now recorded; 0 not a login key; -EPROTO sent
+ * before in this login.
+ */
+int iscsi_login_key_declare(uint32_t *declared, const char *key);
+
+/**
+ * iscsi_log_escape() - a string a peer chose, made safe for one log line:
+ * bytes outside printable ASCII (newline, ESC, UTF-8) and backslash become
+ * \xNN; cut with "..." when longer than @cap allows.
+ * @in: the string.
+ * @out: the result.
+ * @cap: its size (> 4).
+ *
+ * Return: @out.
+ */
+const char *iscsi_log_escape(const char *in, char *out, size_t cap);
+
 /* Whether @key is one that is simply not understood (NotUnderstood). */
 bool iscsi_key_unknown(const char *key);
 
@@ -548,6 +580,56 @@ int iscsi_chap_challenge(struct iscsi_chap *ch, struct iscsi_text *out);
 int iscsi_chap_check(struct iscsi_chap *ch, const struct cfg_iscsi *icfg,
 		     const char *name, const char *response, const char *mid,
 		     const char *mchallenge, struct iscsi_text *out);
+
+/*
+ * Failed CHAP answers, per source address: the first ISCSI_AUTH_FREE in a
+ * row cost nothing (a mistyped secret); after the n-th one past those the
+ * address's next answer is not checked for 2^(n-1) seconds (at most
+ * ISCSI_AUTH_DELAY_MAX) and gets Service Unavailable (0x0301, retry
+ * later) instead. A fixed table of ISCSI_AUTH_SLOTS, one address a slot
+ * (a new address takes the slot of an old one): bounded memory.
+ */
+#define ISCSI_AUTH_SLOTS 256u
+#define ISCSI_AUTH_FREE 3u
+#define ISCSI_AUTH_DELAY_MAX 16u
+/* A failure this long after the last one starts the count again. */
+#define ISCSI_AUTH_FORGET_S 600u
+
+struct iscsi_auth_slot {
+	uint8_t addr[16];
+	uint8_t fails;              /* 0: the slot is free */
+	uint64_t last_ns;           /* the last failure */
+	uint64_t until_ns;          /* no answer checked before this */
+};
+
+struct iscsi_auth_throttle {
+	pthread_mutex_t lock;
+	struct iscsi_auth_slot v[ISCSI_AUTH_SLOTS];
+};
+
+/**
+ * iscsi_auth_wait() - whether a CHAP answer from @addr must wait.
+ * @t: the table.
+ * @addr: the source address (16 bytes, IPv4-mapped).
+ * @now: monotonic nanoseconds.
+ *
+ * Context: any thread; takes @t->lock.
+ * Return: 0 check it now; else the seconds (rounded up) left to wait.
+ */
+unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t,
+			     const uint8_t *addr, uint64_t now);
+
+/**
+ * iscsi_auth_result() - record a checked CHAP answer from @addr.
+ * @t: the table.
+ * @addr: the source address.
+ * @ok: it was right (the address's failures are forgotten).
+ * @now: monotonic nanoseconds.
+ *
+ * Return: for a failure, the seconds the address must now wait; 0.
+ */
+unsigned int iscsi_auth_result(struct iscsi_auth_throttle *t,
+			       const uint8_t *addr, bool ok, uint64_t now);
 
 /* ---- the front end, workers, sessions ----------------------------------- */
 
@@ -664,6 +746,14 @@ void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
 /* The worker's SCSI counters (the commands of its connections). */
 struct scsi_stats *iscsi_worker_stats(struct iscsi_worker *w);
 
+/*
+ * A connection that has not logged in yet, counted against [iscsi]
+ * max_login_connections and max_login_per_address from accept until its
+ * login ends (full feature phase) or it closes: iscsi_prelogin_put(),
+ * once, from either. Any thread; takes fe->pre_lock.
+ */
+void iscsi_prelogin_put(struct iscsi_conn *c);
+
 /* Have the worker flush @c at the end of this round. */
 void iscsi_worker_dirty(struct iscsi_worker *w, struct iscsi_conn *c);
 
@@ -675,6 +765,12 @@ void iscsi_timer_add(struct iscsi_worker *w, struct iscsi_conn *c,
 		     unsigned int slot, uint64_t deadline);
 void iscsi_timer_del(struct iscsi_worker *w, struct iscsi_conn *c,
 		     unsigned int slot);
+
+/* Pre-login connections of one source address (an open-addressing slot). */
+struct iscsi_pre_addr {
+	uint8_t addr[16];           /* IPv6, or IPv4-mapped */
+	unsigned int count;         /* 0: the slot is free */
+};
 
 /* The front end as the connections see it. */
 struct iscsi_fe {
@@ -692,6 +788,15 @@ struct iscsi_fe {
 	bool accept_paused; /* out of descriptors: worker 0 retries each tick */
 	_Atomic unsigned int next_worker;
 	_Atomic uint64_t next_conn_id;
+	_Atomic uint64_t buf_total; /* command data buffers, all connections */
+	/* pre-login connections (loop.c), total and per source address */
+	pthread_mutex_t pre_lock;
+	_Atomic unsigned int pre_total; /* written under pre_lock */
+	unsigned int pre_mask;      /* slots - 1: a power of two */
+	struct iscsi_pre_addr *pre;
+	struct iscsi_auth_throttle auth;
+	/* connections closed at accept, logged once a tick (worker 0) */
+	unsigned int refused_login, refused_fds;
 };
 
 /* ---- conn.c: one connection ---------------------------------------------- */
@@ -747,6 +852,7 @@ struct iscsi_task {
 	uint64_t deadline;
 	unsigned int heap_idx;
 	bool accounted;             /* its slot is already back in the window */
+	bool held;                  /* CmdSN past a gap: waits for its turn */
 	struct iscsi_task *next;    /* free list or transmit queue */
 };
 
@@ -766,6 +872,7 @@ struct iscsi_login {
 	bool auth_chap;
 	bool authenticated;
 	bool tpgt_sent;
+	uint32_t declared;          /* iscsi_login_key_declare() */
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;
@@ -787,6 +894,8 @@ struct iscsi_conn {
 	struct iscsi_conn *dirty_next;
 	struct iscsi_conn *prev, *next; /* the worker's list */
 	char peer[64];
+	uint8_t addr[16];           /* the peer's address (IPv4-mapped) */
+	bool prelogin;              /* counted in fe->pre_total */
 
 	/* receive */
 	struct iscsi_rx rx;
@@ -823,6 +932,15 @@ struct iscsi_conn {
 	uint32_t stat_sn;
 	uint32_t exp_cmd_sn;
 	uint32_t max_cmd_sn;
+	/*
+	 * Past a CmdSN gap (RFC 7143 3.2.2.1): SCSI commands in the window
+	 * wait in their slots (held); the CmdSNs already used up there by
+	 * other requests or by held commands that were aborted are listed
+	 * here, so ExpCmdSN steps over them once the gap is filled.
+	 */
+	unsigned int nheld;
+	unsigned int nsn_used;
+	uint32_t sn_used[ISCSI_CMD_SLOTS];
 
 	/* text continuation in full feature phase */
 	char *text;
@@ -830,6 +948,7 @@ struct iscsi_conn {
 	uint32_t text_itt;
 
 	/* slots */
+	uint64_t buf_bytes;         /* their buffers, against the budget */
 	struct iscsi_task *tasks;
 	struct iscsi_task *free_cmd, *free_imm;
 	unsigned int nfree_cmd;

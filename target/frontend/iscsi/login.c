@@ -404,7 +404,73 @@ bool iscsi_key_unknown(const char *key)
 	return true;
 }
 
+/* ---- login keys --------------------------------------------------------- */
+
+int iscsi_login_key_declare(uint32_t *declared, const char *key)
+{
+	static const char *const keys[] = {
+		"InitiatorName", "TargetName",	  "SessionType",
+		"InitiatorAlias", "AuthMethod",	  "CHAP_A",
+		"CHAP_I",	  "CHAP_C",	  "CHAP_N",
+		"CHAP_R",	  "TargetAlias",  "TargetAddress",
+		"TargetPortalGroupTag", "SendTargets",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(key, keys[i]))
+			continue;
+		if (*declared & (1u << i))
+			return -EPROTO;
+		*declared |= 1u << i;
+		return 1;
+	}
+	return 0;
+}
+
+const char *iscsi_log_escape(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	unsigned char ch;
+
+	for (; *in; in++) {
+		ch = (unsigned char)*in;
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+			if (o + 1 + 4 >= cap)
+				goto cut;
+			out[o++] = (char)ch;
+			continue;
+		}
+		if (o + 4 + 4 >= cap)
+			goto cut;
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[ch >> 4];
+		out[o++] = hex[ch & 15];
+	}
+	out[o] = '\0';
+	return out;
+cut:
+	memcpy(out + o, "...", 4);
+	return out;
+}
+
 /* ---- SendTargets ------------------------------------------------------- */
+
+/* The initiator ACL ([iscsi] initiators), the same for login and discovery. */
+static bool acl_allows(const struct cfg_iscsi *ic, const char *name)
+{
+	unsigned int i;
+
+	if (!ic->ninitiators)
+		return true;
+	for (i = 0; i < ic->ninitiators; i++)
+		if (!strcmp(ic->initiators[i], name))
+			return true;
+	return false;
+}
+
 
 static void add_target(struct iscsi_conn *c, unsigned int i,
 		       struct iscsi_text *out)
@@ -418,6 +484,12 @@ void iscsi_sendtargets(struct iscsi_conn *c, const char *value,
 {
 	unsigned int i;
 
+	/*
+	 * Discovery shows only what login would let this initiator into
+	 * (every target shares the one ACL): a stranger learns no names.
+	 */
+	if (!acl_allows(&c->fe->icfg, c->initiator))
+		return;
 	if (!strcmp(value, "All")) {
 		/* every target in a discovery session; in a normal one too
 		 * (RFC 7143 allows All there as well) */
@@ -451,18 +523,6 @@ static int find_target(const struct iscsi_fe *fe, const char *name)
 		if (!strcmp(fe->names[i], name))
 			return (int)i;
 	return -1;
-}
-
-static bool acl_allows(const struct cfg_iscsi *ic, const char *name)
-{
-	unsigned int i;
-
-	if (!ic->ninitiators)
-		return true;
-	for (i = 0; i < ic->ninitiators; i++)
-		if (!strcmp(ic->initiators[i], name))
-			return true;
-	return false;
 }
 
 static bool list_has(const char *list, const char *want)
@@ -588,12 +648,33 @@ static uint16_t login_security(struct iscsi_conn *c, const struct login_keys *k,
 		return ISCSI_LOGIN_OK;
 	}
 	if (l->chap.state == ISCSI_CHAP_WANT_R && (k->chap_n || k->chap_r)) {
+		uint64_t now = iscsi_now_ns();
+		unsigned int wait;
+
+		/*
+		 * An address whose last answers were wrong waits before the
+		 * next one is even checked: a guessing loop gets one guess
+		 * in 16 s, not thousands a second; "retry later" (class 3)
+		 * lets a real initiator come back.
+		 */
+		wait = iscsi_auth_wait(&c->fe->auth, c->addr, now);
+		if (wait) {
+			log_info("iscsi: %s: CHAP answer not checked: %u s "
+				 "left after failed ones",
+				 c->peer, wait);
+			return ISCSI_LOGIN_SERVICE_UNAVAILABLE;
+		}
 		ret = iscsi_chap_check(&l->chap, ic, k->chap_n, k->chap_r,
 				       k->chap_i, k->chap_c, out);
-		if (ret == -EINVAL)
+		if (ret) {
+			wait = iscsi_auth_result(&c->fe->auth, c->addr, false,
+						 now);
+			log_info("iscsi: %s: CHAP answer wrong; the next from "
+				 "this address waits %u s",
+				 c->peer, wait);
 			return ISCSI_LOGIN_AUTH_FAILED;
-		if (ret)
-			return ISCSI_LOGIN_AUTH_FAILED;
+		}
+		iscsi_auth_result(&c->fe->auth, c->addr, true, now);
 		l->authenticated = true;
 		return ISCSI_LOGIN_OK;
 	}
@@ -608,10 +689,17 @@ static uint16_t login_names(struct iscsi_conn *c, const struct login_keys *k)
 	const struct iscsi_fe *fe = c->fe;
 	int t;
 
+	char esc[96];
+
 	if (!k->initiator)
 		return ISCSI_LOGIN_MISSING_PARAMETER;
-	if (strlen(k->initiator) > ISCSI_NAME_MAX)
+	if (!cfg_iscsi_name_valid(k->initiator)) {
+		log_info("iscsi: %s: InitiatorName \"%s\" is not an iSCSI name "
+			 "(RFC 3722)",
+			 c->peer,
+			 iscsi_log_escape(k->initiator, esc, sizeof(esc)));
 		return ISCSI_LOGIN_INITIATOR_ERROR;
+	}
 	snprintf(c->initiator, sizeof(c->initiator), "%s", k->initiator);
 	if (k->type && !strcmp(k->type, "Discovery")) {
 		c->discovery = true;
@@ -623,6 +711,12 @@ static uint16_t login_names(struct iscsi_conn *c, const struct login_keys *k)
 		return 0x0209; /* session type not supported */
 	if (!k->target)
 		return ISCSI_LOGIN_MISSING_PARAMETER;
+	if (!cfg_iscsi_name_valid(k->target)) {
+		log_info("iscsi: %s: TargetName \"%s\" is not an iSCSI name "
+			 "(RFC 3722)",
+			 c->peer, iscsi_log_escape(k->target, esc, sizeof(esc)));
+		return ISCSI_LOGIN_INITIATOR_ERROR;
+	}
 	t = find_target(fe, k->target);
 	if (t < 0)
 		return ISCSI_LOGIN_NOT_FOUND;
@@ -644,6 +738,11 @@ static uint16_t login_keys(struct iscsi_conn *c, char *data, size_t len,
 	if (len && data[len - 1])
 		end++;
 	while ((ret = iscsi_text_next(&p, end, &key, &val)) == 1) {
+		if (iscsi_login_key_declare(&c->login.declared, key) < 0) {
+			log_info("iscsi: %s: login key %s sent twice", c->peer,
+				 key);
+			return ISCSI_LOGIN_INITIATOR_ERROR;
+		}
 		if (!strcmp(key, "InitiatorName"))
 			k->initiator = val;
 		else if (!strcmp(key, "TargetName"))
@@ -836,6 +935,7 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 			c->rx.hdigest = c->p.header_digest;
 			c->rx.ddigest = c->p.data_digest;
 			c->state = ISCSI_CONN_FFP;
+			iscsi_prelogin_put(c);
 			log_info("iscsi: %s: %s logged in to %s (tsih %u)",
 				 c->peer, c->initiator,
 				 c->discovery ? "discovery"

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -42,6 +43,7 @@ struct iscsi_msg {
 	int fd;
 	uint64_t conn_id;
 	uint32_t lun;
+	uint8_t addr[16];           /* ISCSI_MSG_CONN: the peer */
 	struct iscsi_msg *next;
 };
 
@@ -94,16 +96,15 @@ void iscsi_worker_dirty(struct iscsi_worker *w, struct iscsi_conn *c)
 	w->dirty = c;
 }
 
-int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
-		      int fd, uint64_t conn_id, uint32_t lun)
+static int mail_post(struct iscsi_worker *w, const struct iscsi_msg *msg)
 {
 	struct iscsi_msg *m = malloc(sizeof(*m));
 	uint64_t one = 1;
 
 	if (!m)
 		return -ENOMEM;
-	*m = (struct iscsi_msg){
-		.kind = kind, .fd = fd, .conn_id = conn_id, .lun = lun};
+	*m = *msg;
+	m->next = NULL;
 	pthread_mutex_lock(&w->mail_lock);
 	if (w->mail_tail)
 		w->mail_tail->next = m;
@@ -116,6 +117,108 @@ int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
 		log_warn("iscsi: worker %u wake-up: %s", w->index,
 			 strerror(errno));
 	return 0;
+}
+
+int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
+		      int fd, uint64_t conn_id, uint32_t lun)
+{
+	struct iscsi_msg m = {
+		.kind = kind, .fd = fd, .conn_id = conn_id, .lun = lun};
+
+	return mail_post(w, &m);
+}
+
+/* ---- pre-login connections ----------------------------------------------- */
+
+/*
+ * An open-addressing table (linear probing, twice max_login_connections
+ * slots) of the source addresses with connections not yet logged in: a
+ * few KiB, O(1) per accept and per login.
+ */
+static unsigned int pre_slot(const struct iscsi_fe *fe, const uint8_t *addr)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	unsigned int i, k;
+
+	for (k = 0; k < 16; k++)
+		h = (h ^ addr[k]) * 16777619u;
+	for (i = h & fe->pre_mask; fe->pre[i].count;
+	     i = (i + 1) & fe->pre_mask)
+		if (!memcmp(fe->pre[i].addr, addr, 16))
+			break;
+	return i;
+}
+
+/* Counts a new connection from @addr. Return: false over a limit. */
+static bool pre_get(struct iscsi_fe *fe, const uint8_t *addr)
+{
+	const struct cfg_iscsi *ic = &fe->icfg;
+	struct iscsi_pre_addr *e;
+	bool ok = false;
+
+	pthread_mutex_lock(&fe->pre_lock);
+	e = &fe->pre[pre_slot(fe, addr)];
+	if (atomic_load_explicit(&fe->pre_total, memory_order_relaxed) <
+		    ic->max_login_connections &&
+	    e->count < ic->max_login_per_address) {
+		memcpy(e->addr, addr, 16);
+		e->count++;
+		atomic_fetch_add_explicit(&fe->pre_total, 1,
+					  memory_order_relaxed);
+		ok = true;
+	}
+	pthread_mutex_unlock(&fe->pre_lock);
+	return ok;
+}
+
+static void pre_release(struct iscsi_fe *fe, const uint8_t *addr)
+{
+	unsigned int i, j, home;
+
+	pthread_mutex_lock(&fe->pre_lock);
+	i = pre_slot(fe, addr);
+	if (fe->pre[i].count && --fe->pre[i].count == 0) {
+		/* backward-shift deletion keeps every probe chain whole */
+		for (j = (i + 1) & fe->pre_mask; fe->pre[j].count;
+		     j = (j + 1) & fe->pre_mask) {
+			uint32_t h = 2166136261u;
+			unsigned int k;
+
+			for (k = 0; k < 16; k++)
+				h = (h ^ fe->pre[j].addr[k]) * 16777619u;
+			home = h & fe->pre_mask;
+			/* j's entry may move to i if i lies on its chain */
+			if (((j - home) & fe->pre_mask) >=
+			    ((j - i) & fe->pre_mask)) {
+				fe->pre[i] = fe->pre[j];
+				fe->pre[j].count = 0;
+				i = j;
+			}
+		}
+	}
+	atomic_fetch_sub_explicit(&fe->pre_total, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&fe->pre_lock);
+}
+
+void iscsi_prelogin_put(struct iscsi_conn *c)
+{
+	if (!c->prelogin)
+		return;
+	c->prelogin = false;
+	pre_release(c->fe, c->addr);
+}
+
+/* The key of a peer address: IPv6 as it is, IPv4 mapped (::ffff:a.b.c.d). */
+static void addr_key(const struct sockaddr_storage *ss, uint8_t *key)
+{
+	memset(key, 0, 16);
+	if (ss->ss_family == AF_INET6) {
+		memcpy(key, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	} else if (ss->ss_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)ss)->sin_addr,
+		       4);
+	}
 }
 
 void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
@@ -263,15 +366,19 @@ static void conn_close(struct iscsi_worker *w, struct iscsi_conn *c)
 	iscsi_conn_destroy(c);
 }
 
-static void conn_add(struct iscsi_worker *w, int fd)
+/* A new connection, already counted by pre_get() for @addr. */
+static void conn_add(struct iscsi_worker *w, int fd, const uint8_t *addr)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct iscsi_conn *c;
 
 	if (iscsi_conn_create(&c, w->fe, w, fd)) {
 		log_warn("iscsi: no memory for a connection");
+		pre_release(w->fe, addr);
 		return;
 	}
+	memcpy(c->addr, addr, 16);
+	c->prelogin = true;
 	ev.data.ptr = c;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		log_warn("iscsi: epoll: %s", strerror(errno));
@@ -314,7 +421,7 @@ static void mail_run(struct iscsi_worker *w)
 		next = m->next;
 		switch (m->kind) {
 		case ISCSI_MSG_CONN:
-			conn_add(w, m->fd);
+			conn_add(w, m->fd, m->addr);
 			break;
 		case ISCSI_MSG_ABORT_LUN:
 			for (c = w->conns; c; c = c->next)
@@ -355,15 +462,34 @@ static void accept_pause(struct iscsi_fe *fe, struct iscsi_worker *w,
 		fe->accept_paused = pause;
 }
 
+/* The lowest descriptor number an iSCSI connection may not have. */
+static unsigned long fd_ceiling(void)
+{
+	struct rlimit rl;
+	unsigned long lim, reserve;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (1ul << 30))
+		return 1ul << 30;
+	lim = (unsigned long)rl.rlim_cur;
+	reserve = lim / 4 < ISCSI_FD_RESERVE ? lim / 4 : ISCSI_FD_RESERVE;
+	return lim - reserve;
+}
+
 static void accept_run(struct iscsi_worker *w)
 {
 	struct iscsi_fe *fe = w->fe;
+	struct iscsi_msg m = {.kind = ISCSI_MSG_CONN};
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	unsigned long ceiling = fd_ceiling();
 	unsigned int i, k;
 	int fd, one = 1;
 
 	/* bounded: the rest wait for the next round */
 	for (i = 0; i < 64; i++) {
-		fd = accept4(fe->listen_fd, NULL, NULL,
+		sl = sizeof(ss);
+		fd = accept4(fe->listen_fd, (struct sockaddr *)&ss, &sl,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -382,13 +508,32 @@ static void accept_run(struct iscsi_worker *w)
 			accept_pause(fe, w, true);
 			return;
 		}
+		/*
+		 * Refused at once, before any memory is spent on it: a
+		 * connection on the descriptors kept for the rest of the
+		 * daemon, or one past the pre-login limits (an
+		 * unauthenticated flood). Counted, logged once a tick.
+		 */
+		if ((unsigned long)fd >= ceiling) {
+			close(fd);
+			fe->refused_fds++;
+			continue;
+		}
+		addr_key(&ss, m.addr);
+		if (!pre_get(fe, m.addr)) {
+			close(fd);
+			fe->refused_login++;
+			continue;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		k = atomic_fetch_add(&fe->next_worker, 1) % fe->nworkers;
-		if (fe->workers[k] == w)
-			conn_add(w, fd);
-		else if (iscsi_worker_post(fe->workers[k], ISCSI_MSG_CONN, fd,
-					   0, 0))
+		m.fd = fd;
+		if (fe->workers[k] == w) {
+			conn_add(w, fd, m.addr);
+		} else if (mail_post(fe->workers[k], &m)) {
+			pre_release(fe, m.addr);
 			close(fd);
+		}
 	}
 }
 
@@ -400,6 +545,16 @@ static void tick(struct iscsi_worker *w, uint64_t now)
 	/* only worker 0 has the listener and writes accept_paused */
 	if (w->index == 0 && w->fe->accept_paused)
 		accept_pause(w->fe, w, false);
+	if (w->index == 0 && (w->fe->refused_login || w->fe->refused_fds)) {
+		log_warn("iscsi: closed %u connection%s at accept: %u over "
+			 "max_login_connections or max_login_per_address, "
+			 "%u on the descriptors kept for the daemon",
+			 w->fe->refused_login + w->fe->refused_fds,
+			 w->fe->refused_login + w->fe->refused_fds == 1 ? ""
+									 : "s",
+			 w->fe->refused_login, w->fe->refused_fds);
+		w->fe->refused_login = w->fe->refused_fds = 0;
+	}
 	for (c = w->conns; c; c = c->next) {
 		iscsi_conn_tick(c, now, gen);
 		if (c->state != ISCSI_CONN_FFP)
@@ -556,8 +711,10 @@ static void worker_destroy(struct iscsi_worker *w)
 
 	for (m = w->mail; m; m = next) {
 		next = m->next;
-		if (m->kind == ISCSI_MSG_CONN)
+		if (m->kind == ISCSI_MSG_CONN) {
+			pre_release(w->fe, m->addr);
 			close(m->fd);
+		}
 		free(m);
 	}
 	close(w->tfd);
@@ -644,6 +801,9 @@ static void fe_free(struct iscsi_fe *fe)
 	if (fe->listen_fd >= 0)
 		close(fe->listen_fd);
 	iscsi_sess_fini(&fe->sessions);
+	free(fe->pre);
+	pthread_mutex_destroy(&fe->pre_lock);
+	pthread_mutex_destroy(&fe->auth.lock);
 	free(fe);
 }
 
@@ -663,6 +823,16 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		return -ENOMEM;
 	fe->listen_fd = -1;
 	fe->icfg = *ic;
+	pthread_mutex_init(&fe->pre_lock, NULL);
+	pthread_mutex_init(&fe->auth.lock, NULL);
+	for (i = 4; i < 2 * ic->max_login_connections; i *= 2)
+		;
+	fe->pre_mask = i - 1;
+	fe->pre = calloc(i, sizeof(*fe->pre));
+	if (!fe->pre) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	fe->tgt = tgt;
 	fe->offer = (struct iscsi_offer){
 		.max_recv_dsl = ic->max_recv_data_segment_length,
