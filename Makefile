@@ -231,6 +231,11 @@ install: all
 	for m in $(MAN_PAGES); do s=$${m##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 scripts/bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sdswarm
+	for t in sdswarmd sdnum sdswarm-bench; do \
+		ln -sf sdswarm $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; done
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
