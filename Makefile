@@ -231,6 +231,9 @@ install: all
 	for m in $(MAN_PAGES); do s=$${m##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/sdswarmd.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/sdswarmd.service
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 scripts/bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sdswarm
