@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "control.h"
 #include "fault.h"
@@ -939,6 +940,10 @@ static int cmd_stats(struct req *r)
 		o = json_object();
 		snprintf(opcode, sizeof(opcode), "0x%02x", i);
 		json_object_set_new(o, "opcode", json_string(opcode));
+		json_object_set_new(o, "name",
+				    json_string(scsi_opcode_name((uint8_t)i)
+							? scsi_opcode_name((uint8_t)i)
+							: "unsupported"));
 		set_u64(o, "count", os->count);
 		set_u64(o, "bytes", os->bytes);
 		set_u64(o, "errors", os->errors);
@@ -960,6 +965,144 @@ static int cmd_stats(struct req *r)
 	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.faults));
 	set_u64(r->reply, "faults_counted", sum->faults);
 	free(sum);
+	return 0;
+}
+
+/*
+ * metrics: the counters as OpenMetrics text (the Prometheus exposition
+ * format), in "text" of the reply, for `sdswarm metrics` to print or a
+ * textfile collector to pick up. Latency is a histogram over the same
+ * log2 buckets `stats` reads its percentiles from; it has no _sum, which
+ * the daemon does not keep.
+ */
+static void metric_head(FILE *f, const char *name, const char *type,
+			const char *help)
+{
+	fprintf(f, "# TYPE %s %s\n# HELP %s %s\n", name, type, name, help);
+}
+
+static int cmd_metrics(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	static const char *const state_names[] = {
+		[LUN_ONLINE] = "online",	 [LUN_OFFLINE] = "offline",
+		[LUN_NOT_READY] = "not_ready", [LUN_STOPPED] = "stopped",
+		[LUN_REMOVING] = "removing",   [LUN_NO_MEDIUM] = "no_medium",
+		[LUN_SANITIZING] = "sanitizing",
+	};
+	struct lun_table *t = r->s->ctx.luns;
+	uint64_t states[LUN_SANITIZING + 1] = {0}, cum = 0;
+	uint32_t max = lun_max(t);
+	struct scsi_stats *sum;
+	struct store_stats ss;
+	struct timespec now;
+	struct lun_info li;
+	char *text = NULL;
+	size_t len = 0;
+	unsigned int i, top = 0;
+	FILE *f;
+	int l;
+
+	if (check_fields(r, "metrics", fields))
+		return -1;
+	sum = calloc(1, sizeof(*sum));
+	f = open_memstream(&text, &len);
+	if (!sum || !f) {
+		free(sum);
+		if (f)
+			fclose(f);
+		free(text);
+		return fail(r, "out of memory");
+	}
+	ctl_stats_sum(sum);
+	/* O(LUNs), as status */
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		if (li.state <= LUN_SANITIZING)
+			states[li.state]++;
+		lun_put(t, &li);
+	}
+	store_get_stats(r->s->ctx.store, &ss);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+
+	metric_head(f, "sdswarm_build", "info", "The version sdswarmd was built from.");
+	fprintf(f, "sdswarm_build_info{version=\"%s\"} 1\n", cli_version());
+	metric_head(f, "sdswarm_uptime_seconds", "gauge", "Seconds since sdswarmd started.");
+	fprintf(f, "sdswarm_uptime_seconds %lld\n",
+		(long long)(now.tv_sec - r->s->started.tv_sec));
+	metric_head(f, "sdswarm_resident_memory_bytes", "gauge", "Resident set size of sdswarmd.");
+	fprintf(f, "sdswarm_resident_memory_bytes %" PRIu64 "\n", rss_bytes());
+	metric_head(f, "sdswarm_luns", "gauge", "LUNs present.");
+	fprintf(f, "sdswarm_luns %" PRIu32 "\n", lun_count(t));
+	metric_head(f, "sdswarm_luns_max", "gauge", "LUNs the table can hold (max_luns).");
+	fprintf(f, "sdswarm_luns_max %" PRIu32 "\n", max);
+	metric_head(f, "sdswarm_lun_state", "gauge", "Present LUNs by state.");
+	for (i = LUN_ONLINE; i <= LUN_SANITIZING; i++)
+		fprintf(f, "sdswarm_lun_state{state=\"%s\"} %" PRIu64 "\n",
+			state_names[i], states[i]);
+	metric_head(f, "sdswarm_lun_table_bytes", "gauge", "Memory of the LUN table.");
+	fprintf(f, "sdswarm_lun_table_bytes %zu\n", lun_table_bytes(t));
+	metric_head(f, "sdswarm_store_data_bytes", "gauge", "Data bytes the store holds.");
+	fprintf(f, "sdswarm_store_data_bytes %" PRIu64 "\n", ss.data_bytes);
+	metric_head(f, "sdswarm_store_metadata_bytes", "gauge", "Bytes of the store's own bookkeeping.");
+	fprintf(f, "sdswarm_store_metadata_bytes %" PRIu64 "\n", ss.meta_bytes);
+	metric_head(f, "sdswarm_store_limit_hits", "counter", "Writes refused by the store's mem_limit.");
+	fprintf(f, "sdswarm_store_limit_hits_total %" PRIu64 "\n", ss.limit_hits);
+	metric_head(f, "sdswarm_store_io_errors", "counter", "I/O errors of the file store.");
+	fprintf(f, "sdswarm_store_io_errors_total %" PRIu64 "\n", ss.io_errors);
+
+	metric_head(f, "sdswarm_scsi_commands", "counter",
+		    "SCSI commands completed, by opcode (every front end that counts: iSCSI, TCMU).");
+	for (i = 0; i < 256; i++)
+		if (sum->op[i].count || sum->op[i].errors)
+			fprintf(f, "sdswarm_scsi_commands_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
+				i, scsi_opcode_name((uint8_t)i) ? scsi_opcode_name((uint8_t)i) : "unsupported",
+				sum->op[i].count);
+	metric_head(f, "sdswarm_scsi_command_errors", "counter",
+		    "SCSI commands that ended with a status other than GOOD, by opcode.");
+	for (i = 0; i < 256; i++)
+		if (sum->op[i].count || sum->op[i].errors)
+			fprintf(f, "sdswarm_scsi_command_errors_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
+				i, scsi_opcode_name((uint8_t)i) ? scsi_opcode_name((uint8_t)i) : "unsupported",
+				sum->op[i].errors);
+	metric_head(f, "sdswarm_scsi_data_bytes", "counter",
+		    "Bytes moved by SCSI commands (Data-In and Data-Out), by opcode.");
+	for (i = 0; i < 256; i++)
+		if (sum->op[i].count || sum->op[i].errors)
+			fprintf(f, "sdswarm_scsi_data_bytes_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
+				i, scsi_opcode_name((uint8_t)i) ? scsi_opcode_name((uint8_t)i) : "unsupported",
+				sum->op[i].bytes);
+	metric_head(f, "sdswarm_scsi_latency_seconds", "histogram",
+		    "Time scsi_exec() took to execute a command: the emulation only, "
+		    "no transport time, no injected delay; log2 buckets, no _sum kept.");
+	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
+		if (sum->lat[i])
+			top = i;
+	/* bucket b holds 2^(b-1)..2^b - 1 ns: le is 2^b - 1 ns; the last
+	 * bucket (2^62 ns up) is +Inf */
+	for (i = 0; i <= top && i < SCSI_LAT_BUCKETS - 1; i++) {
+		cum += sum->lat[i];
+		fprintf(f, "sdswarm_scsi_latency_seconds_bucket{le=\"%.9g\"} %" PRIu64 "\n",
+			i ? (double)((1ull << i) - 1) / 1e9 : 0.0, cum);
+	}
+	for (; i < SCSI_LAT_BUCKETS; i++)
+		cum += sum->lat[i];
+	fprintf(f, "sdswarm_scsi_latency_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n", cum);
+	fprintf(f, "sdswarm_scsi_latency_seconds_count %" PRIu64 "\n", cum);
+	metric_head(f, "sdswarm_faults_fired", "counter", "Injected faults that fired.");
+	fprintf(f, "sdswarm_faults_fired_total %" PRIu64 "\n",
+		fault_total_hits(r->s->ctx.faults));
+	fputs("# EOF\n", f);
+	free(sum);
+	if (fclose(f) || !text) {
+		free(text);
+		return fail(r, "out of memory");
+	}
+	json_object_set_new(r->reply, "text", json_stringn(text, len));
+	free(text);
 	return 0;
 }
 
@@ -1058,10 +1201,10 @@ static const struct {
 	int (*fn)(struct req *r);
 } commands[] = {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
-	{"stats", cmd_stats},	{"names", cmd_names},
+	{"stats", cmd_stats},	{"names", cmd_names},   {"metrics", cmd_metrics},
 };
 
-#define CMD_LIST "status, lun, fault, stats, names"
+#define CMD_LIST "status, lun, fault, stats, names, metrics"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		     const char *line, size_t len)

@@ -98,6 +98,8 @@ static void usage(FILE *f)
 		"  fault clear ID|all\n"
 		"  fault list\n"
 		"  stats                         per-opcode counts, latency\n"
+		"  metrics                       the counters as OpenMetrics "
+		"text\n"
 		"  names [--scheme S] [--first N] [--count N]\n"
 		"                                predicted kernel names and "
 		"dev_ts\n"
@@ -534,13 +536,34 @@ static int do_stats(struct client *cl, int argc, char **argv)
 	       num(lat, "p50"), num(lat, "p99"), num(lat, "p999"));
 	printf("faults   %" PRIu64 " fired\n", num(r, "faults_fired"));
 	if (json_array_size(json_object_get(r, "ops")))
-		printf("%-8s %-12s %-16s %s\n", "OPCODE", "COUNT", "BYTES",
-		       "ERRORS");
+		printf("%-8s %-28s %-12s %-16s %s\n", "OPCODE", "NAME", "COUNT",
+		       "BYTES", "ERRORS");
 	json_array_foreach(json_object_get(r, "ops"), i, o)
-		printf("%-8s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
-		       str(o, "opcode"), num(o, "count"), num(o, "bytes"),
-		       num(o, "errors"));
+		printf("%-8s %-28s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
+		       str(o, "opcode"), str(o, "name"), num(o, "count"),
+		       num(o, "bytes"), num(o, "errors"));
 	json_decref(r);
+	return 0;
+}
+
+/* The counters as OpenMetrics text, printed as the daemon made it. */
+static int do_metrics(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *text;
+
+	if (argc)
+		unexpected("metrics", argv[0], NULL,
+			   "metrics takes no arguments");
+	r = call(cl, json_pack("{s:s}", "cmd", "metrics"), cl->json);
+	if (!r)
+		return 0;
+	text = json_object_get(r, "text");
+	if (!json_is_string(text))
+		die("sdswarmd sent metrics without their text");
+	fwrite(json_string_value(text), 1, json_string_length(text), stdout);
+	json_decref(r);
+	if (fflush(stdout) || ferror(stdout))
+		die("writing the metrics: %s", strerror(errno));
 	return 0;
 }
 
@@ -615,8 +638,9 @@ static int do_names(struct client *cl, int argc, char **argv)
 }
 
 /* The commands, for "did you mean". */
-static const char *const commands[] = {"status", "lun",   "fault", "stats",
-				       "names",  "help", NULL};
+static const char *const commands[] = {"status", "lun",	"fault",
+				       "stats",	 "names", "metrics",
+				       "help",	 NULL};
 
 int main(int argc, char **argv)
 {
@@ -687,7 +711,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
-	    strcmp(cmd, "names")) {
+	    strcmp(cmd, "names") && strcmp(cmd, "metrics")) {
 		best = cli_suggest(cmd, commands, sizeof(commands) /
 							  sizeof(commands[0]));
 		if (best)
@@ -710,6 +734,8 @@ int main(int argc, char **argv)
 		ret = do_fault(&cl, n, rest);
 	else if (strcmp(cmd, "stats") == 0)
 		ret = do_stats(&cl, n, rest);
+	else if (strcmp(cmd, "metrics") == 0)
+		ret = do_metrics(&cl, n, rest);
 	else
 		ret = do_names(&cl, n, rest);
 	if (cl.fd >= 0)
