@@ -721,6 +721,88 @@ static int pick_group(struct req *r, unsigned int *out)
 	return fail(r, "\"group\" is required (groups: %s)", list);
 }
 
+/* One range of lun list: its figures, and the fault rules that reach it. */
+static void list_range(json_t *ranges, uint32_t first, uint32_t last,
+		       const struct lun_info *li, uint64_t bytes,
+		       const struct fault_rule *rules, int nrules)
+{
+	json_t *o = json_object();
+	uint64_t nf = 0;
+	int i;
+
+	for (i = 0; i < nrules; i++)
+		if (rules[i].lun_first <= last && rules[i].lun_last >= first)
+			nf++;
+	set_u64(o, "first", first);
+	set_u64(o, "last", last);
+	set_u64(o, "count", (uint64_t)last - first + 1);
+	json_object_set_new(o, "group", json_string(li->group->name));
+	json_object_set_new(o, "state", json_string(state_name(li->state)));
+	set_u64(o, "size", li->nblocks * li->block_size);
+	set_u64(o, "block_size", li->block_size);
+	set_u64(o, "data_bytes", bytes);
+	set_u64(o, "faults", nf);
+	json_array_append_new(ranges, o);
+}
+
+/*
+ * lun list: the present LUNs as ranges (inclusive) of one group, state and
+ * size, each with the bytes it stores and the fault rules reaching it.
+ * O(LUNs), one pin each, as status.
+ */
+static int lun_list(struct req *r)
+{
+	struct lun_table *t = r->s->ctx.luns;
+	struct store *st = r->s->ctx.store;
+	uint32_t max = lun_max(t), first = 0, last = 0;
+	struct fault_rule one, *rules = NULL;
+	struct lun_info li, cur;
+	uint64_t bytes = 0;
+	bool open = false;
+	json_t *ranges;
+	int l, nrules;
+
+	if (json_object_get(r->j, "lun") || json_object_get(r->j, "group") ||
+	    json_object_get(r->j, "size"))
+		return fail(r, "op list takes no \"lun\", \"group\" or "
+			       "\"size\"");
+	nrules = list_faults(r->s, &one, 1);
+	if (nrules > 0) {
+		rules = calloc((size_t)nrules, sizeof(*rules));
+		if (!rules)
+			return fail(r, "out of memory");
+		nrules = list_faults(r->s, rules, (unsigned int)nrules);
+	}
+	ranges = json_array();
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		if (open && (uint32_t)l == last + 1 && li.group == cur.group &&
+		    li.state == cur.state && li.nblocks == cur.nblocks &&
+		    li.block_size == cur.block_size) {
+			last = (uint32_t)l;
+		} else {
+			if (open)
+				list_range(ranges, first, last, &cur, bytes,
+					   rules, nrules);
+			open = true;
+			first = last = (uint32_t)l;
+			cur = li;
+			bytes = 0;
+		}
+		bytes += store_lun_bytes(st, (uint32_t)l);
+		lun_put(t, &li);
+	}
+	if (open)
+		list_range(ranges, first, last, &cur, bytes, rules, nrules);
+	free(rules);
+	set_u64(r->reply, "luns", lun_count(t));
+	json_object_set_new(r->reply, "ranges", ranges);
+	return 0;
+}
+
 static int cmd_lun(struct req *r)
 {
 	static const char *const fields[] = {"cmd",   "op",   "lun",
@@ -738,7 +820,9 @@ static int cmd_lun(struct req *r)
 		return -1;
 	if (get_str(r, "op", &op) <= 0)
 		return fail(r, "\"op\" is required (add, remove, resize, "
-			       "offline, online)");
+			       "offline, online, list)");
+	if (strcmp(op, "list") == 0)
+		return lun_list(r);
 	have = get_uint(r, "lun", max - 1, &lun);
 	if (have < 0)
 		return -1;
@@ -789,7 +873,7 @@ static int cmd_lun(struct req *r)
 	if (strcmp(op, "resize") != 0)
 		return fail(r,
 			    "unknown op \"%s\" (add, remove, resize, "
-			    "offline, online)",
+			    "offline, online, list)",
 			    op);
 	jsize = json_object_get(r->j, "size");
 	if (json_is_string(jsize)) {

@@ -93,6 +93,8 @@ static void usage(FILE *f)
 		"  lun remove LUN\n"
 		"  lun resize LUN SIZE           SIZE with K, M, G, T or P\n"
 		"  lun offline LUN | lun online LUN\n"
+		"  lun list                      LUNs as ranges: group, state, "
+		"size, stored\n"
 		"  fault set RULE...             e.g. medium-read luns=0-3 "
 		"lba=100-199\n"
 		"  fault clear ID|all\n"
@@ -373,11 +375,50 @@ static int do_status(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/* lun list: one line per range of LUNs alike (group, state, size). */
+static int lun_list(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *g;
+	char size[32], stored[32], luns[32];
+	size_t i;
+
+	if (argc)
+		unexpected("lun list", argv[0], NULL,
+			   "lun list takes no arguments");
+	r = call(cl, json_pack("{s:s,s:s}", "cmd", "lun", "op", "list"),
+		 cl->json);
+	if (!r)
+		return 0;
+	printf("%-15s %-8s %-12s %-10s %-10s %-12s %s\n", "LUNS", "COUNT",
+	       "GROUP", "STATE", "SIZE", "STORED", "FAULTS");
+	json_array_foreach(json_object_get(r, "ranges"), i, g)
+	{
+		if (num(g, "count") == 1)
+			snprintf(luns, sizeof(luns), "%" PRIu64,
+				 num(g, "first"));
+		else
+			snprintf(luns, sizeof(luns), "%" PRIu64 "-%" PRIu64,
+				 num(g, "first"), num(g, "last"));
+		cfg_format_size(num(g, "size"), size, sizeof(size));
+		printf("%-15s %-8" PRIu64 " %-12s %-10s %-10s %-12s %" PRIu64
+		       "\n",
+		       luns, num(g, "count"), str(g, "group"), str(g, "state"),
+		       size, human(num(g, "data_bytes"), stored, sizeof(stored)),
+		       num(g, "faults"));
+	}
+	printf("%" PRIu64 " LUNs in %zu range%s\n", num(r, "luns"),
+	       json_array_size(json_object_get(r, "ranges")),
+	       json_array_size(json_object_get(r, "ranges")) == 1 ? "" : "s");
+	json_decref(r);
+	return 0;
+}
+
 static int do_lun(struct client *cl, int argc, char **argv)
 {
 	json_t *req, *r;
-	static const char *const ops[] = {"add",     "remove", "resize",
-					  "offline", "online", NULL};
+	static const char *const ops[] = {"add",    "remove", "resize",
+					  "offline", "online", "list",
+					  NULL};
 	const char *op, *group = NULL, *lun = NULL, *size = NULL;
 	int k;
 
@@ -389,7 +430,9 @@ static int do_lun(struct client *cl, int argc, char **argv)
 		;
 	if (!ops[k])
 		unexpected("lun", op, ops,
-			   "add, remove, resize, offline, online");
+			   "add, remove, resize, offline, online, list");
+	if (strcmp(op, "list") == 0)
+		return lun_list(cl, argc - 1, argv + 1);
 	for (k = 1; k < argc; k++) {
 		if (strcmp(argv[k], "--group") == 0 && k + 1 < argc)
 			group = argv[++k];
