@@ -1065,13 +1065,37 @@ static void metric_head(FILE *f, const char *name, const char *type,
 	fprintf(f, "# TYPE %s %s\n# HELP %s %s\n", name, type, name, help);
 }
 
+/* One counter family over the opcodes seen: @which 0 count, 1 errors,
+ * 2 bytes. */
+static void metric_ops(FILE *f, const struct scsi_stats *sum, const char *name,
+		       int which, const char *help)
+{
+	const struct scsi_op_stats *os;
+	const char *op;
+	unsigned int i;
+
+	metric_head(f, name, "counter", help);
+	for (i = 0; i < 256; i++) {
+		os = &sum->op[i];
+		if (!os->count && !os->errors)
+			continue;
+		op = scsi_opcode_name((uint8_t)i);
+		fprintf(f,
+			"%s_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
+			name, i, op ? op : "unsupported",
+			which == 0   ? os->count
+			: which == 1 ? os->errors
+				     : os->bytes);
+	}
+}
+
 static int cmd_metrics(struct req *r)
 {
 	static const char *const fields[] = {"cmd", NULL};
 	static const char *const state_names[] = {
 		[LUN_ONLINE] = "online",	 [LUN_OFFLINE] = "offline",
-		[LUN_NOT_READY] = "not_ready", [LUN_STOPPED] = "stopped",
-		[LUN_REMOVING] = "removing",   [LUN_NO_MEDIUM] = "no_medium",
+		[LUN_NOT_READY] = "not_ready",	 [LUN_STOPPED] = "stopped",
+		[LUN_REMOVING] = "removing",	 [LUN_NO_MEDIUM] = "no_medium",
 		[LUN_SANITIZING] = "sanitizing",
 	};
 	struct lun_table *t = r->s->ctx.luns;
@@ -1112,56 +1136,56 @@ static int cmd_metrics(struct req *r)
 	store_get_stats(r->s->ctx.store, &ss);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 
-	metric_head(f, "sdswarm_build", "info", "The version sdswarmd was built from.");
+	metric_head(f, "sdswarm_build", "info",
+		    "The version sdswarmd was built from.");
 	fprintf(f, "sdswarm_build_info{version=\"%s\"} 1\n", cli_version());
-	metric_head(f, "sdswarm_uptime_seconds", "gauge", "Seconds since sdswarmd started.");
+	metric_head(f, "sdswarm_uptime_seconds", "gauge",
+		    "Seconds since sdswarmd started.");
 	fprintf(f, "sdswarm_uptime_seconds %lld\n",
 		(long long)(now.tv_sec - r->s->started.tv_sec));
-	metric_head(f, "sdswarm_resident_memory_bytes", "gauge", "Resident set size of sdswarmd.");
+	metric_head(f, "sdswarm_resident_memory_bytes", "gauge",
+		    "Resident set size of sdswarmd.");
 	fprintf(f, "sdswarm_resident_memory_bytes %" PRIu64 "\n", rss_bytes());
 	metric_head(f, "sdswarm_luns", "gauge", "LUNs present.");
 	fprintf(f, "sdswarm_luns %" PRIu32 "\n", lun_count(t));
-	metric_head(f, "sdswarm_luns_max", "gauge", "LUNs the table can hold (max_luns).");
+	metric_head(f, "sdswarm_luns_max", "gauge",
+		    "LUNs the table can hold (max_luns).");
 	fprintf(f, "sdswarm_luns_max %" PRIu32 "\n", max);
 	metric_head(f, "sdswarm_lun_state", "gauge", "Present LUNs by state.");
 	for (i = LUN_ONLINE; i <= LUN_SANITIZING; i++)
 		fprintf(f, "sdswarm_lun_state{state=\"%s\"} %" PRIu64 "\n",
 			state_names[i], states[i]);
-	metric_head(f, "sdswarm_lun_table_bytes", "gauge", "Memory of the LUN table.");
+	metric_head(f, "sdswarm_lun_table_bytes", "gauge",
+		    "Memory of the LUN table.");
 	fprintf(f, "sdswarm_lun_table_bytes %zu\n", lun_table_bytes(t));
-	metric_head(f, "sdswarm_store_data_bytes", "gauge", "Data bytes the store holds.");
+	metric_head(f, "sdswarm_store_data_bytes", "gauge",
+		    "Data bytes the store holds.");
 	fprintf(f, "sdswarm_store_data_bytes %" PRIu64 "\n", ss.data_bytes);
-	metric_head(f, "sdswarm_store_metadata_bytes", "gauge", "Bytes of the store's own bookkeeping.");
+	metric_head(f, "sdswarm_store_metadata_bytes", "gauge",
+		    "Bytes of the store's own bookkeeping.");
 	fprintf(f, "sdswarm_store_metadata_bytes %" PRIu64 "\n", ss.meta_bytes);
-	metric_head(f, "sdswarm_store_limit_hits", "counter", "Writes refused by the store's mem_limit.");
-	fprintf(f, "sdswarm_store_limit_hits_total %" PRIu64 "\n", ss.limit_hits);
-	metric_head(f, "sdswarm_store_io_errors", "counter", "I/O errors of the file store.");
+	metric_head(f, "sdswarm_store_limit_hits", "counter",
+		    "Writes refused by the store's mem_limit.");
+	fprintf(f, "sdswarm_store_limit_hits_total %" PRIu64 "\n",
+		ss.limit_hits);
+	metric_head(f, "sdswarm_store_io_errors", "counter",
+		    "I/O errors of the file store.");
 	fprintf(f, "sdswarm_store_io_errors_total %" PRIu64 "\n", ss.io_errors);
 
-	metric_head(f, "sdswarm_scsi_commands", "counter",
-		    "SCSI commands completed, by opcode (every front end that counts: iSCSI, TCMU).");
-	for (i = 0; i < 256; i++)
-		if (sum->op[i].count || sum->op[i].errors)
-			fprintf(f, "sdswarm_scsi_commands_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
-				i, scsi_opcode_name((uint8_t)i) ? scsi_opcode_name((uint8_t)i) : "unsupported",
-				sum->op[i].count);
-	metric_head(f, "sdswarm_scsi_command_errors", "counter",
-		    "SCSI commands that ended with a status other than GOOD, by opcode.");
-	for (i = 0; i < 256; i++)
-		if (sum->op[i].count || sum->op[i].errors)
-			fprintf(f, "sdswarm_scsi_command_errors_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
-				i, scsi_opcode_name((uint8_t)i) ? scsi_opcode_name((uint8_t)i) : "unsupported",
-				sum->op[i].errors);
-	metric_head(f, "sdswarm_scsi_data_bytes", "counter",
-		    "Bytes moved by SCSI commands (Data-In and Data-Out), by opcode.");
-	for (i = 0; i < 256; i++)
-		if (sum->op[i].count || sum->op[i].errors)
-			fprintf(f, "sdswarm_scsi_data_bytes_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
-				i, scsi_opcode_name((uint8_t)i) ? scsi_opcode_name((uint8_t)i) : "unsupported",
-				sum->op[i].bytes);
+	metric_ops(f, sum, "sdswarm_scsi_commands", 0,
+		   "SCSI commands completed, by opcode (the front ends that "
+		   "count: iSCSI, TCMU).");
+	metric_ops(f, sum, "sdswarm_scsi_command_errors", 1,
+		   "SCSI commands that ended with a status other than GOOD, "
+		   "by opcode.");
+	metric_ops(f, sum, "sdswarm_scsi_data_bytes", 2,
+		   "Bytes moved by SCSI commands (Data-In and Data-Out), by "
+		   "opcode.");
 	metric_head(f, "sdswarm_scsi_latency_seconds", "histogram",
-		    "Time scsi_exec() took to execute a command: the emulation only, "
-		    "no transport time, no injected delay; log2 buckets, no _sum kept.");
+		    "Time scsi_exec() took to execute a command: the emulation "
+		    "only, "
+		    "no transport time, no injected delay; log2 buckets, no "
+		    "_sum kept.");
 	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
 		if (sum->lat[i])
 			top = i;
@@ -1169,14 +1193,20 @@ static int cmd_metrics(struct req *r)
 	 * bucket (2^62 ns up) is +Inf */
 	for (i = 0; i <= top && i < SCSI_LAT_BUCKETS - 1; i++) {
 		cum += sum->lat[i];
-		fprintf(f, "sdswarm_scsi_latency_seconds_bucket{le=\"%.9g\"} %" PRIu64 "\n",
+		fprintf(f,
+			"sdswarm_scsi_latency_seconds_bucket{le=\"%.9g\"} "
+			"%" PRIu64 "\n",
 			i ? (double)((1ull << i) - 1) / 1e9 : 0.0, cum);
 	}
 	for (; i < SCSI_LAT_BUCKETS; i++)
 		cum += sum->lat[i];
-	fprintf(f, "sdswarm_scsi_latency_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n", cum);
+	fprintf(f,
+		"sdswarm_scsi_latency_seconds_bucket{le=\"+Inf\"} %" PRIu64
+		"\n",
+		cum);
 	fprintf(f, "sdswarm_scsi_latency_seconds_count %" PRIu64 "\n", cum);
-	metric_head(f, "sdswarm_faults_fired", "counter", "Injected faults that fired.");
+	metric_head(f, "sdswarm_faults_fired", "counter",
+		    "Injected faults that fired.");
 	fprintf(f, "sdswarm_faults_fired_total %" PRIu64 "\n",
 		fault_total_hits(r->s->ctx.faults));
 	fputs("# EOF\n", f);
@@ -1285,7 +1315,7 @@ static const struct {
 	int (*fn)(struct req *r);
 } commands[] = {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
-	{"stats", cmd_stats},	{"names", cmd_names},   {"metrics", cmd_metrics},
+	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
 };
 
 #define CMD_LIST "status, lun, fault, stats, names, metrics"

@@ -403,7 +403,8 @@ static int lun_list(struct client *cl, int argc, char **argv)
 		printf("%-15s %-8" PRIu64 " %-12s %-10s %-10s %-12s %" PRIu64
 		       "\n",
 		       luns, num(g, "count"), str(g, "group"), str(g, "state"),
-		       size, human(num(g, "data_bytes"), stored, sizeof(stored)),
+		       size,
+		       human(num(g, "data_bytes"), stored, sizeof(stored)),
 		       num(g, "faults"));
 	}
 	printf("%" PRIu64 " LUNs in %zu range%s\n", num(r, "luns"),
@@ -416,9 +417,8 @@ static int lun_list(struct client *cl, int argc, char **argv)
 static int do_lun(struct client *cl, int argc, char **argv)
 {
 	json_t *req, *r;
-	static const char *const ops[] = {"add",    "remove", "resize",
-					  "offline", "online", "list",
-					  NULL};
+	static const char *const ops[] = {
+		"add", "remove", "resize", "offline", "online", "list", NULL};
 	const char *op, *group = NULL, *lun = NULL, *size = NULL;
 	int k;
 
@@ -681,9 +681,8 @@ static int do_names(struct client *cl, int argc, char **argv)
 }
 
 /* The commands, for "did you mean". */
-static const char *const commands[] = {"status", "lun",	"fault",
-				       "stats",	 "names", "metrics",
-				       "help",	 NULL};
+static const char *const commands[] = {"status", "lun",	    "fault", "stats",
+				       "names",	 "metrics", "help",  NULL};
 
 int main(int argc, char **argv)
 {
@@ -730,7 +729,8 @@ int main(int argc, char **argv)
 	if (!rest)
 		die("out of memory");
 	for (k = optind + 1, n = 0; k < argc; k++) {
-		if (strcmp(argv[k], "--json") == 0 || strcmp(argv[k], "-j") == 0) {
+		if (strcmp(argv[k], "--json") == 0 ||
+		    strcmp(argv[k], "-j") == 0) {
 			cl.json = true;
 		} else if (strcmp(argv[k], "--control") == 0 ||
 			   strcmp(argv[k], "-c") == 0) {
@@ -755,8 +755,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
 	    strcmp(cmd, "names") && strcmp(cmd, "metrics")) {
-		best = cli_suggest(cmd, commands, sizeof(commands) /
-							  sizeof(commands[0]));
+		best = cli_suggest(cmd, commands,
+				   sizeof(commands) / sizeof(commands[0]));
 		if (best)
 			fprintf(stderr,
 				"sdswarm: unknown command '%s' (did you mean "

@@ -86,7 +86,8 @@ static void usage(FILE *f)
 		"                [--mem-limit SIZE] [--luns N] [--fuse DIR]\n"
 		"                [--iscsi [ADDR:PORT]] [--tcmu] [--pidfile "
 		"PATH]\n"
-		"                [--run CMD] [--exit-with-parent] [-v|-vv|-vvv]\n"
+		"                [--run CMD] [--exit-with-parent] "
+		"[-v|-vv|-vvv]\n"
 		"                [--check] [--version]\n"
 		"  -c, --config FILE   the configuration (default: the "
 		"built-in one,\n"
@@ -104,12 +105,15 @@ static void usage(FILE *f)
 		"(root)\n"
 		"      --pidfile PATH  write the daemon's PID there once every "
 		"front end\n"
-		"                      serves (as is READY=1 to $NOTIFY_SOCKET)\n"
-		"      --run CMD       once ready, run CMD with /bin/sh, then stop "
+		"                      serves (as is READY=1 to "
+		"$NOTIFY_SOCKET)\n"
+		"      --run CMD       once ready, run CMD with /bin/sh, then "
+		"stop "
 		"and exit\n"
 		"                      with its status; $SDSWARM_CONTROL, "
 		"$SDSWARM_MOUNT,\n"
-		"                      $SDSWARM_PORTAL tell it where the daemon "
+		"                      $SDSWARM_PORTAL tell it where the "
+		"daemon "
 		"serves\n"
 		"      --exit-with-parent  stop when the parent process exits\n"
 		"  -v                  log info; -vv debug; -vvv every CDB\n"
@@ -419,10 +423,10 @@ static int check_fit(const struct cfg *c, const struct lun_table *t)
 		"export only LUNs 0-%" PRIu64 "; %u LUN%s (%d-%u) would be "
 		"reachable by no target: raise [iscsi] targets (at most %u) or "
 		"luns_per_target (at most %u), or create fewer LUNs",
-		lun_count(t), c->iscsi.targets, c->iscsi.targets == 1 ? "" : "s",
-		c->iscsi.luns_per_target, reach - 1, n, n == 1 ? "" : "s",
-		first, last, CFG_ISCSI_MAX_TARGETS,
-		CFG_ISCSI_MAX_LUNS_PER_TARGET);
+		lun_count(t), c->iscsi.targets,
+		c->iscsi.targets == 1 ? "" : "s", c->iscsi.luns_per_target,
+		reach - 1, n, n == 1 ? "" : "s", first, last,
+		CFG_ISCSI_MAX_TARGETS, CFG_ISCSI_MAX_LUNS_PER_TARGET);
 	return -ERANGE;
 }
 
