@@ -33,7 +33,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-MMD -MP -I. -Inumbering -Itarget -fPIC
+	-MMD -MP -I. -Icommon -Inumbering -Itarget -fPIC
 ifeq ($(SANITIZE),address)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
@@ -45,6 +45,16 @@ ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 # is reported by name (run scripts/install-deps).
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+
+# --- the version: `git describe` in a repository, else VERSION -----------
+# Only common/cli.c sees it: a new commit rebuilds one object, not all.
+VERSION := 0.1.0
+SDSWARM_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo $(VERSION))
+
+# --- common/: libsdcli, what every tool shares ----------------------------
+CLI_SRCS := $(sort $(wildcard common/*.c))
+CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
+LIBSDCLI := $(O)/lib/libsdcli.a
 
 # --- numbering/: libsdnum ------------------------------------------------
 NUM_TOOL := numbering/sdnum-tool.c
@@ -83,19 +93,30 @@ ifneq ($(BENCH_SRCS),)
 PROGS += $(O)/bin/sdswarm-bench
 endif
 
-LIBS_ALL := $(LIBSDNUM)
+LIBS_ALL := $(LIBSDCLI) $(LIBSDNUM)
 ifneq ($(TARGET_SRCS),)
-LIBS_ALL := $(LIBSDTARGET) $(LIBSDNUM)
+LIBS_ALL := $(LIBSDTARGET) $(LIBSDCLI) $(LIBSDNUM)
 endif
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-vm bench run install clean check-deps format
+.PHONY: FORCE all deps test test-unit test-vm bench run install clean check-deps format
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
 	$(Q)scripts/install-deps all
 
+# The version file changes only when the version does, so cli.o is rebuilt
+# only then.
+$(O)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(SDSWARM_VERSION)' | cmp -s - $@ || echo '$(SDSWARM_VERSION)' > $@
+
 # Object rules: each component adds its pkg-config cflags.
+$(O)/obj/common/%.o: common/%.c $(O)/version
+	$(call say,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DSDSWARM_VERSION='"$(SDSWARM_VERSION)"' -c -o $@ $<
+
 $(O)/obj/numbering/%.o: numbering/%.c
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
@@ -126,12 +147,17 @@ $(LIBSDNUM_SO): $(NUM_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libsdnum.so.0 $(ALL_LDFLAGS) -o $@ $^
 
+$(LIBSDCLI): $(CLI_OBJS)
+	$(call say,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(LIBSDTARGET): $(TARGET_OBJS)
 	$(call say,AR,$@)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/bin/sdnum: $(O)/obj/numbering/sdnum-tool.o $(LIBSDNUM)
+$(O)/bin/sdnum: $(O)/obj/numbering/sdnum-tool.o $(LIBSDCLI) $(LIBSDNUM)
 	$(call say,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
@@ -205,6 +231,14 @@ install: all
 	for m in $(MAN_PAGES); do s=$${m##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/sdswarmd.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/sdswarmd.service
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 scripts/bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sdswarm
+	for t in sdswarmd sdnum sdswarm-bench; do \
+		ln -sf sdswarm $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; done
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -28,6 +28,7 @@
 #include <liburing.h>
 
 #include "bench.h"
+#include "cli.h"
 #include "sdnum.h"
 
 #define IO_DEPTH     64u
@@ -1193,6 +1194,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			o->baseline = false;
 			break;
 		default:
+			cli_suggest_option(stderr, argv[0], lopts,
+					   argv[optind - 1]);
 			io_usage(stderr);
 			return 1;
 		}
@@ -1240,7 +1243,7 @@ int bench_io(int argc, char **argv)
 	ret = io_parse(argc, argv, &c->o);
 	if (ret >= 0) {
 		free(c);
-		return ret;
+		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	}
 	c->dirfd = open(c->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd < 0) {

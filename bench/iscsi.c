@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "bench.h"
+#include "cli.h"
 
 #define ISB_QD	     32u
 #define ISB_MAX_QD   4096u
@@ -1254,6 +1255,8 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			o->initiator = optarg;
 			break;
 		default:
+			cli_suggest_option(stderr, argv[0], lopts,
+					   argv[optind - 1]);
 			isb_usage(stderr);
 			return 1;
 		}
@@ -1513,7 +1516,7 @@ int bench_iscsi(int argc, char **argv)
 	ret = isb_parse(argc, argv, &r->o);
 	if (ret >= 0) {
 		free(r);
-		return ret;
+		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	}
 	/* A target that closes the connection must fail a command, not
 	 * end the process with SIGPIPE. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cli.h"
 #include "sdnum.h"
 
 #define CMD "numbering"
@@ -1088,21 +1089,22 @@ int bench_numbering(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		ret = bench_common_opt(&b.opt, opt, optarg, CMD);
 		if (ret < 0)
-			return 1;
+			return CLI_EXIT_USAGE;
 		if (ret)
 			continue;
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
 		}
+		cli_suggest_option(stderr, argv[0], lopts, argv[optind - 1]);
 		usage(stderr);
-		return 1;
+		return CLI_EXIT_USAGE;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "sdswarm-bench " CMD ": unexpected '%s'\n",
 			argv[optind]);
 		usage(stderr);
-		return 1;
+		return CLI_EXIT_USAGE;
 	}
 	bench_cfg_init(&b.cfg, &b.opt);
 	b.nsamples = b.opt.quick ? NB_QUICK_SAMPLES : NB_SAMPLES;

@@ -30,6 +30,7 @@
 #include <liburing.h>
 
 #include "bench.h"
+#include "cli.h"
 #include "sdnum.h"
 
 extern char **environ;
@@ -1598,6 +1599,8 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			o->plot = optarg;
 			break;
 		default:
+			cli_suggest_option(stderr, argv[0], lopts,
+					   argv[optind - 1]);
 			oa_usage(stderr);
 			return 1;
 		}
@@ -1922,7 +1925,7 @@ int bench_open_all(int argc, char **argv)
 
 	ret = oa_parse(argc, argv, &o);
 	if (ret >= 0)
-		return ret;
+		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	o.reps = o.common.reps ? o.common.reps : 1;
 	nodes.prefix = o.prefix;
 	if (o.plot && !oa_in_path("gnuplot")) {
@@ -2223,6 +2226,8 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 			*force = true;
 			break;
 		default:
+			cli_suggest_option(stderr, argv[0], lopts,
+					   argv[optind - 1]);
 			mk_usage(stderr);
 			return 1;
 		}
@@ -2306,7 +2311,7 @@ int bench_mktree(int argc, char **argv)
 
 	ret = mk_parse(argc, argv, &o, &size, &force);
 	if (ret >= 0)
-		return ret;
+		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	nodes.prefix = o.prefix;
 	nodes.ndisks = o.ndisks;
 	nodes.parts = o.parts;

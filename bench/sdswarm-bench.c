@@ -12,9 +12,11 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "cli.h"
 
 struct bench_cmd {
 	const char *name;
@@ -37,7 +39,8 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"usage: sdswarm-bench COMMAND [--json] [--quick] [--reps R] [OPTIONS]\n"
-		"       sdswarm-bench COMMAND --help\n\n"
+		"       sdswarm-bench COMMAND --help\n"
+		"       sdswarm-bench --version\n\n"
 		"commands:\n");
 	for (i = 0; i < NCMDS; i++)
 		fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
@@ -47,9 +50,10 @@ static void usage(FILE *f)
 		"same run, and reports its targets as met or MISSED without failing.\n"
 		"--quick    tiny sizes, for a smoke test (seconds)\n"
 		"--reps R   repetitions per measurement; the best is kept\n"
+		"Options may come before or after the command.\n"
 		"Exit status: 0 when the measurements ran (targets missed or not),\n"
-		"1 on an error (bad usage, a failed allocation, a wrong result).\n"
-		"See sdswarm-bench(1).\n");
+		"1 on a failure (a failed allocation or operation, a wrong result),\n"
+		"2 on a usage error. See sdswarm-bench(1).\n");
 }
 
 static const struct bench_cmd *find_cmd(const char *name)
@@ -72,33 +76,84 @@ static int run_cmd(const struct bench_cmd *c, int argc, char **argv)
 	return c->run(argc, argv);
 }
 
+/*
+ * The first argument that names a command, or 0. Options given before it
+ * (sdswarm-bench --json numbering) are the command's own and move after
+ * it; a value that happens to spell a command name would be taken for
+ * the command, which no option of this program takes.
+ */
+static int find_cmd_arg(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (find_cmd(argv[i]))
+			return i;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *names[NCMDS + 1], *best;
 	const struct bench_cmd *c;
-	bool help;
+	char **args;
+	int at, i, n, ret;
 
-	if (argc < 2) {
-		usage(stderr);
-		return 1;
-	}
-	help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	       strcmp(argv[1], "help") == 0;
-	if (help && argc == 2) {
+	if (argc == 2 && (strcmp(argv[1], "--version") == 0 ||
+			  strcmp(argv[1], "-V") == 0))
+		return cli_print_version("sdswarm-bench");
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+			  strcmp(argv[1], "-h") == 0 ||
+			  strcmp(argv[1], "help") == 0)) {
 		usage(stdout);
 		return 0;
 	}
-	c = find_cmd(argv[help ? 2 : 1]);
-	if (!c) {
-		fprintf(stderr, "sdswarm-bench: unknown command '%s'\n",
-			argv[help ? 2 : 1]);
-		usage(stderr);
-		return 1;
+	at = find_cmd_arg(argc, argv);
+	if (!at) {
+		/* the first word that is not an option is the typo */
+		for (i = 1; i < argc && argv[i][0] == '-'; i++)
+			;
+		if (i >= argc) {
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+		for (n = 0; n < (int)NCMDS; n++)
+			names[n] = cmds[n].name;
+		best = cli_suggest(argv[i], names, NCMDS);
+		if (best)
+			fprintf(stderr,
+				"sdswarm-bench: unknown command '%s' (did you "
+				"mean %s?)\n",
+				argv[i], best);
+		else
+			fprintf(stderr, "sdswarm-bench: unknown command '%s'\n",
+				argv[i]);
+		fprintf(stderr, "Try 'sdswarm-bench --help'.\n");
+		return CLI_EXIT_USAGE;
 	}
-	if (help) {
+	c = find_cmd(argv[at]);
+	/* "help COMMAND" is "COMMAND --help" */
+	if (at == 2 && strcmp(argv[1], "help") == 0) {
 		char opt[] = "--help";
 		char *sub[] = { NULL, opt, NULL };
 
 		return run_cmd(c, 2, sub);
 	}
-	return run_cmd(c, argc - 1, argv + 1);
+	/* argv for the command: its name, then every other argument in
+	 * order (those before the name first) */
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args) {
+		fprintf(stderr, "sdswarm-bench: out of memory\n");
+		return CLI_EXIT_FAILURE;
+	}
+	args[0] = argv[at];
+	for (i = 1, n = 1; i < argc; i++)
+		if (i != at)
+			args[n++] = argv[i];
+	ret = run_cmd(c, n, args);
+	free(args);
+	return ret;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "cli.h"
 #include "lun.h"
 #include "scsi/scsi.h"
 
@@ -183,27 +184,29 @@ int bench_target(int argc, char **argv)
 			if (bench_parse_u64(optarg, 1, LUN_MAX_LUNS, &luns)) {
 				fprintf(stderr, "sdswarm-bench target: --luns '%s': need 1..%u\n",
 					optarg, LUN_MAX_LUNS);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'W':
 			if (bench_parse_u64(optarg, 1 << 20, 1ull << 36, &ws)) {
 				fprintf(stderr, "sdswarm-bench target: --working-set '%s': need 1 MiB..64 GiB in bytes\n",
 					optarg);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			break;
 		default:
 			if (bench_common_opt(&o, opt, optarg, "target") != 1) {
+				cli_suggest_option(stderr, argv[0], lopts,
+						   argv[optind - 1]);
 				usage(stderr);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			break;
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return 1;
+		return CLI_EXIT_USAGE;
 	}
 	if (o.quick) {
 		luns = luns > 16384 ? 16384 : luns;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <search.h>
 
+#include "cli.h"
 #include "sdnum.h"
 
 #define MAX_FIELDS 4
@@ -732,7 +733,7 @@ static void alloc_usage(FILE *f)
 		"        remove NAME|INDEX|TAG  a present disk goes; its index is free\n"
 		"With no events, or -, one event a line from standard input.\n"
 		"Prints \"add|remove INDEX NAME MAJOR:MINOR [TAG]\" per event; a bad\n"
-		"event stops with its line (or argument) number on standard error, exit 2.\n");
+		"event stops with its line (or argument) number on standard error, exit 1.\n");
 }
 
 static int cmd_alloc_main(const struct opts *o, int argc, char **argv)
@@ -752,9 +753,10 @@ static int cmd_alloc_main(const struct opts *o, int argc, char **argv)
 			alloc_usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "sdnum alloc: unknown option '%s'\n", argv[i]);
+			fprintf(stderr, "sdnum alloc: unknown option '%s'%s\n", argv[i],
+				cli_distance(argv[i], "--json") <= 2 ? " (did you mean --json?)" : "");
 			alloc_usage(stderr);
-			return 1;
+			return CLI_EXIT_USAGE;
 		}
 	}
 	argc -= i;
@@ -782,7 +784,7 @@ static int cmd_alloc_main(const struct opts *o, int argc, char **argv)
 	}
 	ret = from_stdin ? alloc_read(&s, stdin) : alloc_args(&s, argc, argv);
 	if (ret == -EINVAL) {
-		status = 2;
+		status = CLI_EXIT_FAILURE;
 	} else if (ret) {
 		fprintf(stderr, "sdnum alloc: %s\n", strerror(-ret));
 		status = 1;
@@ -851,13 +853,16 @@ static void usage(FILE *f)
 		"A first argument of - reads the arguments from standard input, one\n"
 		"invocation per line, and prints one answer per line; a bad line\n"
 		"answers \"error: REASON\" and the exit status is 1 (alloc stops at a bad\n"
-		"event instead, naming its line, with exit status 2).\n\n"
+		"event instead, naming its line). Options may come before or after the\n"
+		"command. Exit status: 0 answered, 1 an argument has no answer, 2 usage\n"
+		"error (unknown command or option, wrong number of arguments).\n\n"
 		"--scheme S      legacy, naive, wilcox, linux (default) or dynamic\n"
 		"--prefix P      driver prefix (default sd)\n"
 		"--parts N       linux: predict partitions 16..N on major 259, assuming\n"
 		"                every disk has N partitions and disks were probed in\n"
 		"                index order (--disks, default 1048576; --ext-base, default 0)\n"
-		"--json          alloc: one JSON document instead of lines\n");
+		"--json          alloc: one JSON document instead of lines\n"
+		"--version       print the version\n");
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -905,6 +910,7 @@ int main(int argc, char **argv)
 		{ "disks", required_argument, NULL, 'D' },
 		{ "ext-base", required_argument, NULL, 'B' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -913,65 +919,92 @@ int main(int argc, char **argv)
 		.scheme = &sdnum_scheme_linux,
 		.ext = { .ndisks = 1u << 20 },
 	};
+	static const char *const scheme_names[] = {
+		"legacy", "naive", "wilcox", "linux", "dynamic", NULL };
+	const char *cmd_names[sizeof(cmds) / sizeof(cmds[0]) + 1];
 	const struct cmd *c;
-	const char *why = NULL;
-	int opt, nargs, ret;
+	const char *why = NULL, *best;
+	int opt, nargs, ret, help = 0;
+	unsigned int k;
 
-	while ((opt = getopt_long(argc, argv, "+s:p:h", lopts, NULL)) != -1) {
+	/* No '+': options may follow the command too (GNU getopt moves
+	 * them ahead of the operands); "--" ends them. */
+	while ((opt = getopt_long(argc, argv, "s:p:Vh", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			o.scheme = sdnum_scheme_find(optarg);
 			if (!o.scheme) {
-				fprintf(stderr, "sdnum: unknown scheme '%s' (see sdnum schemes)\n", optarg);
-				return 1;
+				best = cli_suggest(optarg, scheme_names, 5);
+				fprintf(stderr, "sdnum: unknown scheme '%s' (%s%s%s)\n", optarg,
+					best ? "did you mean " : "see sdnum schemes",
+					best ? best : "", best ? "?" : "");
+				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'p':
 			if (!*optarg || strlen(optarg) > SDNUM_MAX_PREFIX) {
 				fprintf(stderr, "sdnum: prefix '%s' must be 1-%d bytes\n", optarg, SDNUM_MAX_PREFIX);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			o.prefix = optarg;
 			break;
 		case 'P':
 			if (parse_u32(optarg, SDNUM_MAX_PART_NUMBER, &o.ext.parts) || o.ext.parts < 16) {
 				fprintf(stderr, "sdnum: --parts '%s': need 16..255\n", optarg);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			o.have_ext = 1;
 			break;
 		case 'D':
 			if (parse_u32(optarg, 1u << 20, &o.ext.ndisks) || !o.ext.ndisks) {
 				fprintf(stderr, "sdnum: --disks '%s': need 1..1048576\n", optarg);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'B':
 			if (parse_u32(optarg, SDNUM_MINORMASK, &o.ext.base)) {
 				fprintf(stderr, "sdnum: --ext-base '%s': need 0..1048575\n", optarg);
-				return 1;
+				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'j':
 			o.json = 1;
 			break;
+		case 'V':
+			return cli_print_version("sdnum");
 		case 'h':
-			usage(stdout);
-			return 0;
+			help = 1;
+			break;
 		default:
-			usage(stderr);
-			return 1;
+			cli_suggest_option(stderr, "sdnum", lopts, argv[optind - 1]);
+			fprintf(stderr, "Try 'sdnum --help'.\n");
+			return CLI_EXIT_USAGE;
 		}
+	}
+	c = optind < argc ? find_cmd(argv[optind]) : NULL;
+	if (help) {
+		/* "sdnum alloc --help" is alloc's own */
+		if (c && c->main == cmd_alloc_main)
+			alloc_usage(stdout);
+		else
+			usage(stdout);
+		return 0;
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return 1;
+		return CLI_EXIT_USAGE;
 	}
-	c = find_cmd(argv[optind]);
 	if (!c) {
-		fprintf(stderr, "sdnum: unknown command '%s'\n", argv[optind]);
-		usage(stderr);
-		return 1;
+		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+			cmd_names[k] = cmds[k].name;
+		best = cli_suggest(argv[optind], cmd_names, k);
+		if (best)
+			fprintf(stderr, "sdnum: unknown command '%s' (did you mean %s?)\n",
+				argv[optind], best);
+		else
+			fprintf(stderr, "sdnum: unknown command '%s'\n", argv[optind]);
+		fprintf(stderr, "Try 'sdnum --help'.\n");
+		return CLI_EXIT_USAGE;
 	}
 	argv += optind + 1;
 	nargs = argc - optind - 1;
@@ -979,13 +1012,13 @@ int main(int argc, char **argv)
 		return c->main(&o, nargs, argv);
 	if (o.json) {
 		fprintf(stderr, "sdnum: --json: only alloc prints JSON\n");
-		return 1;
+		return CLI_EXIT_USAGE;
 	}
 	if (nargs == 1 && strcmp(argv[0], "-") == 0 && c->max_args > 0)
 		return run_batch(&o, c);
 	if (nargs < c->min_args || nargs > c->max_args) {
 		fprintf(stderr, "sdnum: usage: sdnum %s %s\n", c->name, c->usage);
-		return 1;
+		return CLI_EXIT_USAGE;
 	}
 	ret = c->run(&o, nargs, argv, stdout, &why);
 	if (ret) {

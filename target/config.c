@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "config.h"
 #include "log.h"
 #include "ptable.h"
@@ -1466,32 +1467,6 @@ static void begin_section(struct cfg_parser *p, int line, const char *name)
 
 /* ---- keys --------------------------------------------------------------- */
 
-/* Levenshtein distance, for "did you mean"; short strings only. */
-static unsigned int distance(const char *a, const char *b)
-{
-	unsigned int row[40], i, j, prev, cur;
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la >= 40 || lb >= 40)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			cur = row[j];
-			row[j] = prev + (a[i - 1] != b[j - 1]);
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			if (cur + 1 < row[j])
-				row[j] = cur + 1;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 static void unknown_key(struct cfg_parser *p, int line, const char *sect,
 			const struct section *sec, const char *name,
 			const char *value)
@@ -1501,7 +1476,7 @@ static void unknown_key(struct cfg_parser *p, int line, const char *sect,
 	size_t i;
 
 	for (i = 0; i < sec->nkeys; i++) {
-		d = distance(name, sec->keys[i].name);
+		d = cli_distance(name, sec->keys[i].name);
 		if (d < bestd) {
 			bestd = d;
 			best = sec->keys[i].name;

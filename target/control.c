@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "control.h"
 #include "fault.h"
@@ -782,6 +783,88 @@ static int pick_group(struct req *r, unsigned int *out)
 	return fail(r, "\"group\" is required (groups: %s)", list);
 }
 
+/* One range of lun list: its figures, and the fault rules that reach it. */
+static void list_range(json_t *ranges, uint32_t first, uint32_t last,
+		       const struct lun_info *li, uint64_t bytes,
+		       const struct fault_rule *rules, int nrules)
+{
+	json_t *o = json_object();
+	uint64_t nf = 0;
+	int i;
+
+	for (i = 0; i < nrules; i++)
+		if (rules[i].lun_first <= last && rules[i].lun_last >= first)
+			nf++;
+	set_u64(o, "first", first);
+	set_u64(o, "last", last);
+	set_u64(o, "count", (uint64_t)last - first + 1);
+	json_object_set_new(o, "group", json_string(li->group->name));
+	json_object_set_new(o, "state", json_string(state_name(li->state)));
+	set_u64(o, "size", li->nblocks * li->block_size);
+	set_u64(o, "block_size", li->block_size);
+	set_u64(o, "data_bytes", bytes);
+	set_u64(o, "faults", nf);
+	json_array_append_new(ranges, o);
+}
+
+/*
+ * lun list: the present LUNs as ranges (inclusive) of one group, state and
+ * size, each with the bytes it stores and the fault rules reaching it.
+ * O(LUNs), one pin each, as status.
+ */
+static int lun_list(struct req *r)
+{
+	struct lun_table *t = r->s->ctx.luns;
+	struct store *st = r->s->ctx.store;
+	uint32_t max = lun_max(t), first = 0, last = 0;
+	struct fault_rule one, *rules = NULL;
+	struct lun_info li, cur;
+	uint64_t bytes = 0;
+	bool open = false;
+	json_t *ranges;
+	int l, nrules;
+
+	if (json_object_get(r->j, "lun") || json_object_get(r->j, "group") ||
+	    json_object_get(r->j, "size"))
+		return fail(r, "op list takes no \"lun\", \"group\" or "
+			       "\"size\"");
+	nrules = list_faults(r->s, &one, 1);
+	if (nrules > 0) {
+		rules = calloc((size_t)nrules, sizeof(*rules));
+		if (!rules)
+			return fail(r, "out of memory");
+		nrules = list_faults(r->s, rules, (unsigned int)nrules);
+	}
+	ranges = json_array();
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		if (open && (uint32_t)l == last + 1 && li.group == cur.group &&
+		    li.state == cur.state && li.nblocks == cur.nblocks &&
+		    li.block_size == cur.block_size) {
+			last = (uint32_t)l;
+		} else {
+			if (open)
+				list_range(ranges, first, last, &cur, bytes,
+					   rules, nrules);
+			open = true;
+			first = last = (uint32_t)l;
+			cur = li;
+			bytes = 0;
+		}
+		bytes += store_lun_bytes(st, (uint32_t)l);
+		lun_put(t, &li);
+	}
+	if (open)
+		list_range(ranges, first, last, &cur, bytes, rules, nrules);
+	free(rules);
+	set_u64(r->reply, "luns", lun_count(t));
+	json_object_set_new(r->reply, "ranges", ranges);
+	return 0;
+}
+
 static int cmd_lun(struct req *r)
 {
 	static const char *const fields[] = {"cmd",   "op",   "lun",
@@ -799,7 +882,9 @@ static int cmd_lun(struct req *r)
 		return -1;
 	if (get_str(r, "op", &op) <= 0)
 		return fail(r, "\"op\" is required (add, remove, resize, "
-			       "offline, online)");
+			       "offline, online, list)");
+	if (strcmp(op, "list") == 0)
+		return lun_list(r);
 	have = get_uint(r, "lun", max - 1, &lun);
 	if (have < 0)
 		return -1;
@@ -850,7 +935,7 @@ static int cmd_lun(struct req *r)
 	if (strcmp(op, "resize") != 0)
 		return fail(r,
 			    "unknown op \"%s\" (add, remove, resize, "
-			    "offline, online)",
+			    "offline, online, list)",
 			    op);
 	jsize = json_object_get(r->j, "size");
 	if (json_is_string(jsize)) {
@@ -1004,6 +1089,10 @@ static int cmd_stats(struct req *r)
 		o = json_object();
 		snprintf(opcode, sizeof(opcode), "0x%02x", i);
 		json_object_set_new(o, "opcode", json_string(opcode));
+		json_object_set_new(o, "name",
+				    json_string(scsi_opcode_name((uint8_t)i)
+							? scsi_opcode_name((uint8_t)i)
+							: "unsupported"));
 		set_u64(o, "count", os->count);
 		set_u64(o, "bytes", os->bytes);
 		set_u64(o, "errors", os->errors);
@@ -1025,6 +1114,174 @@ static int cmd_stats(struct req *r)
 	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.faults));
 	set_u64(r->reply, "faults_counted", sum->faults);
 	free(sum);
+	return 0;
+}
+
+/*
+ * metrics: the counters as OpenMetrics text (the Prometheus exposition
+ * format), in "text" of the reply, for `sdswarm metrics` to print or a
+ * textfile collector to pick up. Latency is a histogram over the same
+ * log2 buckets `stats` reads its percentiles from; it has no _sum, which
+ * the daemon does not keep.
+ */
+static void metric_head(FILE *f, const char *name, const char *type,
+			const char *help)
+{
+	fprintf(f, "# TYPE %s %s\n# HELP %s %s\n", name, type, name, help);
+}
+
+/* One counter family over the opcodes seen: @which 0 count, 1 errors,
+ * 2 bytes. */
+static void metric_ops(FILE *f, const struct scsi_stats *sum, const char *name,
+		       int which, const char *help)
+{
+	const struct scsi_op_stats *os;
+	const char *op;
+	unsigned int i;
+
+	metric_head(f, name, "counter", help);
+	for (i = 0; i < 256; i++) {
+		os = &sum->op[i];
+		if (!os->count && !os->errors)
+			continue;
+		op = scsi_opcode_name((uint8_t)i);
+		fprintf(f,
+			"%s_total{opcode=\"0x%02x\",name=\"%s\"} %" PRIu64 "\n",
+			name, i, op ? op : "unsupported",
+			which == 0   ? os->count
+			: which == 1 ? os->errors
+				     : os->bytes);
+	}
+}
+
+static int cmd_metrics(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	static const char *const state_names[] = {
+		[LUN_ONLINE] = "online",	 [LUN_OFFLINE] = "offline",
+		[LUN_NOT_READY] = "not_ready",	 [LUN_STOPPED] = "stopped",
+		[LUN_REMOVING] = "removing",	 [LUN_NO_MEDIUM] = "no_medium",
+		[LUN_SANITIZING] = "sanitizing",
+	};
+	struct lun_table *t = r->s->ctx.luns;
+	uint64_t states[LUN_SANITIZING + 1] = {0}, cum = 0;
+	uint32_t max = lun_max(t);
+	struct scsi_stats *sum;
+	struct store_stats ss;
+	struct timespec now;
+	struct lun_info li;
+	char *text = NULL;
+	size_t len = 0;
+	unsigned int i, top = 0;
+	FILE *f;
+	int l;
+
+	if (check_fields(r, "metrics", fields))
+		return -1;
+	sum = calloc(1, sizeof(*sum));
+	f = open_memstream(&text, &len);
+	if (!sum || !f) {
+		free(sum);
+		if (f)
+			fclose(f);
+		free(text);
+		return fail(r, "out of memory");
+	}
+	ctl_stats_sum(sum);
+	/* O(LUNs), as status */
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		if (li.state <= LUN_SANITIZING)
+			states[li.state]++;
+		lun_put(t, &li);
+	}
+	store_get_stats(r->s->ctx.store, &ss);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+
+	metric_head(f, "sdswarm_build", "info",
+		    "The version sdswarmd was built from.");
+	fprintf(f, "sdswarm_build_info{version=\"%s\"} 1\n", cli_version());
+	metric_head(f, "sdswarm_uptime_seconds", "gauge",
+		    "Seconds since sdswarmd started.");
+	fprintf(f, "sdswarm_uptime_seconds %lld\n",
+		(long long)(now.tv_sec - r->s->started.tv_sec));
+	metric_head(f, "sdswarm_resident_memory_bytes", "gauge",
+		    "Resident set size of sdswarmd.");
+	fprintf(f, "sdswarm_resident_memory_bytes %" PRIu64 "\n", rss_bytes());
+	metric_head(f, "sdswarm_luns", "gauge", "LUNs present.");
+	fprintf(f, "sdswarm_luns %" PRIu32 "\n", lun_count(t));
+	metric_head(f, "sdswarm_luns_max", "gauge",
+		    "LUNs the table can hold (max_luns).");
+	fprintf(f, "sdswarm_luns_max %" PRIu32 "\n", max);
+	metric_head(f, "sdswarm_lun_state", "gauge", "Present LUNs by state.");
+	for (i = LUN_ONLINE; i <= LUN_SANITIZING; i++)
+		fprintf(f, "sdswarm_lun_state{state=\"%s\"} %" PRIu64 "\n",
+			state_names[i], states[i]);
+	metric_head(f, "sdswarm_lun_table_bytes", "gauge",
+		    "Memory of the LUN table.");
+	fprintf(f, "sdswarm_lun_table_bytes %zu\n", lun_table_bytes(t));
+	metric_head(f, "sdswarm_store_data_bytes", "gauge",
+		    "Data bytes the store holds.");
+	fprintf(f, "sdswarm_store_data_bytes %" PRIu64 "\n", ss.data_bytes);
+	metric_head(f, "sdswarm_store_metadata_bytes", "gauge",
+		    "Bytes of the store's own bookkeeping.");
+	fprintf(f, "sdswarm_store_metadata_bytes %" PRIu64 "\n", ss.meta_bytes);
+	metric_head(f, "sdswarm_store_limit_hits", "counter",
+		    "Writes refused by the store's mem_limit.");
+	fprintf(f, "sdswarm_store_limit_hits_total %" PRIu64 "\n",
+		ss.limit_hits);
+	metric_head(f, "sdswarm_store_io_errors", "counter",
+		    "I/O errors of the file store.");
+	fprintf(f, "sdswarm_store_io_errors_total %" PRIu64 "\n", ss.io_errors);
+
+	metric_ops(f, sum, "sdswarm_scsi_commands", 0,
+		   "SCSI commands completed, by opcode (the front ends that "
+		   "count: iSCSI, TCMU).");
+	metric_ops(f, sum, "sdswarm_scsi_command_errors", 1,
+		   "SCSI commands that ended with a status other than GOOD, "
+		   "by opcode.");
+	metric_ops(f, sum, "sdswarm_scsi_data_bytes", 2,
+		   "Bytes moved by SCSI commands (Data-In and Data-Out), by "
+		   "opcode.");
+	metric_head(f, "sdswarm_scsi_latency_seconds", "histogram",
+		    "Time scsi_exec() took to execute a command: the emulation "
+		    "only, "
+		    "no transport time, no injected delay; log2 buckets, no "
+		    "_sum kept.");
+	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
+		if (sum->lat[i])
+			top = i;
+	/* bucket b holds 2^(b-1)..2^b - 1 ns: le is 2^b - 1 ns; the last
+	 * bucket (2^62 ns up) is +Inf */
+	for (i = 0; i <= top && i < SCSI_LAT_BUCKETS - 1; i++) {
+		cum += sum->lat[i];
+		fprintf(f,
+			"sdswarm_scsi_latency_seconds_bucket{le=\"%.9g\"} "
+			"%" PRIu64 "\n",
+			i ? (double)((1ull << i) - 1) / 1e9 : 0.0, cum);
+	}
+	for (; i < SCSI_LAT_BUCKETS; i++)
+		cum += sum->lat[i];
+	fprintf(f,
+		"sdswarm_scsi_latency_seconds_bucket{le=\"+Inf\"} %" PRIu64
+		"\n",
+		cum);
+	fprintf(f, "sdswarm_scsi_latency_seconds_count %" PRIu64 "\n", cum);
+	metric_head(f, "sdswarm_faults_fired", "counter",
+		    "Injected faults that fired.");
+	fprintf(f, "sdswarm_faults_fired_total %" PRIu64 "\n",
+		fault_total_hits(r->s->ctx.faults));
+	fputs("# EOF\n", f);
+	free(sum);
+	if (fclose(f) || !text) {
+		free(text);
+		return fail(r, "out of memory");
+	}
+	json_object_set_new(r->reply, "text", json_stringn(text, len));
+	free(text);
 	return 0;
 }
 
@@ -1123,10 +1380,10 @@ static const struct {
 	int (*fn)(struct req *r);
 } commands[] = {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
-	{"stats", cmd_stats},	{"names", cmd_names},
+	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
 };
 
-#define CMD_LIST "status, lun, fault, stats, names"
+#define CMD_LIST "status, lun, fault, stats, names, metrics"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		     const char *line, size_t len)

@@ -2,7 +2,9 @@
 /*
  * sdswarm: the control client. Turns a command line into one JSON request
  * on the daemon's control socket, and the reply into text (or, with
- * --json, prints the reply as it came). Errors go to stderr, exit 1.
+ * --json, prints the reply as it came). The whole command line is
+ * checked before the daemon is reached. Errors go to stderr: exit 2 for a
+ * command line that is not understood, 1 for anything that fails after.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "control.h"
 
@@ -44,28 +47,72 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(1);
+	exit(CLI_EXIT_FAILURE);
+}
+
+/* A command line that is not understood: exit 2, before any connection. */
+static void die_usage(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sdswarm: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs("Try 'sdswarm --help'.\n", stderr);
+	exit(CLI_EXIT_USAGE);
+}
+
+/* An argument a command does not take, with "did you mean" for a word
+ * close to one of @words (its options or ops; NULL-terminated). */
+static void unexpected(const char *cmd, const char *arg,
+		       const char *const *words, const char *synopsis)
+{
+	size_t n = 0;
+	const char *best;
+
+	while (words && words[n])
+		n++;
+	best = n ? cli_suggest(arg, words, n) : NULL;
+	if (best)
+		die_usage("%s: unexpected '%s' (did you mean %s?)", cmd, arg,
+			  best);
+	die_usage("%s: unexpected '%s' (%s)", cmd, arg, synopsis);
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm [--control PATH] [--json] COMMAND\n"
+		"usage: sdswarm [--control PATH] [--json] COMMAND [ARGS]\n"
 		"  status [--lun N]              LUNs, memory, store, groups\n"
 		"  lun add [--group NAME] [LUN]  add a LUN (lowest free "
 		"number)\n"
 		"  lun remove LUN\n"
 		"  lun resize LUN SIZE           SIZE with K, M, G, T or P\n"
 		"  lun offline LUN | lun online LUN\n"
+		"  lun list                      LUNs as ranges: group, state, "
+		"size, stored\n"
 		"  fault set RULE...             e.g. medium-read luns=0-3 "
 		"lba=100-199\n"
 		"  fault clear ID|all\n"
 		"  fault list\n"
 		"  stats                         per-opcode counts, latency\n"
+		"  metrics                       the counters as OpenMetrics "
+		"text\n"
 		"  names [--scheme S] [--first N] [--count N]\n"
 		"                                predicted kernel names and "
 		"dev_ts\n"
-		"  --json prints the daemon's reply; see sdswarm(8)\n");
+		"--control PATH (default $SDSWARM_CONTROL, else sdswarmd's "
+		"default) and\n"
+		"--json (print the daemon's reply) may come before or after "
+		"the command.\n"
+		"--version prints the version. Exit status: 0 done, 1 failed, "
+		"2 usage\n"
+		"error. See sdswarm(8).\n");
 }
 
 static void connect_daemon(struct client *cl)
@@ -73,6 +120,12 @@ static void connect_daemon(struct client *cl)
 	static char def[CFG_SOCKET_PATH_MAX + 1];
 	int fd;
 
+	if (!cl->path) {
+		const char *env = getenv("SDSWARM_CONTROL");
+
+		if (env && env[0])
+			cl->path = env;
+	}
 	if (!cl->path) {
 		if (ctl_default_path(def, sizeof(def)) < 0)
 			die("the default control socket path is too long; use "
@@ -178,6 +231,9 @@ static json_t *call(struct client *cl, json_t *req, bool raw)
 	json_error_t jerr;
 	json_t *reply, *err;
 
+	/* the first request connects: the arguments are all checked */
+	if (cl->fd < 0)
+		connect_daemon(cl);
 	send_request(cl, req);
 	read_reply(cl);
 	if (raw && strncmp(cl->line, ok, sizeof(ok) - 1) == 0) {
@@ -246,10 +302,11 @@ static uint64_t parse_num(const char *what, const char *s, uint64_t max)
 
 	errno = 0;
 	if (!s || *s < '0' || *s > '9')
-		die("%s '%s': not a number", what, s ? s : "");
+		die_usage("%s '%s': not a number", what, s ? s : "");
 	v = strtoull(s, &end, 10);
 	if (*end || errno || v > max)
-		die("%s '%s': not a number from 0 to %" PRIu64, what, s, max);
+		die_usage("%s '%s': not a number from 0 to %" PRIu64, what, s,
+			  max);
 	return v;
 }
 
@@ -270,8 +327,9 @@ static int do_status(struct client *cl, int argc, char **argv)
 				json_integer((json_int_t)parse_num(
 					"--lun", argv[++k], LUN_MAX_LUNS - 1)));
 		else
-			die("status: unexpected '%s' (status [--lun N])",
-			    argv[k]);
+			unexpected("status", argv[k],
+				   (const char *const[]){"--lun", NULL},
+				   "status [--lun N]");
 	}
 	r = call(cl, req, cl->json);
 	if (!r)
@@ -330,24 +388,77 @@ static int do_status(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/* lun list: one line per range of LUNs alike (group, state, size). */
+static int lun_list(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *g;
+	char size[32], stored[32], luns[32];
+	size_t i;
+
+	if (argc)
+		unexpected("lun list", argv[0], NULL,
+			   "lun list takes no arguments");
+	r = call(cl, json_pack("{s:s,s:s}", "cmd", "lun", "op", "list"),
+		 cl->json);
+	if (!r)
+		return 0;
+	printf("%-15s %-8s %-12s %-10s %-10s %-12s %s\n", "LUNS", "COUNT",
+	       "GROUP", "STATE", "SIZE", "STORED", "FAULTS");
+	json_array_foreach(json_object_get(r, "ranges"), i, g)
+	{
+		if (num(g, "count") == 1)
+			snprintf(luns, sizeof(luns), "%" PRIu64,
+				 num(g, "first"));
+		else
+			snprintf(luns, sizeof(luns), "%" PRIu64 "-%" PRIu64,
+				 num(g, "first"), num(g, "last"));
+		cfg_format_size(num(g, "size"), size, sizeof(size));
+		printf("%-15s %-8" PRIu64 " %-12s %-10s %-10s %-12s %" PRIu64
+		       "\n",
+		       luns, num(g, "count"), str(g, "group"), str(g, "state"),
+		       size,
+		       human(num(g, "data_bytes"), stored, sizeof(stored)),
+		       num(g, "faults"));
+	}
+	printf("%" PRIu64 " LUNs in %zu range%s\n", num(r, "luns"),
+	       json_array_size(json_object_get(r, "ranges")),
+	       json_array_size(json_object_get(r, "ranges")) == 1 ? "" : "s");
+	json_decref(r);
+	return 0;
+}
+
 static int do_lun(struct client *cl, int argc, char **argv)
 {
 	json_t *req, *r;
+	static const char *const ops[] = {
+		"add", "remove", "resize", "offline", "online", "list", NULL};
 	const char *op, *group = NULL, *lun = NULL, *size = NULL;
 	int k;
 
 	if (argc < 1)
-		die("lun: which op? (add, remove, resize, offline, online)");
+		die_usage("lun: which op? (add, remove, resize, offline, "
+			  "online)");
 	op = argv[0];
+	for (k = 0; ops[k] && strcmp(op, ops[k]); k++)
+		;
+	if (!ops[k])
+		unexpected("lun", op, ops,
+			   "add, remove, resize, offline, online, list");
+	if (strcmp(op, "list") == 0)
+		return lun_list(cl, argc - 1, argv + 1);
 	for (k = 1; k < argc; k++) {
 		if (strcmp(argv[k], "--group") == 0 && k + 1 < argc)
 			group = argv[++k];
+		else if (strncmp(argv[k], "--", 2) == 0)
+			unexpected(op, argv[k],
+				   (const char *const[]){"--group", NULL},
+				   "lun add [--group NAME] [LUN]");
 		else if (!lun)
 			lun = argv[k];
 		else if (!size && strcmp(op, "resize") == 0)
 			size = argv[k];
 		else
-			die("lun %s: unexpected '%s'", op, argv[k]);
+			die_usage("lun %s: unexpected '%s'", op, argv[k]);
 	}
 	req = json_pack("{s:s,s:s}", "cmd", "lun", "op", op);
 	if (strcmp(op, "add") == 0) {
@@ -356,19 +467,16 @@ static int do_lun(struct client *cl, int argc, char **argv)
 	} else if (strcmp(op, "remove") == 0 || strcmp(op, "offline") == 0 ||
 		   strcmp(op, "online") == 0 || strcmp(op, "resize") == 0) {
 		if (group)
-			die("lun %s: --group applies only to lun add", op);
+			die_usage("lun %s: --group applies only to lun add",
+				  op);
 		if (!lun)
-			die("lun %s: which LUN?", op);
+			die_usage("lun %s: which LUN?", op);
 		if (strcmp(op, "resize") == 0) {
 			if (!size)
-				die("lun resize: to what size? (lun resize LUN "
-				    "SIZE)");
+				die_usage("lun resize: to what size? (lun "
+					  "resize LUN SIZE)");
 			json_object_set_new(req, "size", json_string(size));
 		}
-	} else {
-		die("lun: unknown op '%s' (add, remove, resize, offline, "
-		    "online)",
-		    op);
 	}
 	if (lun)
 		json_object_set_new(req, "lun",
@@ -399,19 +507,23 @@ static int do_fault(struct client *cl, int argc, char **argv)
 	int k;
 
 	if (argc < 1)
-		die("fault: which op? (set, clear, list)");
+		die_usage("fault: which op? (set, clear, list)");
+	if (strcmp(argv[0], "set") && strcmp(argv[0], "clear") &&
+	    strcmp(argv[0], "list"))
+		unexpected("fault", argv[0],
+			   (const char *const[]){"set", "clear", "list", NULL},
+			   "set, clear, list");
 	req = json_pack("{s:s,s:s}", "cmd", "fault", "op", argv[0]);
 	if (strcmp(argv[0], "set") == 0) {
 		if (argc < 2)
-			die("fault set: which rule? (e.g. fault set "
-			    "medium-read "
-			    "luns=0-3 lba=100-199)");
+			die_usage("fault set: which rule? (e.g. fault set "
+				  "medium-read luns=0-3 lba=100-199)");
 		rule[0] = '\0';
 		for (k = 1; k < argc; k++) {
 			size_t l = strlen(argv[k]);
 
 			if (n + l + 2 > sizeof(rule))
-				die("fault set: the rule is too long");
+				die_usage("fault set: the rule is too long");
 			if (n)
 				rule[n++] = ' ';
 			memcpy(rule + n, argv[k], l + 1);
@@ -420,7 +532,7 @@ static int do_fault(struct client *cl, int argc, char **argv)
 		json_object_set_new(req, "rule", json_string(rule));
 	} else if (strcmp(argv[0], "clear") == 0) {
 		if (argc != 2)
-			die("fault clear: which rule? (an id, or all)");
+			die_usage("fault clear: which rule? (an id, or all)");
 		if (strcmp(argv[1], "all") == 0)
 			json_object_set_new(req, "id", json_string("all"));
 		else
@@ -428,11 +540,8 @@ static int do_fault(struct client *cl, int argc, char **argv)
 				req, "id",
 				json_integer((json_int_t)parse_num(
 					"id", argv[1], UINT32_MAX)));
-	} else if (strcmp(argv[0], "list") == 0) {
-		if (argc != 1)
-			die("fault list: unexpected '%s'", argv[1]);
-	} else {
-		die("fault: unknown op '%s' (set, clear, list)", argv[0]);
+	} else if (argc != 1) {
+		die_usage("fault list: unexpected '%s'", argv[1]);
 	}
 	r = call(cl, req, cl->json);
 	if (!r)
@@ -469,7 +578,7 @@ static int do_stats(struct client *cl, int argc, char **argv)
 	size_t i;
 
 	if (argc)
-		die("stats: unexpected '%s'", argv[0]);
+		unexpected("stats", argv[0], NULL, "stats takes no arguments");
 	r = call(cl, json_pack("{s:s}", "cmd", "stats"), cl->json);
 	if (!r)
 		return 0;
@@ -483,13 +592,34 @@ static int do_stats(struct client *cl, int argc, char **argv)
 	       num(lat, "p50"), num(lat, "p99"), num(lat, "p999"));
 	printf("faults   %" PRIu64 " fired\n", num(r, "faults_fired"));
 	if (json_array_size(json_object_get(r, "ops")))
-		printf("%-8s %-12s %-16s %s\n", "OPCODE", "COUNT", "BYTES",
-		       "ERRORS");
+		printf("%-8s %-28s %-12s %-16s %s\n", "OPCODE", "NAME", "COUNT",
+		       "BYTES", "ERRORS");
 	json_array_foreach(json_object_get(r, "ops"), i, o)
-		printf("%-8s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
-		       str(o, "opcode"), num(o, "count"), num(o, "bytes"),
-		       num(o, "errors"));
+		printf("%-8s %-28s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
+		       str(o, "opcode"), str(o, "name"), num(o, "count"),
+		       num(o, "bytes"), num(o, "errors"));
 	json_decref(r);
+	return 0;
+}
+
+/* The counters as OpenMetrics text, printed as the daemon made it. */
+static int do_metrics(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *text;
+
+	if (argc)
+		unexpected("metrics", argv[0], NULL,
+			   "metrics takes no arguments");
+	r = call(cl, json_pack("{s:s}", "cmd", "metrics"), cl->json);
+	if (!r)
+		return 0;
+	text = json_object_get(r, "text");
+	if (!json_is_string(text))
+		die("sdswarmd sent metrics without their text");
+	fwrite(json_string_value(text), 1, json_string_length(text), stdout);
+	json_decref(r);
+	if (fflush(stdout) || ferror(stdout))
+		die("writing the metrics: %s", strerror(errno));
 	return 0;
 }
 
@@ -525,9 +655,11 @@ static int do_names(struct client *cl, int argc, char **argv)
 			count = parse_num("--count", argv[++k], UINT32_MAX);
 			have_count = true;
 		} else {
-			die("names: unexpected '%s' (names [--scheme S] "
-			    "[--first N] [--count N])",
-			    argv[k]);
+			unexpected("names", argv[k],
+				   (const char *const[]){"--scheme", "--first",
+							 "--count", NULL},
+				   "names [--scheme S] [--first N] [--count "
+				   "N]");
 		}
 	}
 	if (cl->json) {
@@ -561,21 +693,26 @@ static int do_names(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/* The commands, for "did you mean". */
+static const char *const commands[] = {"status", "lun",	    "fault", "stats",
+				       "names",	 "metrics", "help",  NULL};
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"control", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct client cl = {.fd = -1};
-	const char *cmd;
+	const char *cmd, *best;
 	int c, k, n, ret;
 	char **rest;
 
-	/* '+': stop at the command, whose arguments are its own */
-	while ((c = getopt_long(argc, argv, "+c:jh", longopts, NULL)) != -1) {
+	/* '+': stop at the command; what follows it is sorted below */
+	while ((c = getopt_long(argc, argv, "+c:jVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cl.path = optarg;
@@ -583,28 +720,45 @@ int main(int argc, char **argv)
 		case 'j':
 			cl.json = true;
 			break;
+		case 'V':
+			return cli_print_version("sdswarm");
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			cli_suggest_option(stderr, "sdswarm", longopts,
+					   argv[optind - 1]);
+			fputs("Try 'sdswarm --help'.\n", stderr);
+			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return 2;
+		return CLI_EXIT_USAGE;
 	}
 	cmd = argv[optind];
-	/* --json may also follow the command */
+	/* the tool's own options may also follow the command */
 	rest = calloc((size_t)argc, sizeof(*rest));
 	if (!rest)
 		die("out of memory");
 	for (k = optind + 1, n = 0; k < argc; k++) {
-		if (strcmp(argv[k], "--json") == 0)
+		if (strcmp(argv[k], "--json") == 0 ||
+		    strcmp(argv[k], "-j") == 0) {
 			cl.json = true;
-		else
+		} else if (strcmp(argv[k], "--control") == 0 ||
+			   strcmp(argv[k], "-c") == 0) {
+			if (k + 1 >= argc)
+				die_usage("%s: needs a socket path", argv[k]);
+			cl.path = argv[++k];
+		} else if (strncmp(argv[k], "--control=", 10) == 0) {
+			cl.path = argv[k] + 10;
+		} else if (strcmp(argv[k], "--help") == 0) {
+			usage(stdout);
+			free(rest);
+			return 0;
+		} else {
 			rest[n++] = argv[k];
+		}
 	}
 	if (strcmp(cmd, "help") == 0) {
 		usage(stdout);
@@ -613,13 +767,21 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
-	    strcmp(cmd, "names")) {
-		fprintf(stderr, "sdswarm: unknown command '%s'\n", cmd);
+	    strcmp(cmd, "names") && strcmp(cmd, "metrics")) {
+		best = cli_suggest(cmd, commands,
+				   sizeof(commands) / sizeof(commands[0]));
+		if (best)
+			fprintf(stderr,
+				"sdswarm: unknown command '%s' (did you mean "
+				"%s?)\n",
+				cmd, best);
+		else
+			fprintf(stderr, "sdswarm: unknown command '%s'\n", cmd);
 		usage(stderr);
 		free(rest);
-		return 2;
+		return CLI_EXIT_USAGE;
 	}
-	connect_daemon(&cl);
+	/* each command checks its arguments, then connects (in call()) */
 	if (strcmp(cmd, "status") == 0)
 		ret = do_status(&cl, n, rest);
 	else if (strcmp(cmd, "lun") == 0)
@@ -628,9 +790,12 @@ int main(int argc, char **argv)
 		ret = do_fault(&cl, n, rest);
 	else if (strcmp(cmd, "stats") == 0)
 		ret = do_stats(&cl, n, rest);
+	else if (strcmp(cmd, "metrics") == 0)
+		ret = do_metrics(&cl, n, rest);
 	else
 		ret = do_names(&cl, n, rest);
-	close(cl.fd);
+	if (cl.fd >= 0)
+		close(cl.fd);
 	free(cl.line);
 	free(rest);
 	return ret;

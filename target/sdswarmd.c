@@ -4,22 +4,30 @@
  * the LUN table and the fault table, opens the control socket, starts the
  * front ends, and serves until SIGTERM or SIGINT; then shuts down in
  * reverse and flushes the store. Runs in the foreground: a supervisor (or
- * a test) owns its lifetime.
+ * a test) owns its lifetime. Readiness (the pidfile, sd_notify) is told
+ * only once every front end serves; --run runs a command then and stops
+ * when it ends.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "control.h"
 #include "fault.h"
@@ -59,10 +67,15 @@ struct opts {
 	const char *store_dir;
 	const char *mem_limit;
 	const char *fuse;
+	const char *iscsi; /* "" for the configured (or default) portal */
 	const char *pidfile;
 	const char *luns;
+	uint32_t nluns;
+	const char *run;
 	int verbose;
+	bool tcmu;
 	bool check;
+	bool exit_with_parent;
 };
 
 static void usage(FILE *f)
@@ -71,25 +84,49 @@ static void usage(FILE *f)
 		"usage: sdswarmd [--config FILE] [--control PATH] [--store "
 		"DIR]\n"
 		"                [--mem-limit SIZE] [--luns N] [--fuse DIR]\n"
-		"                [--pidfile PATH] [-v|-vv|-vvv] "
-		"[--foreground]\n"
-		"                [--check]\n"
+		"                [--iscsi [ADDR:PORT]] [--tcmu] [--pidfile "
+		"PATH]\n"
+		"                [--run CMD] [--exit-with-parent] "
+		"[-v|-vv|-vvv]\n"
+		"                [--check] [--version]\n"
 		"  -c, --config FILE   the configuration (default: the "
 		"built-in one,\n"
 		"                      18,279 disks; see sdswarm.conf(5))\n"
-		"      --control PATH  the control socket\n"
+		"      --control PATH  the control socket (default: "
+		"$SDSWARM_CONTROL,\n"
+		"                      else one under $XDG_RUNTIME_DIR)\n"
 		"      --store DIR     keep data in DIR (the file store)\n"
 		"      --mem-limit SIZE  cap the mem store (K, M, G, T, P)\n"
 		"      --luns N        create N LUNs at start\n"
 		"      --fuse DIR      mount the FUSE front end on DIR\n"
-		"      --pidfile PATH  write the daemon's PID there\n"
+		"      --iscsi [ADDR:PORT]  serve iSCSI (default portal "
+		"127.0.0.1:3260)\n"
+		"      --tcmu          export the LUNs as LIO TCMU backstores "
+		"(root)\n"
+		"      --pidfile PATH  write the daemon's PID there once every "
+		"front end\n"
+		"                      serves (as is READY=1 to "
+		"$NOTIFY_SOCKET)\n"
+		"      --run CMD       once ready, run CMD with /bin/sh, then "
+		"stop "
+		"and exit\n"
+		"                      with its status; $SDSWARM_CONTROL, "
+		"$SDSWARM_MOUNT,\n"
+		"                      $SDSWARM_PORTAL tell it where the "
+		"daemon "
+		"serves\n"
+		"      --exit-with-parent  stop when the parent process exits\n"
 		"  -v                  log info; -vv debug; -vvv every CDB\n"
 		"      --foreground    run in the foreground (always the "
 		"case)\n"
 		"      --check         check the configuration, build the LUN "
 		"table,\n"
 		"                      print a summary and exit\n"
-		"  -h, --help          this text\n");
+		"  -V, --version       print the version and exit\n"
+		"  -h, --help          this text\n"
+		"Exit status: 0 stopped cleanly (or --check passed), 1 failed, "
+		"2 usage\n"
+		"error; with --run, the command's own status.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -102,7 +139,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		O_FUSE,
 		O_PIDFILE,
 		O_FOREGROUND,
-		O_CHECK
+		O_CHECK,
+		O_ISCSI,
+		O_TCMU,
+		O_RUN,
+		O_EXIT_WITH_PARENT
 	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -114,13 +155,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"pidfile", required_argument, NULL, O_PIDFILE},
 		{"foreground", no_argument, NULL, O_FOREGROUND},
 		{"check", no_argument, NULL, O_CHECK},
+		{"iscsi", optional_argument, NULL, O_ISCSI},
+		{"tcmu", no_argument, NULL, O_TCMU},
+		{"run", required_argument, NULL, O_RUN},
+		{"exit-with-parent", no_argument, NULL, O_EXIT_WITH_PARENT},
 		{"verbose", no_argument, NULL, 'v'},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:vVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -148,21 +194,63 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case O_CHECK:
 			o->check = true;
 			break;
+		case O_ISCSI:
+			/* the portal may follow as its own word: sdswarmd
+			 * takes no other operands */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			o->iscsi = optarg ? optarg : "";
+			break;
+		case O_TCMU:
+			o->tcmu = true;
+			break;
+		case O_RUN:
+			o->run = optarg;
+			break;
+		case O_EXIT_WITH_PARENT:
+			o->exit_with_parent = true;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
+		case 'V':
+			exit(cli_print_version("sdswarmd"));
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			usage(stderr);
+			cli_suggest_option(stderr, "sdswarmd", longopts,
+					   argv[optind - 1]);
+			fprintf(stderr, "Try 'sdswarmd --help'.\n");
 			return -1;
 		}
 	}
+	if (o->luns) {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(o->luns, &end, 10);
+		if (o->luns[0] < '0' || o->luns[0] > '9' || *end || errno ||
+		    n > LUN_MAX_LUNS) {
+			fprintf(stderr,
+				"sdswarmd: --luns %s: not a number from 0 to "
+				"%u\n",
+				o->luns, LUN_MAX_LUNS);
+			return -1;
+		}
+		o->nluns = (uint32_t)n;
+	}
+	if (o->check && o->run) {
+		fprintf(stderr, "sdswarmd: --check and --run exclude each "
+				"other\n");
+		return -1;
+	}
 	if (optind < argc) {
-		fprintf(stderr, "sdswarmd: unexpected argument '%s'\n",
+		fprintf(stderr,
+			"sdswarmd: unexpected argument '%s' (sdswarmd takes "
+			"only options; see --help)\n",
 			argv[optind]);
-		usage(stderr);
 		return -1;
 	}
 	return 0;
@@ -173,8 +261,6 @@ static int load_config(const struct opts *o, struct cfg **out)
 {
 	static const char *const levels[] = {"info", "debug", "trace"};
 	struct cfg_parser *p;
-	char *end;
-	unsigned long n;
 	int ret;
 
 	ret = cfg_parser_create(&p);
@@ -196,23 +282,18 @@ static int load_config(const struct opts *o, struct cfg **out)
 		cfg_override(p, "store", "mem_limit", o->mem_limit);
 	if (o->fuse)
 		cfg_override(p, "fuse", "mountpoint", o->fuse);
+	if (o->iscsi) {
+		cfg_override(p, "iscsi", "enabled", "yes");
+		if (o->iscsi[0])
+			cfg_override(p, "iscsi", "portal", o->iscsi);
+	}
+	if (o->tcmu)
+		cfg_override(p, "tcmu", "enabled", "yes");
 	if (o->verbose)
 		cfg_override(p, "target", "log_level",
 			     levels[o->verbose > 3 ? 2 : o->verbose - 1]);
-	if (o->luns) {
-		errno = 0;
-		n = strtoul(o->luns, &end, 10);
-		if (o->luns[0] < '0' || o->luns[0] > '9' || *end || errno ||
-		    n > LUN_MAX_LUNS) {
-			fprintf(stderr,
-				"command line: --luns %s: not a number "
-				"from 0 to %u\n",
-				o->luns, LUN_MAX_LUNS);
-			cfg_parser_destroy(p);
-			return -EINVAL;
-		}
-		cfg_override_luns(p, (uint32_t)n);
-	}
+	if (o->luns)
+		cfg_override_luns(p, o->nluns);
 	ret = cfg_finish(p, out);
 	if (ret)
 		fputs(cfg_errors(p), stderr);
@@ -313,6 +394,67 @@ static int make_faults(const struct cfg *c, struct fault_table **out)
 	return 0;
 }
 
+/*
+ * Every present LUN must be reachable through the iSCSI front end when it
+ * is on: target i exports table LUNs i * luns_per_target onwards, so the
+ * LUNs from targets * luns_per_target up would be exported by no target.
+ * Such a configuration is refused, with the numbers, rather than started
+ * serving less than it says. (A LUN added later through the control
+ * socket past the reach is served by the other front ends only.)
+ */
+static int check_fit(const struct cfg *c, const struct lun_table *t)
+{
+	uint64_t reach;
+	uint32_t n = 0, last = 0;
+	int first, l;
+
+	if (!c->iscsi.enabled)
+		return 0;
+	reach = (uint64_t)c->iscsi.targets * c->iscsi.luns_per_target;
+	if (reach >= lun_max(t))
+		return 0;
+	first = lun_next(t, (uint32_t)reach, lun_max(t));
+	if (first < 0)
+		return 0;
+	for (l = first; l >= 0; l = lun_next(t, (uint32_t)l + 1, lun_max(t))) {
+		n++;
+		last = (uint32_t)l;
+	}
+	log_err("iscsi: %u LUNs, but %u target%s x %u LUNs (luns_per_target) "
+		"export only LUNs 0-%" PRIu64 "; %u LUN%s (%d-%u) would be "
+		"reachable by no target: raise [iscsi] targets (at most %u) or "
+		"luns_per_target (at most %u), or create fewer LUNs",
+		lun_count(t), c->iscsi.targets,
+		c->iscsi.targets == 1 ? "" : "s", c->iscsi.luns_per_target,
+		reach - 1, n, n == 1 ? "" : "s", first, last,
+		CFG_ISCSI_MAX_TARGETS, CFG_ISCSI_MAX_LUNS_PER_TARGET);
+	return -ERANGE;
+}
+
+/* The front ends a configuration asks for, as words, or "none". */
+static void describe_frontends(const struct cfg *c, char *buf, size_t len)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (c->iscsi.enabled)
+		n += snprintf(buf + n, len - (size_t)n, "iscsi on %s",
+			      c->iscsi.portal);
+	if (c->tcmu.enabled && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "%stcmu",
+			      n ? ", " : "");
+	if (c->fuse.enabled && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "%sfuse on %s",
+			      n ? ", " : "", c->fuse.mountpoint);
+	if (!n)
+		snprintf(buf, len, "none");
+}
+
+static bool any_frontend(const struct cfg *c)
+{
+	return c->iscsi.enabled || c->tcmu.enabled || c->fuse.enabled;
+}
+
 static void describe_store(const struct cfg *c, char *buf, size_t len)
 {
 	char chunk[24], limit[24];
@@ -348,7 +490,7 @@ static int check_only(const struct cfg *c)
 	struct fault_table *ft;
 	struct lun_table *t;
 	struct store *store;
-	char sdesc[CFG_PATH_MAX + 64];
+	char sdesc[CFG_PATH_MAX + 64], fdesc[CFG_PATH_MAX + 128];
 	double ms;
 	int ret;
 
@@ -360,15 +502,20 @@ static int check_only(const struct cfg *c)
 	ret = make_luns(c, store, &t, &ms);
 	if (ret)
 		goto out_store;
+	ret = check_fit(c, t);
+	if (ret)
+		goto out_luns;
 	ret = make_faults(c, &ft);
 	if (ret)
 		goto out_luns;
 	describe_store(c, sdesc, sizeof(sdesc));
+	describe_frontends(c, fdesc, sizeof(fdesc));
 	printf("%s: ok: %u LUNs, %u group%s, max_luns %u, store %s, "
-	       "%u fault rule%s, %.1f bytes/LUN, built in %.1f ms\n",
+	       "%u fault rule%s, %.1f bytes/LUN, built in %.1f ms, "
+	       "front ends: %s\n",
 	       c->source, lun_count(t), c->ngroups, c->ngroups == 1 ? "" : "s",
 	       lun_max(t), sdesc, c->nfaults, c->nfaults == 1 ? "" : "s",
-	       bytes_per_lun(t), ms);
+	       bytes_per_lun(t), ms, fdesc);
 	fault_table_destroy(ft);
 out_luns:
 	lun_table_destroy(t);
@@ -549,12 +696,102 @@ static void stop_frontends(void **states, bool *running)
 	}
 }
 
-/* Serves the control socket until a terminating signal arrives. */
-static int serve(struct ctl_server *ctl, int sfd)
+/*
+ * Tells systemd (or anything listening on $NOTIFY_SOCKET, as
+ * sd_notify(3) describes) one state, e.g. "READY=1". The protocol is one
+ * datagram on a Unix socket; a name starting with '@' is in the abstract
+ * namespace. Failures are logged, never fatal: readiness is advice.
+ */
+static void notify(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t len;
+	int fd;
+
+	if (!path || !path[0])
+		return;
+	len = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path)) {
+		log_warn("NOTIFY_SOCKET=%s: not a Unix socket path", path);
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+		   (struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) <
+		    0)
+		log_warn("NOTIFY_SOCKET=%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * --run: the command, through /bin/sh -c, with the daemon's addresses in
+ * its environment, the daemon's signal mask undone, and NOTIFY_SOCKET
+ * removed (readiness is the daemon's to tell). Return: its PID or -errno.
+ */
+static pid_t run_command(const struct opts *o, const struct cfg *c,
+			 const char *control, const sigset_t *oldmask)
+{
+	char pid[16];
+	pid_t child;
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		return -errno;
+	if (child > 0)
+		return child;
+	/* the child: only async-signal-safe calls would be strict, but no
+	 * thread of ours holds a lock setenv() needs across a fork */
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	unsetenv("NOTIFY_SOCKET");
+	setenv("SDSWARM_CONTROL", control, 1);
+	setenv("SDSWARM_PID", pid, 1);
+	if (c->fuse.enabled)
+		setenv("SDSWARM_MOUNT", c->fuse.mountpoint, 1);
+	else
+		unsetenv("SDSWARM_MOUNT");
+	if (c->iscsi.enabled) {
+		setenv("SDSWARM_PORTAL", c->iscsi.portal, 1);
+		setenv("SDSWARM_IQN_PREFIX", c->iscsi.iqn_prefix, 1);
+	} else {
+		unsetenv("SDSWARM_PORTAL");
+		unsetenv("SDSWARM_IQN_PREFIX");
+	}
+	execl("/bin/sh", "sh", "-c", o->run, (char *)NULL);
+	fprintf(stderr, "sdswarmd: --run: /bin/sh: %s\n", strerror(errno));
+	_exit(127);
+}
+
+/* A wait status as a shell reports it: the exit code, or 128 + signal. */
+static int shell_status(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
+
+/*
+ * Serves the control socket until a terminating signal arrives or, with
+ * --run, until the command (@child > 0) exits; its shell-style status
+ * goes to *@child_status.
+ */
+static int serve(struct ctl_server *ctl, int sfd, pid_t child,
+		 int *child_status)
 {
 	struct epoll_event ev = {.events = EPOLLIN}, evs[4];
 	struct signalfd_siginfo si;
-	int epfd, n, i, ret = 0;
+	int epfd, n, i, ret = 0, ws;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
@@ -579,6 +816,17 @@ static int serve(struct ctl_server *ctl, int sfd)
 			}
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
+			if (si.ssi_signo == SIGCHLD) {
+				/* SIGCHLDs merge: reap by PID, not by count */
+				if (child <= 0 ||
+				    waitpid(child, &ws, WNOHANG) != child)
+					continue;
+				*child_status = shell_status(ws);
+				log_notice("--run: the command exited with "
+					   "status %d: shutting down",
+					   *child_status);
+				goto out;
+			}
 			log_notice("%s: shutting down",
 				   strsignal((int)si.ssi_signo));
 			goto out;
@@ -604,33 +852,54 @@ int main(int argc, char **argv)
 	struct ctl_server *ctl = NULL;
 	struct scsi_target tgt;
 	struct ctl_context ctx;
-	char path[CFG_SOCKET_PATH_MAX + 1];
+	char path[CFG_SOCKET_PATH_MAX + 1], fdesc[CFG_PATH_MAX + 128];
+	const char *env;
 	double ms;
-	sigset_t sigs;
-	int ret, sfd, status = 1;
+	sigset_t sigs, oldmask;
+	pid_t parent, child = 0;
+	int ret, sfd, status = 1, child_status = 1;
 
 	log_set_ident("sdswarmd");
 	if (parse_opts(argc, argv, &o))
-		return 2;
+		return CLI_EXIT_USAGE;
 	if (load_config(&o, &c))
-		return 1;
+		return CLI_EXIT_FAILURE;
 	log_set_level(c->target.log_level);
 	if (o.check) {
 		ret = check_only(c);
 		cfg_free(c);
-		return ret ? 1 : 0;
+		return ret ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 	}
 
-	/* signals go to the signalfd: block them before any thread exists */
+	/* signals go to the signalfd: block them before any thread exists;
+	 * SIGCHLD tells that the --run command ended */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	if (o.run)
+		sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, &oldmask);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sfd < 0) {
 		log_err("signalfd: %s", strerror(errno));
 		goto out_cfg;
+	}
+	if (o.exit_with_parent) {
+		/* SIGTERM when the parent dies, into the signalfd like any
+		 * other; a parent gone before the prctl is caught by the
+		 * getppid() check (we were reparented) */
+		parent = getppid();
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
+			log_err("--exit-with-parent: prctl: %s",
+				strerror(errno));
+			goto out_sfd;
+		}
+		if (getppid() != parent) {
+			log_err("--exit-with-parent: the parent has already "
+				"exited");
+			goto out_sfd;
+		}
 	}
 
 	if (make_store(c, &store))
@@ -646,8 +915,15 @@ int main(int argc, char **argv)
 	tgt = (struct scsi_target){
 		.luns = luns, .faults = faults, .port_id = 1, .tpg = 1};
 
+	env = getenv("SDSWARM_CONTROL");
 	if (c->target.control[0]) {
 		snprintf(path, sizeof(path), "%s", c->target.control);
+	} else if (env && env[0]) {
+		if (strlen(env) >= sizeof(path)) {
+			log_err("control socket: SDSWARM_CONTROL is too long");
+			goto out_faults;
+		}
+		snprintf(path, sizeof(path), "%s", env);
 	} else if (ctl_default_path(path, sizeof(path)) < 0) {
 		log_err("control socket: the default path is too long; use "
 			"--control");
@@ -661,22 +937,48 @@ int main(int argc, char **argv)
 		log_err("control socket %s: %s", path, ctl_error(ret));
 		goto out_faults;
 	}
-	if (o.pidfile) {
-		ret = write_pidfile(o.pidfile);
-		if (ret) {
-			log_err("pidfile %s: %s", o.pidfile, strerror(-ret));
-			goto out_ctl;
-		}
-	}
+	if (check_fit(c, luns))
+		goto out_ctl;
 	if (raise_nofile(c, luns))
 		goto out_frontends;
 	if (start_frontends(c, &tgt, fe_state, fe_running))
 		goto out_frontends;
-	log_notice("serving %u LUNs; control socket %s (pid %d)",
-		   lun_count(luns), path, (int)getpid());
+	describe_frontends(c, fdesc, sizeof(fdesc));
+	if (!any_frontend(c))
+		log_warn("no front end: the %u LUNs are reachable only through "
+			 "the control socket (give --fuse DIR, --iscsi or "
+			 "--tcmu, or enable one in the configuration)",
+			 lun_count(luns));
+	log_notice("serving %u LUNs; front ends: %s; control socket %s "
+		   "(pid %d)",
+		   lun_count(luns), fdesc, path, (int)getpid());
 
-	status = serve(ctl, sfd) ? 1 : 0;
+	/* ready: every front end serves */
+	if (o.pidfile) {
+		ret = write_pidfile(o.pidfile);
+		if (ret) {
+			log_err("pidfile %s: %s", o.pidfile, strerror(-ret));
+			goto out_frontends;
+		}
+	}
+	notify("READY=1");
+	if (o.run) {
+		child = run_command(&o, c, path, &oldmask);
+		if (child < 0) {
+			log_err("--run: fork: %s", strerror(-child));
+			goto out_stopping;
+		}
+	}
 
+	status = serve(ctl, sfd, child, &child_status) ? 1 : 0;
+	if (child > 0 && waitpid(child, NULL, WNOHANG) == 0) {
+		/* a signal stopped the daemon first: the command goes too */
+		log_notice("--run: stopping the command (pid %d)", (int)child);
+		kill(child, SIGTERM);
+	}
+
+out_stopping:
+	notify("STOPPING=1");
 out_frontends:
 	stop_frontends(fe_state, fe_running);
 	if (o.pidfile)
@@ -699,5 +1001,8 @@ out_sfd:
 	close(sfd);
 out_cfg:
 	cfg_free(c);
+	/* with --run, the command's status once it ran; else ours */
+	if (o.run)
+		return child > 0 && status == 0 ? child_status : 1;
 	return status;
 }

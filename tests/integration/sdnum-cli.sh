@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # sdnum on the command line: answers, batch mode over a million inputs, and
-# the error behaviour (message naming the input, exit 1, aligned batch lines);
-# alloc, the sd driver's index allocator: lowest free index first, freed
-# names reused, every bad event an error naming its line, exit 2.
+# the error behaviour (message naming the input, exit 1, aligned batch lines;
+# a command line not understood exits 2); alloc, the sd driver's index
+# allocator: lowest free index first, freed names reused, every bad event an
+# error naming its line, exit 1.
 . "$(dirname "$0")/../lib/common.sh"
 S=$SDSWARM_BIN/sdnum
 [ -x "$S" ] || skip "no $S (build first)"
@@ -37,13 +38,22 @@ check "schemes lists five" test "$($S schemes | tail -n +2 | wc -l)" -eq 5
 check "--help" grep -q "usage: sdnum" <($S --help)
 
 # errors: stderr names the input and why, exit 1, nothing on stdout
-for bad in "parse sda0" "parse sdA" "parse sda256" "name -1" "name 2147483648" \
-	"name 0 256" "devt 1048576" "decode 8" "decode 3:0" "devt 0 16" "bogus" \
-	"--scheme nope devt 0" "name" "name 1 2 3"; do
+for bad in "parse sda0" "parse sdA" "parse sda256" "name 2147483648" \
+	"name 0 256" "devt 1048576" "decode 8" "decode 3:0" "devt 0 16"; do
 	# shellcheck disable=SC2086
 	out=$($S $bad 2>"$T/err"); rc=$?
 	if [ $rc -ne 1 ] || [ -n "$out" ] || [ ! -s "$T/err" ]; then
 		fail "sdnum $bad: want exit 1, empty stdout, a message (rc=$rc out='$out')"
+	else
+		ok "sdnum $bad -> $(head -1 "$T/err")"
+	fi
+done
+# a command line not understood: exit 2, a message, nothing on stdout
+for bad in "name -1" "bogus" "--scheme nope devt 0" "name" "name 1 2 3"; do
+	# shellcheck disable=SC2086
+	out=$($S $bad 2>"$T/err"); rc=$?
+	if [ $rc -ne 2 ] || [ -n "$out" ] || [ ! -s "$T/err" ]; then
+		fail "sdnum $bad: want exit 2, empty stdout, a message (rc=$rc out='$out')"
 	else
 		ok "sdnum $bad -> $(head -1 "$T/err")"
 	fi
@@ -103,38 +113,38 @@ expect_eq "sdnum --json alloc (the global option)" \
 	'{"scheme":"linux","prefix":"sd","events":[{"arg":1,"event":"add","index":0,"name":"sda","devt":"8:0","tag":"a\"b"}],"in_use":1,"next":1}' \
 	"$($S --json alloc add 'a"b')"
 
-# Bad events: exit 2, stderr names the line (or argument) and why; the
+# Bad events: exit 1, stderr names the line (or argument) and why; the
 # answers before it are printed (none with --json).
 printf 'add\nadd\nremove sdq\nadd\n' | $S alloc >"$T/out" 2>"$T/err"; rc=$?
-expect_eq "alloc: a name never allocated exits 2" 2 "$rc"
+expect_eq "alloc: a name never allocated exits 1" 1 "$rc"
 check "alloc: the message names line 3 and sdq" grep -q '^sdnum alloc: line 3 (remove sdq): sdq (index 16) was never allocated' "$T/err"
 expect_eq "alloc: answers before the bad line, none after" "add 0 sda 8:0|add 1 sdb 8:16" \
 	"$(tr '\n' '|' <"$T/out" | sed 's/|$//')"
 printf 'add\nremove sdz\n' | $S alloc --json >"$T/out" 2>"$T/err"; rc=$?
-expect_eq "alloc --json: a bad line exits 2" 2 "$rc"
+expect_eq "alloc --json: a bad line exits 1" 1 "$rc"
 check "alloc --json: nothing on stdout after a bad line" test ! -s "$T/out"
 for bad in "remove sda" "add remove sdb" "add add remove sda remove sda" \
 	"add remove 1" "add remove lun7" "add lun1 add lun1" "add 12" "add sdc" \
 	"add remove sda1" "add remove sdzzzzzzzz" "add remove 99999999999" \
 	"frob" "add remove" "add --json"; do
 	# shellcheck disable=SC2086
-	$S alloc $bad >/dev/null 2>"$T/err"; rc=$?
-	if [ $rc -ne 2 ] || ! grep -q '^sdnum alloc: argument [0-9]* (' "$T/err"; then
-		fail "sdnum alloc $bad: want exit 2 and a message naming the argument (rc=$rc: $(cat "$T/err"))"
+	$S alloc -- $bad >/dev/null 2>"$T/err"; rc=$?
+	if [ $rc -ne 1 ] || ! grep -q '^sdnum alloc: argument [0-9]* (' "$T/err"; then
+		fail "sdnum alloc $bad: want exit 1 and a message naming the argument (rc=$rc: $(cat "$T/err"))"
 	else
 		ok "sdnum alloc $bad -> $(head -1 "$T/err")"
 	fi
 done
 printf 'add\nadd lun1\nadd x y\n' | $S alloc >/dev/null 2>"$T/err"; rc=$?
-expect_eq "alloc: too many fields exits 2" 2 "$rc"
+expect_eq "alloc: too many fields exits 1" 1 "$rc"
 check "alloc: ... naming line 3" grep -q '^sdnum alloc: line 3 ' "$T/err"
 $S --scheme legacy alloc $(yes add | head -257) >/dev/null 2>"$T/err"; rc=$?
-expect_eq "alloc: the 257th legacy disk has no index" 2 "$rc"
+expect_eq "alloc: the 257th legacy disk has no index" 1 "$rc"
 check "alloc: ... and says so" grep -q 'argument 257 (add): no free index' "$T/err"
 $S alloc --bogus >/dev/null 2>&1; rc=$?
-expect_eq "alloc: an unknown option exits 1" 1 "$rc"
+expect_eq "alloc: an unknown option exits 2" 2 "$rc"
 $S --json name 1 >/dev/null 2>&1; rc=$?
-expect_eq "--json with another command exits 1" 1 "$rc"
+expect_eq "--json with another command exits 2" 2 "$rc"
 
 # Against a model: 20,000 random adds and removes (removes of a present
 # disk by index, name or tag); every add must be the lowest free index.

@@ -3,8 +3,10 @@
 # never run. Sources common.sh (requires, check, expect_eq, finish, tmpdir).
 #   start_daemon CONFIG [ARGS...]  start sdswarmd in the background with a
 #                        private control socket, pidfile and log under
-#                        $DAEMON_DIR; waits until the socket answers
-#                        `status`. Sets DAEMON_PID, DAEMON_CONTROL,
+#                        $DAEMON_DIR; waits until it is ready: its pidfile,
+#                        written once every front end serves (the mount
+#                        made, the portal listening). Sets DAEMON_PID,
+#                        DAEMON_CONTROL,
 #                        DAEMON_LOG. Call it from the script's own shell
 #                        (not inside $(...)), so stop_daemon can wait for it.
 #   stop_daemon          SIGTERM by PID, wait for the exit; returns the
@@ -71,11 +73,15 @@ start_daemon() {
 		on_exit _daemon_cleanup
 		_daemon_cleanup_set=1
 	fi
+	rm -f "$DAEMON_DIR/sdswarmd.pid"
+	# --exit-with-parent: a test shell killed outright does not leave it
 	"$SDSWARMD" --config "$config" --control "$DAEMON_CONTROL" \
-		--pidfile "$DAEMON_DIR/sdswarmd.pid" "$@" >"$DAEMON_LOG" 2>&1 &
+		--pidfile "$DAEMON_DIR/sdswarmd.pid" --exit-with-parent "$@" \
+		>"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
-	# polled every 0.1 s, for up to DAEMON_START_TIMEOUT seconds
-	until ctl status >/dev/null 2>&1; do
+	# ready = the pidfile (sdswarmd(8), READINESS); a file test every
+	# 0.1 s, for up to DAEMON_START_TIMEOUT seconds
+	until [ -s "$DAEMON_DIR/sdswarmd.pid" ]; do
 		if ! daemon_alive; then
 			wait "$DAEMON_PID" 2>/dev/null
 			echo "start_daemon: sdswarmd exited with status $? before answering; its log:" >&2
@@ -84,7 +90,7 @@ start_daemon() {
 			return 1
 		fi
 		if [ "$waited" -ge $((DAEMON_START_TIMEOUT * 10)) ]; then
-			echo "start_daemon: no answer on $DAEMON_CONTROL after ${DAEMON_START_TIMEOUT}s" >&2
+			echo "start_daemon: not ready (no pidfile) after ${DAEMON_START_TIMEOUT}s" >&2
 			stop_daemon >/dev/null 2>&1
 			return 1
 		fi
