@@ -17,6 +17,7 @@ struct fault_table;
 struct store;
 struct cfg;
 struct scsi_stats;
+struct scsi_target;
 
 /* Longest request line, newline excluded; a longer one closes the client. */
 #define CTL_LINE_MAX 65536
@@ -31,12 +32,14 @@ struct scsi_stats;
  * @faults: the fault table.
  * @store: the store (status reports its counters).
  * @cfg: the configuration (scheme and prefix of `names`).
+ * @tgt: the SCSI target (its ALUA port groups, for `alua`); may be NULL.
  */
 struct ctl_context {
 	struct lun_table *luns;
 	struct fault_table *faults;
 	struct store *store;
 	const struct cfg *cfg;
+	struct scsi_target *tgt;
 };
 
 struct ctl_server;

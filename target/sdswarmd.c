@@ -601,6 +601,8 @@ int main(int argc, char **argv)
 	struct fault_table *faults = NULL;
 	struct ctl_server *ctl = NULL;
 	struct scsi_target tgt;
+	struct scsi_alua alua;
+	unsigned int i;
 	struct ctl_context ctx;
 	char path[CFG_SOCKET_PATH_MAX + 1];
 	double ms;
@@ -643,6 +645,13 @@ int main(int argc, char **argv)
 		goto out_luns;
 	tgt = (struct scsi_target){
 		.luns = luns, .faults = faults, .port_id = 1, .tpg = 1};
+	if (cfg_alua(c, &alua)) {
+		tgt.alua = &alua;
+		for (i = 0; i < alua.ngroups; i++)
+			log_notice("alua: port group %s (%u): %s",
+				   alua.groups[i].name, alua.groups[i].id,
+				   scsi_alua_state_name(alua.groups[i].state));
+	}
 
 	if (c->target.control[0]) {
 		snprintf(path, sizeof(path), "%s", c->target.control);
@@ -651,8 +660,11 @@ int main(int argc, char **argv)
 			"--control");
 		goto out_faults;
 	}
-	ctx = (struct ctl_context){
-		.luns = luns, .faults = faults, .store = store, .cfg = c};
+	ctx = (struct ctl_context){.luns = luns,
+				   .faults = faults,
+				   .store = store,
+				   .cfg = c,
+				   .tgt = &tgt};
 	ret = ctl_server_create(&ctl, path, &ctx);
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));
