@@ -692,6 +692,7 @@ static int set_portal(void *obj, const struct key *k, const char *v, char *why,
 	struct cfg_portal ps[CFG_ISCSI_MAX_PORTALS];
 	char tok[sizeof(ps[0].text)];
 	unsigned int n = 0, i;
+	bool one = !v[strcspn(v, ", \t")];
 	size_t len;
 
 	(void)k;
@@ -708,10 +709,12 @@ static int set_portal(void *obj, const struct key *k, const char *v, char *why,
 		if (len >= sizeof(tok) ||
 		    (memcpy(tok, v, len), tok[len] = '\0',
 		     parse_portal(tok, &ps[n]))) {
+			/* in a list, name the one that is wrong */
 			snprintf(why, wl,
-				 "%.*s is not ADDRESS:PORT (a numeric IPv4 "
+				 "%.*s%snot ADDRESS:PORT (a numeric IPv4 "
 				 "address, or [IPv6], and a port 1..65535)",
-				 (int)(len < 64 ? len : 64), v);
+				 one ? 0 : (int)(len < 64 ? len : 64), v,
+				 one ? "" : " is ");
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {

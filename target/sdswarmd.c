@@ -348,6 +348,7 @@ static int check_only(const struct cfg *c)
 	struct lun_table *t;
 	struct store *store;
 	char sdesc[CFG_PATH_MAX + 64];
+	char paths[80];
 	double ms;
 	int ret;
 
@@ -363,11 +364,17 @@ static int check_only(const struct cfg *c)
 	if (ret)
 		goto out_luns;
 	describe_store(c, sdesc, sizeof(sdesc));
+	paths[0] = '\0';
+	if (c->iscsi.enabled && (c->iscsi.nportals > 1 || c->nport_groups))
+		snprintf(paths, sizeof(paths),
+			 ", %u iSCSI portal%s, %u ALUA port group%s",
+			 c->iscsi.nportals, c->iscsi.nportals == 1 ? "" : "s",
+			 c->nport_groups, c->nport_groups == 1 ? "" : "s");
 	printf("%s: ok: %u LUNs, %u group%s, max_luns %u, store %s, "
-	       "%u fault rule%s, %.1f bytes/LUN, built in %.1f ms\n",
+	       "%u fault rule%s%s, %.1f bytes/LUN, built in %.1f ms\n",
 	       c->source, lun_count(t), c->ngroups, c->ngroups == 1 ? "" : "s",
 	       lun_max(t), sdesc, c->nfaults, c->nfaults == 1 ? "" : "s",
-	       bytes_per_lun(t), ms);
+	       paths, bytes_per_lun(t), ms);
 	fault_table_destroy(ft);
 out_luns:
 	lun_table_destroy(t);

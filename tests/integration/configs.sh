@@ -33,6 +33,12 @@ expect_eq "disks-257.conf LUNs" 257 "$(luns_of disks-257.conf)"
 expect_eq "disks-703.conf LUNs" 703 "$(luns_of disks-703.conf)"
 expect_eq "disks-18279.conf LUNs" 18279 "$(luns_of disks-18279.conf)"
 expect_eq "quarter-million.conf LUNs" 262144 "$(luns_of quarter-million.conf)"
+check "multipath-2.conf: 300 LUNs, 2 portals in 2 port groups" grep -q \
+	'300 LUNs.*, 2 iSCSI portals, 2 ALUA port groups' \
+	<("$D" --config "$SDSWARM_TOP/configs/multipath-2.conf" --check)
+check "multipath-4.conf: 300 LUNs, 4 portals in 2 port groups" grep -q \
+	'300 LUNs.*, 4 iSCSI portals, 2 ALUA port groups' \
+	<("$D" --config "$SDSWARM_TOP/configs/multipath-4.conf" --check)
 check "faults.conf has rules of every kind" \
 	test "$(grep -cE '^fault\.[0-9]+ = (medium-read|medium-write|delay|hang|ua|not-ready) ' "$SDSWARM_TOP/configs/faults.conf")" -ge 12
 check "faults.conf loads its 12 rules" grep -q '12 fault rules' <("$D" --config "$SDSWARM_TOP/configs/faults.conf" --check)

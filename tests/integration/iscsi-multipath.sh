@@ -83,6 +83,36 @@ check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?
 
+# configs/multipath-4.conf on four free ports: four paths, two groups of
+# two, and libiscsi's MultipathIO tests over the first and the last path
+ports=()
+while [ ${#ports[@]} -lt 4 ]; do
+	p=$(free_port)
+	[[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
+done
+sed "s/^portal = .*/portal = 127.0.0.1:${ports[0]}, 127.0.0.1:${ports[1]}, 127.0.0.1:${ports[2]}, 127.0.0.1:${ports[3]}/" \
+	"$SDSWARM_TOP/configs/multipath-4.conf" >"$T/mp4.conf"
+start_daemon "$T/mp4.conf" || exit 1
+for _ in 1 2 3 4 5; do
+	out=$(timeout 20 iscsi-ls "iscsi://127.0.0.1:${ports[2]}" 2>&1) && break
+done
+expect_eq "multipath-4.conf: discovery lists 4 portals of t0" 4 \
+	"$(grep -c "Target:$IQN:t0 Portal:127.0.0.1:" <<<"$out")"
+out=$(ctl alua list)
+check "multipath-4.conf: a holds ports 1,2" grep -Eq '^a +1 +active/optimized +1,2$' <<<"$out"
+check "multipath-4.conf: b holds ports 3,4" grep -Eq '^b +2 +active/non-optimized +3,4$' <<<"$out"
+if command -v iscsi-test-cu >/dev/null; then
+	timeout 120 iscsi-test-cu --dataloss -t ALL.MultipathIO \
+		-i "$IQN:mp-1" -I "$IQN:mp-2" \
+		"iscsi://127.0.0.1:${ports[0]}/$IQN:t0/7" \
+		"iscsi://127.0.0.1:${ports[3]}/$IQN:t0/7" >"$T/cu.log" 2>&1
+	expect_eq "iscsi-test-cu MultipathIO over paths 1 and 4: exit status" 0 $?
+	check "iscsi-test-cu MultipathIO: 4 tests, 4 passed" grep -Eq \
+		'^ +tests +4 +4 +4 +0' "$T/cu.log"
+fi
+stop_daemon
+expect_eq "multipath-4.conf: sdswarmd exits 0" 0 $?
+
 # a daemon without port groups has no ALUA to set
 cat >"$T/plain.conf" <<EOF
 [luns]

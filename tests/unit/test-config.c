@@ -434,6 +434,10 @@ static void test_port_groups(void **state)
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3260\n",
 	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1:3260: "
 	    "127.0.0.1:3260 is listed twice");
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1: 127.0.0.1 "
+	    "is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a "
+	    "port 1..65535)");
 	bad("[iscsi]\nportal = ,\n",
 	    "t.conf:2: [iscsi] portal = ,: no portal (ADDRESS:PORT, several "
 	    "separated by commas)");
@@ -833,12 +837,10 @@ static void test_value_errors(void **state)
 	bad("[store]\nshards = 3\n",
 	    "t.conf:2: [store] shards = 3: not a power of two from 1 to 4096");
 	bad("[iscsi]\nportal = localhost:3260\n",
-	    "t.conf:2: [iscsi] portal = localhost:3260: localhost:3260 is not "
-	    "ADDRESS:PORT (a "
+	    "t.conf:2: [iscsi] portal = localhost:3260: not ADDRESS:PORT (a "
 	    "numeric IPv4 address, or [IPv6], and a port 1..65535)");
 	bad("[iscsi]\nportal = 127.0.0.1:0\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:0: 127.0.0.1:0 is not "
-	    "ADDRESS:PORT (a "
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:0: not ADDRESS:PORT (a "
 	    "numeric IPv4 address, or [IPv6], and a port 1..65535)");
 	bad("[iscsi]\ntargets = 17\n",
 	    "t.conf:2: [iscsi] targets = 17: not a number from 1 to 16");
