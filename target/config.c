@@ -37,6 +37,7 @@ enum sect {
 	S_ISCSI,
 	S_TCMU,
 	S_FUSE,
+	S_PGROUP, /* [port_group.NAME] */
 };
 
 /* Where and how a key was set, for duplicate checks and later messages. */
@@ -59,6 +60,13 @@ struct pgroup {
 	uint64_t max_transfer, opt_transfer, max_unmap, max_write_same;
 	unsigned int nsizes;
 	uint64_t sizes[PTABLE_MAX_PARTS];
+	struct sect_state st;
+};
+
+/* A [port_group.NAME] while parsing. */
+struct ppg {
+	struct cfg_port_group pg;
+	char section[SCSI_ALUA_NAME_MAX + 12]; /* "port_group.NAME" */
 	struct sect_state st;
 };
 
@@ -87,6 +95,8 @@ struct cfg_parser {
 	unsigned int ngroups, groups_cap;
 	struct pfault *faults;
 	unsigned int nfaults, faults_cap;
+	struct ppg pgs[CFG_MAX_PORT_GROUPS];
+	unsigned int npgs, cur_pg;
 	bool luns_override;
 	uint32_t luns_total;
 	struct cfg_msg *msgs;
@@ -634,49 +644,103 @@ static int set_rotation(void *obj, const struct key *k, const char *v,
 	return 0;
 }
 
-static int set_portal(void *obj, const struct key *k, const char *v, char *why,
-		      size_t wl)
+/* One "ADDRESS:PORT" (IPv6 in brackets) into @out. Return: 0, -EINVAL. */
+static int parse_portal(const char *v, struct cfg_portal *out)
 {
-	struct cfg_iscsi *c = obj;
 	unsigned char addr[16];
-	char host[sizeof(c->host)];
+	char host[sizeof(out->host)];
 	const char *colon, *hs = v;
 	size_t hl;
 	uint64_t port;
 
-	(void)k;
 	if (v[0] == '[') {
 		colon = strstr(v, "]:");
 		if (!colon)
-			goto bad;
+			return -EINVAL;
 		hs = v + 1;
 		hl = (size_t)(colon - hs);
 		colon++;
 	} else {
 		colon = strrchr(v, ':');
 		if (!colon || memchr(v, ':', (size_t)(colon - v)))
-			goto bad;
+			return -EINVAL;
 		hl = (size_t)(colon - v);
 	}
 	if (!hl || hl >= sizeof(host))
-		goto bad;
+		return -EINVAL;
 	memcpy(host, hs, hl);
 	host[hl] = '\0';
 	if (inet_pton(v[0] == '[' ? AF_INET6 : AF_INET, host, addr) != 1)
-		goto bad;
+		return -EINVAL;
 	if (parse_u64(colon + 1, &port) || port < 1 || port > 65535)
-		goto bad;
-	if (strlen(v) >= sizeof(c->portal))
-		goto bad;
-	strcpy(c->portal, v);
-	strcpy(c->host, host);
-	c->port = (uint16_t)port;
+		return -EINVAL;
+	if (strlen(v) >= sizeof(out->text))
+		return -EINVAL;
+	strcpy(out->text, v);
+	strcpy(out->host, host);
+	out->port = (uint16_t)port;
 	return 0;
-bad:
-	snprintf(why, wl,
-		 "not ADDRESS:PORT (a numeric IPv4 address, or "
-		 "[IPv6], and a port 1..65535)");
-	return -EINVAL;
+}
+
+/*
+ * A list of portals, separated by commas or blanks: each is a target
+ * port (relative target port identifier = its position, from 1).
+ */
+static int set_portal(void *obj, const struct key *k, const char *v, char *why,
+		      size_t wl)
+{
+	struct cfg_iscsi *c = obj;
+	struct cfg_portal ps[CFG_ISCSI_MAX_PORTALS];
+	char tok[sizeof(ps[0].text)];
+	unsigned int n = 0, i;
+	bool one = !v[strcspn(v, ", \t")];
+	size_t len;
+
+	(void)k;
+	while (*v) {
+		v += strspn(v, ", \t");
+		if (!*v)
+			break;
+		len = strcspn(v, ", \t");
+		if (n == CFG_ISCSI_MAX_PORTALS) {
+			snprintf(why, wl, "more than %u portals",
+				 CFG_ISCSI_MAX_PORTALS);
+			return -EINVAL;
+		}
+		if (len >= sizeof(tok) ||
+		    (memcpy(tok, v, len), tok[len] = '\0',
+		     parse_portal(tok, &ps[n]))) {
+			/* in a list, name the one that is wrong */
+			snprintf(why, wl,
+				 "%.*s%snot ADDRESS:PORT (a numeric IPv4 "
+				 "address, or [IPv6], and a port 1..65535)",
+				 one ? 0 : (int)(len < 64 ? len : 64), v,
+				 one ? "" : " is ");
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++) {
+			if (!strcmp(ps[i].host, ps[n].host) &&
+			    ps[i].port == ps[n].port) {
+				snprintf(why, wl, "%s is listed twice",
+					 ps[n].text);
+				return -EINVAL;
+			}
+		}
+		n++;
+		v += len;
+	}
+	if (!n) {
+		snprintf(why, wl,
+			 "no portal (ADDRESS:PORT, several separated by "
+			 "commas)");
+		return -EINVAL;
+	}
+	memcpy(c->portals, ps, n * sizeof(ps[0]));
+	c->nportals = n;
+	strcpy(c->portal, ps[0].text);
+	strcpy(c->host, ps[0].host);
+	c->port = ps[0].port;
+	return 0;
 }
 
 /* RFC 7143 4.2.7.2: "iqn." yyyy-mm "." reversed domain [":" anything]. */
@@ -1134,6 +1198,71 @@ static const struct key iscsi_keys[] = {
 				      3600),
 };
 
+/* [port_group.NAME] state = active/optimized | ... */
+static int set_pg_state(void *obj, const struct key *k, const char *v,
+			char *why, size_t wl)
+{
+	enum scsi_alua_state st;
+
+	if (scsi_alua_state_parse(v, &st)) {
+		snprintf(why, wl,
+			 "not active/optimized (ao), active/non-optimized "
+			 "(an), standby or unavailable");
+		return -EINVAL;
+	}
+	*FIELD(obj, k, uint8_t) = (uint8_t)st;
+	return 0;
+}
+
+/* [port_group.NAME] ports = 1, 2: relative target ports (portal positions) */
+static int set_pg_ports(void *obj, const struct key *k, const char *v,
+			char *why, size_t wl)
+{
+	uint32_t set = 0;
+	uint64_t n;
+	char tok[24];
+	size_t len;
+
+	while (*v) {
+		v += strspn(v, ", \t");
+		if (!*v)
+			break;
+		len = strcspn(v, ", \t");
+		if (len >= sizeof(tok) ||
+		    (memcpy(tok, v, len), tok[len] = '\0', parse_u64(tok, &n)) ||
+		    n < 1 || n > CFG_ISCSI_MAX_PORTALS) {
+			snprintf(why, wl,
+				 "not a list of relative target ports 1..%u "
+				 "(positions in [iscsi] portal)",
+				 CFG_ISCSI_MAX_PORTALS);
+			return -EINVAL;
+		}
+		if (set & 1u << (n - 1)) {
+			snprintf(why, wl, "port %" PRIu64 " is listed twice", n);
+			return -EINVAL;
+		}
+		set |= 1u << (n - 1);
+		v += len;
+	}
+	if (!set) {
+		snprintf(why, wl, "no port (a list of 1..%u)",
+			 CFG_ISCSI_MAX_PORTALS);
+		return -EINVAL;
+	}
+	*FIELD(obj, k, uint32_t) = set;
+	return 0;
+}
+
+enum { PK_ID, PK_STATE, PK_PORTS };
+
+static const struct key pg_keys[] = {
+	[PK_ID] = KEY("id", set_uint, struct cfg_port_group, id, 1, 65535),
+	[PK_STATE] = KEY("state", set_pg_state, struct cfg_port_group, state,
+			 0, 0),
+	[PK_PORTS] = KEY("ports", set_pg_ports, struct cfg_port_group, ports,
+			 0, 0),
+};
+
 static const struct key tcmu_keys[] = {
 	KEY("enabled", set_bool, struct cfg_tcmu, enabled, 0, 0),
 	KEY("hba", set_hba, struct cfg_tcmu, hba, 1, 0),
@@ -1173,9 +1302,12 @@ static const struct section sections[] = {
 	{"iscsi", S_ISCSI, iscsi_keys, NKEYS(iscsi_keys)},
 	{"tcmu", S_TCMU, tcmu_keys, NKEYS(tcmu_keys)},
 	{"fuse", S_FUSE, fuse_keys, NKEYS(fuse_keys)},
+	{"port_group", S_PGROUP, pg_keys, NKEYS(pg_keys)},
 };
 
-#define SECTION_LIST "target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse"
+#define SECTION_LIST                                                           \
+	"target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, "          \
+	"port_group.NAME"
 
 static const struct section *section_by_id(enum sect id)
 {
@@ -1204,6 +1336,8 @@ static struct sect_state *sect_state(struct cfg_parser *p, enum sect id)
 		return &p->tcmu_st;
 	case S_FUSE:
 		return &p->fuse_st;
+	case S_PGROUP:
+		return &p->pgs[p->cur_pg].st;
 	default:
 		return NULL;
 	}
@@ -1224,6 +1358,8 @@ static void *sect_obj(struct cfg_parser *p, enum sect id)
 		return &p->c.tcmu;
 	case S_FUSE:
 		return &p->c.fuse;
+	case S_PGROUP:
+		return &p->pgs[p->cur_pg].pg;
 	default:
 		return NULL;
 	}
@@ -1233,6 +1369,8 @@ static const char *sect_display(struct cfg_parser *p, enum sect id)
 {
 	if (id == S_GROUP)
 		return p->groups[p->cur_group].section;
+	if (id == S_PGROUP)
+		return p->pgs[p->cur_pg].section;
 	return section_by_id(id)->name;
 }
 
@@ -1258,6 +1396,10 @@ static void defaults(struct cfg *c)
 	strcpy(c->iscsi.portal, "127.0.0.1:3260");
 	strcpy(c->iscsi.host, "127.0.0.1");
 	c->iscsi.port = 3260;
+	c->iscsi.nportals = 1;
+	c->iscsi.portals[0] = (struct cfg_portal){ .text = "127.0.0.1:3260",
+						   .host = "127.0.0.1",
+						   .port = 3260 };
 	c->iscsi.targets = CFG_ISCSI_MAX_TARGETS;
 	strcpy(c->iscsi.iqn_prefix, "iqn.2026-12.org.sdswarm");
 	c->iscsi.luns_per_target = CFG_ISCSI_MAX_LUNS_PER_TARGET;
@@ -1349,6 +1491,8 @@ void cfg_parser_destroy(struct cfg_parser *p)
 	free_state(&p->fuse_st);
 	for (i = 0; i < p->ngroups; i++)
 		free_state(&p->groups[i].st);
+	for (i = 0; i < p->npgs; i++)
+		free_state(&p->pgs[i].st);
 	free(p->groups);
 	for (i = 0; i < p->nfaults; i++) {
 		free(p->faults[i].key);
@@ -1431,11 +1575,68 @@ bad:
 	p->sect = S_BAD;
 }
 
+static void begin_port_group(struct cfg_parser *p, int line,
+			     const char *sect, const char *name)
+{
+	struct ppg *g;
+	unsigned int i;
+	const char *s;
+
+	if (!*name || strlen(name) > SCSI_ALUA_NAME_MAX) {
+		msg(p, line, "[%s]: a port group name is 1 to %d characters",
+		    sect, SCSI_ALUA_NAME_MAX);
+		goto bad;
+	}
+	for (s = name; *s; s++) {
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-') {
+			msg(p, line,
+			    "[%s]: a port group name is letters, digits, "
+			    "_ and -",
+			    sect);
+			goto bad;
+		}
+	}
+	if (isdigit((unsigned char)*name)) {
+		/* `sdswarm alua set` takes a group's number too */
+		msg(p, line, "[%s]: a port group name starts with a letter",
+		    sect);
+		goto bad;
+	}
+	for (i = 0; i < p->npgs; i++) {
+		if (strcmp(p->pgs[i].pg.name, name) == 0) {
+			msg(p, line,
+			    "[%s]: port group %s already defined on line %d",
+			    sect, name, p->pgs[i].st.line);
+			goto bad;
+		}
+	}
+	if (p->npgs == CFG_MAX_PORT_GROUPS) {
+		msg(p, line, "[%s]: more than %u port groups", sect,
+		    CFG_MAX_PORT_GROUPS);
+		goto bad;
+	}
+	g = &p->pgs[p->npgs];
+	memset(g, 0, sizeof(*g));
+	strcpy(g->pg.name, name);
+	g->pg.state = SCSI_ALUA_OPTIMIZED;
+	snprintf(g->section, sizeof(g->section), "%s", sect);
+	g->st.line = line;
+	p->cur_pg = p->npgs++;
+	p->sect = S_PGROUP;
+	return;
+bad:
+	p->sect = S_BAD;
+}
+
 static void begin_section(struct cfg_parser *p, int line, const char *name)
 {
 	struct sect_state *st;
 	size_t i;
 
+	if (strncmp(name, "port_group.", 11) == 0) {
+		begin_port_group(p, line, name, name + 11);
+		return;
+	}
 	if (strcmp(name, "luns") == 0) {
 		begin_group(p, line, name, "default");
 		return;
@@ -1445,7 +1646,8 @@ static void begin_section(struct cfg_parser *p, int line, const char *name)
 		return;
 	}
 	for (i = 0; i < NKEYS(sections); i++) {
-		if (strcmp(name, sections[i].name) == 0)
+		if (strcmp(name, sections[i].name) == 0 &&
+		    sections[i].id != S_PGROUP)
 			break;
 	}
 	if (i == NKEYS(sections)) {
@@ -1818,7 +2020,8 @@ int cfg_override(struct cfg_parser *p, const char *section, const char *key,
 	for (i = 0; i < NKEYS(sections); i++)
 		if (strcmp(section, sections[i].name) == 0)
 			sec = &sections[i];
-	if (!sec || sec->id == S_GROUP || sec->id == S_FAULTS) {
+	if (!sec || sec->id == S_GROUP || sec->id == S_FAULTS ||
+	    sec->id == S_PGROUP) {
 		msg(p, LINE_CLI,
 		    "[%s] %s = %s: not a section the command "
 		    "line can set",
@@ -2173,6 +2376,68 @@ static void check_iscsi(struct cfg_parser *p)
 		    c->max_login_per_address, c->max_login_connections);
 }
 
+/*
+ * Port groups against [iscsi] portal: a port past the portals is a path
+ * that does not exist; with any group, each portal is in exactly one;
+ * numbers unique; ids default to the group's position.
+ */
+static void check_port_groups(struct cfg_parser *p)
+{
+	const struct cfg_iscsi *ic = &p->c.iscsi;
+	int pline = p->iscsi_st.keys[IK_PORTAL].line;
+	uint32_t all = 0, have;
+	unsigned int i, j, port;
+
+	if (!p->npgs)
+		return;
+	have = ic->nportals >= 32 ? UINT32_MAX : (1u << ic->nportals) - 1;
+	for (i = 0; i < p->npgs; i++) {
+		struct ppg *g = &p->pgs[i];
+		const struct seen *k = g->st.keys;
+
+		if (!k[PK_ID].line)
+			g->pg.id = (uint16_t)(i + 1);
+		if (!k[PK_PORTS].line) {
+			msg(p, g->st.line,
+			    "[%s]: no ports (ports = the positions of its "
+			    "portals in [iscsi] portal, from 1)",
+			    g->section);
+			continue;
+		}
+		for (port = 1; port <= CFG_ISCSI_MAX_PORTALS; port++) {
+			if (!(g->pg.ports & 1u << (port - 1)))
+				continue;
+			if (!(have & 1u << (port - 1)))
+				msg(p, k[PK_PORTS].line,
+				    "[%s] ports = %s: port %u, but [iscsi] "
+				    "portal lists %u portal%s (ports 1..%u): "
+				    "more paths than portals",
+				    g->section, k[PK_PORTS].value, port,
+				    ic->nportals,
+				    ic->nportals == 1 ? "" : "s",
+				    ic->nportals);
+			else if (all & 1u << (port - 1))
+				msg(p, k[PK_PORTS].line,
+				    "[%s] ports = %s: port %u is already in "
+				    "another port group",
+				    g->section, k[PK_PORTS].value, port);
+		}
+		all |= g->pg.ports;
+		for (j = 0; j < i; j++)
+			if (p->pgs[j].pg.id == g->pg.id)
+				msg(p, k[PK_ID].line ? k[PK_ID].line :
+						       g->st.line,
+				    "[%s]: id %u is also [%s]'s", g->section,
+				    g->pg.id, p->pgs[j].section);
+	}
+	for (port = 1; port <= ic->nportals; port++)
+		if (!(all & 1u << (port - 1)))
+			msg(p, pline ? pline : p->pgs[0].st.line,
+			    "[iscsi] portal %s (port %u) is in no "
+			    "[port_group.NAME]",
+			    ic->portals[port - 1].text, port);
+}
+
 static void check_faults(struct cfg_parser *p)
 {
 	uint32_t max = p->c.target.max_luns;
@@ -2232,6 +2497,7 @@ int cfg_finish(struct cfg_parser *p, struct cfg **out)
 	free(v);
 	check_store(p);
 	check_iscsi(p);
+	check_port_groups(p);
 	check_faults(p);
 	if (p->nerr)
 		return -EINVAL;
@@ -2252,6 +2518,9 @@ int cfg_finish(struct cfg_parser *p, struct cfg **out)
 	for (i = 0; i < p->nfaults; i++)
 		c->faults[i] = p->faults[i].rule;
 	c->nfaults = p->nfaults;
+	for (i = 0; i < p->npgs; i++)
+		c->port_groups[i] = p->pgs[i].pg;
+	c->nport_groups = p->npgs;
 	*out = c;
 	return 0;
 
@@ -2269,6 +2538,28 @@ void cfg_free(struct cfg *c)
 	free(c->groups);
 	free(c->faults);
 	free(c);
+}
+
+int cfg_alua(const struct cfg *c, struct scsi_alua *out)
+{
+	unsigned int i, port;
+
+	memset(out, 0, sizeof(*out));
+	if (!c->nport_groups)
+		return 0;
+	out->ngroups = c->nport_groups;
+	out->nports = c->iscsi.nportals;
+	for (i = 0; i < c->nport_groups; i++) {
+		const struct cfg_port_group *g = &c->port_groups[i];
+
+		strcpy(out->groups[i].name, g->name);
+		out->groups[i].id = g->id;
+		out->groups[i].state = g->state;
+		for (port = 1; port <= out->nports; port++)
+			if (g->ports & 1u << (port - 1))
+				out->port_group[port - 1] = (uint8_t)i;
+	}
+	return 1;
 }
 
 int cfg_iscsi_target_name(const struct cfg_iscsi *c, unsigned int i, char *buf,

@@ -14,6 +14,7 @@
 
 #include "fault.h"
 #include "lun.h"
+#include "scsi/scsi.h"
 #include "sdnum.h"
 #include "store/store.h"
 
@@ -27,6 +28,9 @@
 #define CFG_ISCSI_NAME_MAX	 223
 #define CFG_ISCSI_MAX_TARGETS	 16
 #define CFG_ISCSI_MAX_INITIATORS 64
+/* Portals: each one a target port, relative target port 1..16 in order. */
+#define CFG_ISCSI_MAX_PORTALS SCSI_ALUA_MAX_PORTS
+#define CFG_MAX_PORT_GROUPS SCSI_ALUA_MAX_GROUPS
 /* Flat space addressing reaches LUN 16383 (SAM-5). */
 #define CFG_ISCSI_MAX_LUNS_PER_TARGET 16384u
 #define CFG_CHAP_MAX		      255
@@ -82,12 +86,28 @@ struct cfg_store {
 };
 
 /**
+ * struct cfg_portal - one listening address of the iSCSI front end.
+ * @text: "HOST:PORT" as written.
+ * @host: a numeric IPv4 or IPv6 address (IPv6 without its brackets).
+ * @port: 1..65535.
+ */
+struct cfg_portal {
+	char text[64];
+	char host[48];
+	uint16_t port;
+};
+
+/**
  * struct cfg_iscsi - [iscsi]: for the iSCSI front end.
  * @enabled: serve iSCSI.
- * @portal: "HOST:PORT" as written; @host and @port are its parts (an IPv6
- *	host without its brackets).
+ * @portal: the first portal, "HOST:PORT" as written; @host and @port are
+ *	its parts (an IPv6 host without its brackets).
  * @host: a numeric IPv4 or IPv6 address.
  * @port: 1..65535.
+ * @nportals: entries in @portals, 1..CFG_ISCSI_MAX_PORTALS.
+ * @portals: every portal, in the order written: portal i is relative
+ *	target port i + 1 of every target, with target portal group tag
+ *	i + 1, so each is a path of its own to every LUN.
  * @targets: targets served, 1..CFG_ISCSI_MAX_TARGETS; target i has the name
  *	"@iqn_prefix:t<i>" and table LUNs i * @luns_per_target onwards.
  * @iqn_prefix: see @targets.
@@ -125,6 +145,8 @@ struct cfg_iscsi {
 	char portal[64];
 	char host[48];
 	uint16_t port;
+	unsigned int nportals;
+	struct cfg_portal portals[CFG_ISCSI_MAX_PORTALS];
 	unsigned int targets;
 	char iqn_prefix[CFG_ISCSI_NAME_MAX + 1];
 	uint32_t luns_per_target;
@@ -194,6 +216,20 @@ struct cfg_fuse {
 };
 
 /**
+ * struct cfg_port_group - [port_group.NAME]: one ALUA target port group.
+ * @name: NAME.
+ * @id: TARGET PORT GROUP, 1..65535, unique.
+ * @state: the asymmetric access state at start (enum scsi_alua_state).
+ * @ports: bit p - 1 set for each relative target port p in the group.
+ */
+struct cfg_port_group {
+	char name[SCSI_ALUA_NAME_MAX + 1];
+	uint16_t id;
+	uint8_t state;
+	uint32_t ports;
+};
+
+/**
  * struct cfg - a whole, checked configuration.
  * @source: the file it came from, or CFG_BUILTIN_NAME.
  * @target: [target].
@@ -206,6 +242,9 @@ struct cfg_fuse {
  * @iscsi: [iscsi].
  * @tcmu: [tcmu].
  * @fuse: [fuse].
+ * @nport_groups: entries in @port_groups; 0: no ALUA.
+ * @port_groups: [port_group.NAME] sections in file order; with any, every
+ *	portal is in exactly one.
  */
 struct cfg {
 	char source[CFG_PATH_MAX + 1];
@@ -218,6 +257,8 @@ struct cfg {
 	struct cfg_iscsi iscsi;
 	struct cfg_tcmu tcmu;
 	struct cfg_fuse fuse;
+	unsigned int nport_groups;
+	struct cfg_port_group port_groups[CFG_MAX_PORT_GROUPS];
 };
 
 struct cfg_parser;
@@ -402,6 +443,15 @@ int cfg_fault_format(const struct fault_rule *r, char *buf, size_t len);
  * Return: true or false.
  */
 bool cfg_iscsi_name_valid(const char *name);
+ * cfg_alua() - the ALUA port groups of a configuration, ready for
+ * struct scsi_target.alua.
+ * @c: the configuration.
+ * @out: out, filled (states as configured).
+ *
+ * Return: 1 with @out filled when the configuration has port groups; 0
+ * (@out zeroed) without: no ALUA.
+ */
+int cfg_alua(const struct cfg *c, struct scsi_alua *out);
 
 /**
  * cfg_iscsi_target_name() - the IQN of iSCSI target @i ("PREFIX:tI").

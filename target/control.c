@@ -1065,6 +1065,106 @@ static int cmd_fault(struct req *r)
 	return 0;
 }
 
+/* A port group as JSON: name, id, state, ports, changed. */
+static json_t *group_json(const struct scsi_alua *a, unsigned int i)
+{
+	const struct scsi_alua_group *g = &a->groups[i];
+	json_t *o = json_object(), *ports = json_array();
+	unsigned int p;
+
+	json_object_set_new(o, "name", json_string(g->name));
+	set_u64(o, "id", g->id);
+	json_object_set_new(
+		o, "state",
+		json_string(scsi_alua_state_name(
+			__atomic_load_n(&g->state, __ATOMIC_RELAXED))));
+	for (p = 1; p <= a->nports; p++)
+		if (a->port_group[p - 1] == i)
+			json_array_append_new(ports, json_integer(p));
+	json_object_set_new(o, "ports", ports);
+	json_object_set_new(o, "changed",
+			    json_boolean(__atomic_load_n(&g->changed,
+							 __ATOMIC_RELAXED)));
+	return o;
+}
+
+/*
+ * {"cmd":"alua","op":"list"} and {"cmd":"alua","op":"set","group":G,
+ * "state":S}: the ALUA port groups and an implicit state change (every
+ * I_T nexus gets ASYMMETRIC ACCESS STATE CHANGED).
+ */
+static int cmd_alua(struct req *r)
+{
+	static const char *const fields[] = {"cmd", "op", "group", "state",
+					     NULL};
+	struct scsi_target *t = r->s->ctx.tgt;
+	const char *op = "list", *group = NULL, *state = NULL;
+	enum scsi_alua_state st;
+	const struct scsi_alua *a;
+	char names[SCSI_ALUA_MAX_GROUPS * (SCSI_ALUA_NAME_MAX + 2) + 1];
+	unsigned int i;
+	size_t n = 0;
+	json_t *arr;
+	int ret;
+
+	if (check_fields(r, "alua", fields))
+		return -1;
+	if (get_str(r, "op", &op) < 0)
+		return -1;
+	if (!t || !t->alua)
+		return fail(r, "no ALUA: the configuration has no "
+			       "[port_group.NAME] (see sdswarm.conf(5))");
+	a = t->alua;
+	if (strcmp(op, "list") == 0) {
+		if (json_object_get(r->j, "group") ||
+		    json_object_get(r->j, "state"))
+			return fail(r, "\"group\" and \"state\" apply only "
+				       "to op set");
+		arr = json_array();
+		for (i = 0; i < a->ngroups; i++)
+			json_array_append_new(arr, group_json(a, i));
+		json_object_set_new(r->reply, "groups", arr);
+		return 0;
+	}
+	if (strcmp(op, "set") != 0)
+		return fail(r, "unknown op \"%s\" (list, set)", op);
+	if (get_str(r, "group", &group) <= 0)
+		return fail(r, "\"group\" is required for op set");
+	if (get_str(r, "state", &state) <= 0)
+		return fail(r, "\"state\" is required for op set");
+	if (scsi_alua_state_parse(state, &st))
+		return fail(r,
+			    "state \"%s\": not active/optimized (ao), "
+			    "active/non-optimized (an), standby or unavailable",
+			    state);
+	ret = scsi_alua_set(t, group, st);
+	if (ret == -ENOENT) {
+		names[0] = '\0';
+		for (i = 0; i < a->ngroups; i++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n,
+					      "%s%s", i ? ", " : "",
+					      a->groups[i].name);
+		return fail(r, "no port group \"%s\" (groups: %s)", group,
+			    names);
+	}
+	if (ret < 0)
+		return fail(r, "set: %s", strerror(-ret));
+	for (i = 0; i < a->ngroups; i++) {
+		if (!strcmp(a->groups[i].name, group) ||
+		    (group[0] >= '0' && group[0] <= '9' &&
+		     a->groups[i].id == strtoul(group, NULL, 10))) {
+			json_object_set_new(r->reply, "group",
+					    group_json(a, i));
+			break;
+		}
+	}
+	if (ret)
+		log_notice("alua: port group %s is now %s", group,
+			   scsi_alua_state_name(st));
+	json_object_set_new(r->reply, "changed", json_boolean(ret == 1));
+	return 0;
+}
+
 static int cmd_stats(struct req *r)
 {
 	static const char *const fields[] = {"cmd", NULL};
@@ -1381,9 +1481,10 @@ static const struct {
 } commands[] = {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
 	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
+	{"alua", cmd_alua},
 };
 
-#define CMD_LIST "status, lun, fault, stats, names, metrics"
+#define CMD_LIST "status, lun, fault, stats, names, metrics, alua"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		     const char *line, size_t len)

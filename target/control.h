@@ -17,6 +17,7 @@ struct fault_table;
 struct store;
 struct cfg;
 struct scsi_stats;
+struct scsi_target;
 
 /* Longest request line, newline excluded; a longer one closes the client. */
 #define CTL_LINE_MAX 65536
@@ -36,6 +37,7 @@ struct scsi_stats;
  * @cfg: the configuration (scheme and prefix of `names`).
  * @idle_timeout: seconds a client may go without a byte either way before
  *	it is told so and closed; 0 never.
+ * @tgt: the SCSI target (its ALUA port groups, for `alua`); may be NULL.
  */
 struct ctl_context {
 	struct lun_table *luns;
@@ -43,6 +45,7 @@ struct ctl_context {
 	struct store *store;
 	const struct cfg *cfg;
 	unsigned int idle_timeout;
+	struct scsi_target *tgt;
 };
 
 struct ctl_server;

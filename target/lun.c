@@ -68,7 +68,7 @@ struct ua_entry {
 	uint8_t prevent;    /* PREVENT ALLOW MEDIUM REMOVAL: prevented, valid
 			     * while the two reset counters below are current */
 	uint16_t prevent_rgen, prevent_tgen; /* ua_gen[RESET], reset_gen */
-	uint8_t pad[2];
+	uint16_t alua_seen; /* the table's alua_gen when last reported */
 };
 _Static_assert(sizeof(struct ua_entry) == 32, "a nexus's LUN is 32 bytes");
 
@@ -101,6 +101,7 @@ struct lun_table {
 	pthread_mutex_t own_lock;     /* materialising partition tables */
 	_Atomic uint16_t luns_gen;    /* REPORTED LUNS DATA HAS CHANGED */
 	_Atomic uint16_t reset_gen;   /* reset unit attentions */
+	_Atomic uint16_t alua_gen;    /* ASYMMETRIC ACCESS STATE CHANGED */
 	_Atomic uint32_t gen;         /* LUN generations */
 	bool power_on_ua;             /* report POWER ON OCCURRED */
 	struct ua_stripe ua[UA_STRIPES];
@@ -796,6 +797,7 @@ static void ua_entry_init(struct lun_table *t, struct lun_slot *s,
 		e->seen[k] = atomic_load(&s->ua_gen[k]);
 	e->seen[UA_SEEN_TRESET] = atomic_load(&t->reset_gen);
 	e->seen[UA_SEEN_LUNS] = atomic_load(&t->luns_gen);
+	e->alua_seen = atomic_load(&t->alua_gen);
 	/*
 	 * POWER ON OCCURRED goes to the first nexus that uses a new LUN, as
 	 * scsi_debug and LIO do; later nexuses log in to a unit long powered.
@@ -838,7 +840,7 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	struct lun_slot *s = &t->slots[info->lun];
 	struct ua_stripe *st = ua_stripe_of(t, nexus, info->lun);
 	struct ua_entry *e;
-	uint16_t g[6];
+	uint16_t g[6], alua;
 	unsigned int k, bit = 0;
 
 	pthread_mutex_lock(&st->lock);
@@ -852,6 +854,7 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 		g[k] = atomic_load(&s->ua_gen[k]);
 	g[UA_SEEN_TRESET] = atomic_load(&t->reset_gen);
 	g[UA_SEEN_LUNS] = atomic_load(&t->luns_gen);
+	alua = atomic_load(&t->alua_gen);
 
 	if (e->power_on) {
 		/* POWER ON OCCURRED reports the resets too (SAM-5 6.3.1) */
@@ -870,6 +873,9 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	} else if (e->seen[UA_K_CAPACITY] != g[UA_K_CAPACITY]) {
 		e->seen[UA_K_CAPACITY] = g[UA_K_CAPACITY];
 		bit = LUN_UA_CAPACITY;
+	} else if (e->alua_seen != alua) {
+		e->alua_seen = alua;
+		bit = LUN_UA_ALUA_CHANGED;
 	} else if (e->seen[UA_SEEN_LUNS] != g[UA_SEEN_LUNS]) {
 		e->seen[UA_SEEN_LUNS] = g[UA_SEEN_LUNS];
 		bit = LUN_UA_LUNS_CHANGED;
@@ -886,6 +892,7 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	case LUN_UA_MODE_CHANGED: *asc = 0x2a; *ascq = 0x01; break;
 	case LUN_UA_CAPACITY: *asc = 0x2a; *ascq = 0x09; break;
 	case LUN_UA_LUNS_CHANGED: *asc = 0x3f; *ascq = 0x0e; break;
+	case LUN_UA_ALUA_CHANGED: *asc = 0x2a; *ascq = 0x06; break;
 	default: *asc = s->ua_asc; *ascq = s->ua_ascq; break;
 	}
 	return bit;
@@ -975,6 +982,9 @@ void lun_ua_set_all(struct lun_table *t, unsigned int bits, uint32_t except)
 		if (except != LUN_NEXUS_NONE)
 			ua_mark_nexus(t, except, UA_SEEN_LUNS, now);
 	}
+	/* only implicit transitions: every nexus is told, none excepted */
+	if (bits & LUN_UA_ALUA_CHANGED)
+		atomic_fetch_add(&t->alua_gen, 1);
 }
 
 void lun_ua_nexus_gone(struct lun_table *t, uint32_t nexus)

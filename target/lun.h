@@ -41,6 +41,11 @@ enum lun_ua {
 	LUN_UA_CAPACITY = 1u << 3,      /* 2Ah/09h CAPACITY DATA HAS CHANGED */
 	LUN_UA_LUNS_CHANGED = 1u << 4,  /* 3Fh/0Eh REPORTED LUNS DATA HAS CHANGED */
 	LUN_UA_INJECTED = 1u << 5,      /* a fault's unit attention (its own ASC/ASCQ) */
+	/*
+	 * 2Ah/06h ASYMMETRIC ACCESS STATE CHANGED: table-wide, reported after
+	 * CAPACITY DATA HAS CHANGED and before REPORTED LUNS DATA HAS CHANGED
+	 */
+	LUN_UA_ALUA_CHANGED = 1u << 6,
 };
 
 /* Mode page bits a host can change with MODE SELECT, per LUN. */
@@ -366,7 +371,7 @@ void lun_ua_set(struct lun_table *t, uint32_t lun, unsigned int bits,
  * lun_ua_set_all() - raise unit attention @bits on every LUN, for every I_T
  * nexus except @except.
  * @t: the table.
- * @bits: LUN_UA_RESET or LUN_UA_LUNS_CHANGED.
+ * @bits: LUN_UA_RESET, LUN_UA_LUNS_CHANGED or LUN_UA_ALUA_CHANGED.
  * @except: the originating nexus, or LUN_NEXUS_NONE.
  *
  * Cost: O(1) (a table generation each nexus compares on its next command),

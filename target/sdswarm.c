@@ -100,6 +100,10 @@ static void usage(FILE *f)
 		"lba=100-199\n"
 		"  fault clear ID|all\n"
 		"  fault list\n"
+		"  alua list                     ALUA port groups and states\n"
+		"  alua set GROUP STATE          STATE: active/optimized (ao), "
+		"active/non-optimized\n"
+		"                                (an), standby, unavailable\n"
 		"  stats                         per-opcode counts, latency\n"
 		"  metrics                       the counters as OpenMetrics "
 		"text\n"
@@ -572,6 +576,55 @@ static int do_fault(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/* One port group line: name, id, state, ports. */
+static void print_group(json_t *g)
+{
+	json_t *p;
+	size_t i;
+
+	printf("%-16s %-6" PRIu64 " %-22s", str(g, "name"), num(g, "id"),
+	       str(g, "state"));
+	json_array_foreach(json_object_get(g, "ports"), i, p)
+		printf("%s%" JSON_INTEGER_FORMAT, i ? "," : "",
+		       json_integer_value(p));
+	putchar('\n');
+}
+
+static int do_alua(struct client *cl, int argc, char **argv)
+{
+	json_t *req, *r, *g;
+	size_t i;
+
+	if (argc < 1)
+		die("alua: which op? (list, set)");
+	req = json_pack("{s:s,s:s}", "cmd", "alua", "op", argv[0]);
+	if (strcmp(argv[0], "set") == 0) {
+		if (argc != 3)
+			die("alua set: GROUP STATE (e.g. alua set b standby)");
+		json_object_set_new(req, "group", json_string(argv[1]));
+		json_object_set_new(req, "state", json_string(argv[2]));
+	} else if (strcmp(argv[0], "list") == 0) {
+		if (argc != 1)
+			die("alua list: unexpected '%s'", argv[1]);
+	} else {
+		die("alua: unknown op '%s' (list, set)", argv[0]);
+	}
+	r = call(cl, req, cl->json);
+	if (!r)
+		return 0;
+	printf("%-16s %-6s %-22s%s\n", "GROUP", "ID", "STATE", "PORTS");
+	if (strcmp(argv[0], "set") == 0) {
+		print_group(json_object_get(r, "group"));
+		if (!json_is_true(json_object_get(r, "changed")))
+			printf("(unchanged: no unit attention)\n");
+	} else {
+		json_array_foreach(json_object_get(r, "groups"), i, g)
+			print_group(g);
+	}
+	json_decref(r);
+	return 0;
+}
+
 static int do_stats(struct client *cl, int argc, char **argv)
 {
 	json_t *r, *o, *lat;
@@ -695,7 +748,7 @@ static int do_names(struct client *cl, int argc, char **argv)
 
 /* The commands, for "did you mean". */
 static const char *const commands[] = {"status", "lun",	    "fault", "stats",
-				       "names",	 "metrics", "help",  NULL};
+				       "names",	 "metrics", "alua", "help", NULL};
 
 int main(int argc, char **argv)
 {
@@ -767,7 +820,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
-	    strcmp(cmd, "names") && strcmp(cmd, "metrics")) {
+	    strcmp(cmd, "names") && strcmp(cmd, "metrics") &&
+	    strcmp(cmd, "alua")) {
 		best = cli_suggest(cmd, commands,
 				   sizeof(commands) / sizeof(commands[0]));
 		if (best)
@@ -792,6 +846,8 @@ int main(int argc, char **argv)
 		ret = do_stats(&cl, n, rest);
 	else if (strcmp(cmd, "metrics") == 0)
 		ret = do_metrics(&cl, n, rest);
+	else if (strcmp(cmd, "alua") == 0)
+		ret = do_alua(&cl, n, rest);
 	else
 		ret = do_names(&cl, n, rest);
 	if (cl.fd >= 0)

@@ -491,6 +491,7 @@ static int check_only(const struct cfg *c)
 	struct lun_table *t;
 	struct store *store;
 	char sdesc[CFG_PATH_MAX + 64], fdesc[CFG_PATH_MAX + 128];
+	char paths[80];
 	double ms;
 	int ret;
 
@@ -510,12 +511,18 @@ static int check_only(const struct cfg *c)
 		goto out_luns;
 	describe_store(c, sdesc, sizeof(sdesc));
 	describe_frontends(c, fdesc, sizeof(fdesc));
+	paths[0] = '\0';
+	if (c->iscsi.enabled && (c->iscsi.nportals > 1 || c->nport_groups))
+		snprintf(paths, sizeof(paths),
+			 ", %u iSCSI portal%s, %u ALUA port group%s",
+			 c->iscsi.nportals, c->iscsi.nportals == 1 ? "" : "s",
+			 c->nport_groups, c->nport_groups == 1 ? "" : "s");
 	printf("%s: ok: %u LUNs, %u group%s, max_luns %u, store %s, "
-	       "%u fault rule%s, %.1f bytes/LUN, built in %.1f ms, "
+	       "%u fault rule%s%s, %.1f bytes/LUN, built in %.1f ms, "
 	       "front ends: %s\n",
 	       c->source, lun_count(t), c->ngroups, c->ngroups == 1 ? "" : "s",
 	       lun_max(t), sdesc, c->nfaults, c->nfaults == 1 ? "" : "s",
-	       bytes_per_lun(t), ms, fdesc);
+	       paths, bytes_per_lun(t), ms, fdesc);
 	fault_table_destroy(ft);
 out_luns:
 	lun_table_destroy(t);
@@ -851,6 +858,8 @@ int main(int argc, char **argv)
 	struct fault_table *faults = NULL;
 	struct ctl_server *ctl = NULL;
 	struct scsi_target tgt;
+	struct scsi_alua alua;
+	unsigned int i;
 	struct ctl_context ctx;
 	char path[CFG_SOCKET_PATH_MAX + 1], fdesc[CFG_PATH_MAX + 128];
 	const char *env;
@@ -914,6 +923,13 @@ int main(int argc, char **argv)
 		goto out_luns;
 	tgt = (struct scsi_target){
 		.luns = luns, .faults = faults, .port_id = 1, .tpg = 1};
+	if (cfg_alua(c, &alua)) {
+		tgt.alua = &alua;
+		for (i = 0; i < alua.ngroups; i++)
+			log_notice("alua: port group %s (%u): %s",
+				   alua.groups[i].name, alua.groups[i].id,
+				   scsi_alua_state_name(alua.groups[i].state));
+	}
 
 	env = getenv("SDSWARM_CONTROL");
 	if (c->target.control[0]) {
@@ -931,7 +947,7 @@ int main(int argc, char **argv)
 	}
 	ctx = (struct ctl_context){
 		.luns = luns, .faults = faults, .store = store, .cfg = c,
-		.idle_timeout = c->target.control_idle_timeout};
+		.idle_timeout = c->target.control_idle_timeout, .tgt = &tgt};
 	ret = ctl_server_create(&ctl, path, &ctx);
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));

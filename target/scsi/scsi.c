@@ -66,6 +66,7 @@ enum {
 /* Service actions. */
 #define SA_READ_CAPACITY_16 0x10
 #define SA_GET_LBA_STATUS 0x12
+#define SA_REPORT_TPGS 0x0a
 #define SA_REPORT_OPCODES 0x0c
 #define SA_REPORT_TMFS 0x0d
 
@@ -103,6 +104,7 @@ static const struct scsi_op service_action_in16_ops[] = {
 	{
 		.name = "READ_CAPACITY_16",
 		.fn = sbc_service_action_in16,
+		.alua = SCSI_ALUA_SB,
 		.resv = SCSI_RESV_ANY,
 		.flags = F_MEDIUM_IN,
 		.cdb_len = 16,
@@ -126,6 +128,19 @@ static const struct scsi_op service_action_in16_ops[] = {
 };
 
 static const struct scsi_op maintenance_in_ops[] = {
+	{
+		.name = "REPORT_TARGET_PORT_GROUPS",
+		.fn = scsi_alua_rtpg,
+		.resv = SCSI_RESV_ANY,
+		.alua = SCSI_ALUA_ANY,
+		.flags = F_LUN_IN,
+		.cdb_len = 12,
+		.sa = SA_REPORT_TPGS,
+		.has_sa = true,
+		/* PARAMETER DATA FORMAT; allocation length */
+		.usage = { MAINTENANCE_IN, 0xe0 | SA_MASK, 0, 0, 0, 0, LBA4,
+			   0x00, 0x00 },
+	},
 	{
 		.name = "REPORT_SUPPORTED_OPERATION_CODES",
 		.fn = spc_report_opcodes,
@@ -175,6 +190,7 @@ static const struct scsi_op sanitize_ops[] = {
 /* PERSISTENT RESERVE IN: allocation length; the handler takes every SA */
 #define PRIN_OP(sa_, name_) {						\
 		.name = name_, .fn = scsi_pr_in, .flags = F_LUN_IN,	\
+		.alua = SCSI_ALUA_SB,					\
 		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
 		.has_sa = true,						\
 		.usage = { PERSISTENT_RESERVE_IN, SA_MASK, 0, 0, 0, 0, 0, \
@@ -197,6 +213,7 @@ static const struct scsi_op pr_in_ops[] = {
  */
 #define PROUT_OP(sa_, name_) {						\
 		.name = name_, .fn = scsi_pr_out, .flags = F_LUN_OUT,	\
+		.alua = SCSI_ALUA_SB,					\
 		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
 		.has_sa = true,						\
 		.usage = { PERSISTENT_RESERVE_OUT, SA_MASK, 0xff, 0, 0,	\
@@ -258,6 +275,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { TEST_UNIT_READY, 0, 0, 0, 0, 0 },
 	},
 	[REQUEST_SENSE] = {
+		.alua = SCSI_ALUA_ANY,
 		.name = "REQUEST_SENSE", .fn = spc_request_sense,
 		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 6,
@@ -275,6 +293,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { WRITE_6, 0x1f, 0xff, 0xff, 0xff, 0 },
 	},
 	[INQUIRY] = {
+		.alua = SCSI_ALUA_ANY,
 		.name = "INQUIRY", .fn = spc_inquiry,
 		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 6,
@@ -282,6 +301,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { INQUIRY, 0x01, 0xff, 0xff, 0xff, 0 },
 	},
 	[MODE_SELECT_6] = {
+		.alua = SCSI_ALUA_SB,
 		.name = "MODE_SELECT_6", .fn = spc_mode_select,
 		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 6,
 		/* PF only: SP = 1 fails here, nothing is saved */
@@ -299,6 +319,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { RELEASE_6, 0, 0, 0, 0, 0 },
 	},
 	[MODE_SENSE_6] = {
+		.alua = SCSI_ALUA_SB,
 		.name = "MODE_SENSE_6", .fn = spc_mode_sense,
 		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN, .cdb_len = 6,
@@ -319,6 +340,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 0x03, 0 },
 	},
 	[READ_CAPACITY_10] = {
+		.alua = SCSI_ALUA_SB,
 		.name = "READ_CAPACITY_10", .fn = sbc_read_capacity10,
 		.resv = SCSI_RESV_ANY,
 		.flags = F_MEDIUM_IN, .cdb_len = 10,
@@ -387,6 +409,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { UNMAP, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
 	},
 	[MODE_SELECT_10] = {
+		.alua = SCSI_ALUA_SB,
 		.name = "MODE_SELECT_10", .fn = spc_mode_select,
 		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 10,
 		.usage = { MODE_SELECT_10, 0x10, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
@@ -403,6 +426,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { RELEASE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	},
 	[MODE_SENSE_10] = {
+		.alua = SCSI_ALUA_SB,
 		.name = "MODE_SENSE_10", .fn = spc_mode_sense,
 		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN, .cdb_len = 10,
@@ -496,6 +520,7 @@ const struct scsi_op scsi_ops[256] = {
 		.sa_ops = service_action_in16_ops,
 	},
 	[REPORT_LUNS] = {
+		.alua = SCSI_ALUA_ANY,
 		.name = "REPORT_LUNS", .fn = spc_report_luns,
 		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 12,
@@ -771,6 +796,27 @@ static bool cdb_usage_ok(struct scsi_ctx *c, const struct scsi_op *op)
 	return true;
 }
 
+/*
+ * The port's asymmetric access state lets @op run (SCSI_ALUA_* of the
+ * table); else NOT READY with the state's code. One pointer test on a
+ * target without ALUA.
+ */
+static bool alua_refuses(struct scsi_ctx *c, const struct scsi_op *op)
+{
+	enum scsi_alua_state st;
+	uint8_t asc, ascq;
+
+	if (!c->cmd->tgt->alua)
+		return false;
+	st = scsi_alua_state(c);
+	if (!scsi_alua_sense(st, &asc, &ascq))
+		return false;
+	if (op->alua & (st == SCSI_ALUA_STANDBY ? SCSI_ALUA_SB : SCSI_ALUA_UN))
+		return false;
+	scsi_sense(c, SK_NOT_READY, asc, ascq);
+	return true;
+}
+
 /* The view LUN as a table LUN, pinned if present. */
 static void pin_lun(struct scsi_ctx *c)
 {
@@ -851,6 +897,8 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 			scsi_sense(c, SK_UNIT_ATTENTION, asc, ascq);
 			return SCSI_DONE;
 		}
+		if (alua_refuses(c, op))
+			return SCSI_DONE;
 		if (!(op->flags & SCSI_OP_FAULTS)) {
 			d = scsi_check_faults(c, 0, 0, FAULT_OP_OTHER);
 			if (d == SCSI_HOLD || cmd->status != SCSI_GOOD)

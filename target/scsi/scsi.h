@@ -16,6 +16,7 @@ struct fault_table;
 struct scsi_stats;
 struct scsi_cmd;
 struct scsi_pr;
+struct scsi_alua;
 
 /* SAM status codes */
 #define SCSI_GOOD 0x00
@@ -105,6 +106,49 @@ struct scsi_target {
 	 */
 	struct scsi_pr *pr;
 	uint32_t pr_active;          /* LUNs whose commands pr.c checks */
+	/*
+	 * Asymmetric logical unit access (SPC-4 5.15), implicit only: the
+	 * target port groups, their states and which relative target port
+	 * is in which; NULL: no ALUA (TPGS 00b in standard INQUIRY, REPORT
+	 * TARGET PORT GROUPS not offered). Owned by the daemon; every LUN
+	 * shares it.
+	 */
+	struct scsi_alua *alua;
+};
+
+/*
+ * ALUA: the asymmetric access states a target port group can be in (the
+ * values of REPORT TARGET PORT GROUPS' ASYMMETRIC ACCESS STATE field).
+ */
+enum scsi_alua_state {
+	SCSI_ALUA_OPTIMIZED = 0x0,       /* active/optimized */
+	SCSI_ALUA_NON_OPTIMIZED = 0x1,   /* active/non-optimized */
+	SCSI_ALUA_STANDBY = 0x2,
+	SCSI_ALUA_UNAVAILABLE = 0x3,
+};
+
+#define SCSI_ALUA_MAX_GROUPS 16
+#define SCSI_ALUA_MAX_PORTS 16   /* relative target ports 1..16 */
+#define SCSI_ALUA_NAME_MAX 31
+
+/* One target port group: its name (for people), number and state. */
+struct scsi_alua_group {
+	char name[SCSI_ALUA_NAME_MAX + 1];
+	uint16_t id;                 /* TARGET PORT GROUP, 1..65535 */
+	uint8_t state;               /* enum scsi_alua_state; atomic access */
+	uint8_t changed;             /* set at run time: STATUS CODE 02h */
+};
+
+/*
+ * The port groups of a target: relative target port p (1..@nports) is in
+ * group @port_group[p - 1]. Filled by the daemon before the front ends
+ * start; afterwards only the states change (scsi_alua_set()).
+ */
+struct scsi_alua {
+	unsigned int ngroups;
+	unsigned int nports;
+	struct scsi_alua_group groups[SCSI_ALUA_MAX_GROUPS];
+	uint8_t port_group[SCSI_ALUA_MAX_PORTS];
 };
 
 /* SPC-4 protocol identifiers for struct scsi_target.protocol_id */
@@ -120,6 +164,13 @@ struct scsi_cmd {
 	const struct scsi_view *view;
 	uint32_t lun;                /* LUN number in the view (decoded) */
 	uint32_t nexus;              /* I_T nexus id, for reservations */
+	/*
+	 * The relative target port the command came through (1..65535: an
+	 * iSCSI portal's position in [iscsi] portal), which names the port in
+	 * VPD 83h and, with ALUA, its target port group and access state;
+	 * 0: struct scsi_target's port_id.
+	 */
+	uint16_t port;
 	/*
 	 * The initiator port name, or NULL: for iSCSI "iqn...,i,0x" and the
 	 * ISID in 12 hex digits (READ FULL STATUS reports it as a TransportID
@@ -279,6 +330,47 @@ int scsi_lun_encode(uint32_t lun, uint8_t field[8]);
  */
 void scsi_set_sense(struct scsi_cmd *cmd, bool descriptor, uint8_t key,
 		    uint8_t asc, uint8_t ascq);
+
+/**
+ * scsi_alua_set() - change a target port group's asymmetric access state
+ * at run time (an implicit transition): every I_T nexus then gets the
+ * unit attention ASYMMETRIC ACCESS STATE CHANGED (2Ah/06h) on its next
+ * command to each LUN, and REPORT TARGET PORT GROUPS shows STATUS CODE
+ * 02h (altered by implicit behaviour) for the group.
+ * @t: the target.
+ * @group: the group's name, or its number in decimal.
+ * @state: the new state.
+ *
+ * Setting the state a group already has changes nothing and raises no
+ * unit attention.
+ * Context: any thread; commands running at the same time see the old or
+ * the new state. O(1) (the unit attention is a table generation).
+ * Return: 1 changed, 0 already in @state, -ENODEV without ALUA, -ENOENT
+ * for an unknown group, -EINVAL for a state out of range.
+ */
+int scsi_alua_set(struct scsi_target *t, const char *group,
+		  enum scsi_alua_state state);
+
+/**
+ * scsi_alua_state_name() - the canonical name of an asymmetric access
+ * state: "active/optimized", "active/non-optimized", "standby",
+ * "unavailable".
+ * @state: the state.
+ *
+ * Return: a static string; "?" out of range.
+ */
+const char *scsi_alua_state_name(enum scsi_alua_state state);
+
+/**
+ * scsi_alua_state_parse() - a state from its name: the canonical ones,
+ * and the short forms "ao", "optimized", "an", "non-optimized", "s",
+ * "u" (case-insensitive).
+ * @text: the name.
+ * @out: out, the state (only on success).
+ *
+ * Return: 0, -EINVAL.
+ */
+int scsi_alua_state_parse(const char *text, enum scsi_alua_state *out);
 
 /* Per-opcode statistics, one instance per thread, summed on request. */
 #define SCSI_LAT_BUCKETS 64

@@ -56,6 +56,17 @@ struct scsi_ctx {
 			      * PR OUT, RESERVE, RELEASE */
 
 /*
+ * @alua of a struct scsi_op: the asymmetric access states that still run
+ * the command (SPC-4 5.15.2.4.4 and 5.15.2.4.5); in the others it ends
+ * with NOT READY, LOGICAL UNIT NOT ACCESSIBLE, TARGET PORT IN STANDBY
+ * STATE (04h/0Bh) or UNAVAILABLE STATE (04h/0Ch). Both active states run
+ * everything. 0 runs only there: the safe default for a new command.
+ */
+#define SCSI_ALUA_SB 0x01u /* runs in standby */
+#define SCSI_ALUA_UN 0x02u /* runs in unavailable */
+#define SCSI_ALUA_ANY (SCSI_ALUA_SB | SCSI_ALUA_UN)
+
+/*
  * An emulated command. @fn sees a validated LUN (per @flags) and returns
  * the disposition; it sets status/sense through the helpers below (status
  * GOOD is the default). @usage is the CDB usage data of REPORT SUPPORTED
@@ -72,6 +83,7 @@ struct scsi_op {
 	enum scsi_disposition (*fn)(struct scsi_ctx *c);
 	uint8_t flags;
 	uint8_t resv;                /* SCSI_RESV_* */
+	uint8_t alua;                /* SCSI_ALUA_* */
 	uint8_t cdb_len;
 	uint16_t sa;
 	bool has_sa;
@@ -231,6 +243,34 @@ enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c);
 enum scsi_disposition spc_prevent_allow(struct scsi_ctx *c);
 enum scsi_disposition spc_report_opcodes(struct scsi_ctx *c);
 enum scsi_disposition spc_report_tmfs(struct scsi_ctx *c);
+
+/*
+ * alua.c: REPORT TARGET PORT GROUPS (MAINTENANCE IN 0Ah), both parameter
+ * data formats; INVALID FIELD IN CDB (an unsupported service action)
+ * on a target without ALUA.
+ */
+enum scsi_disposition scsi_alua_rtpg(struct scsi_ctx *c);
+
+/*
+ * The asymmetric access state of the port @c's command came through;
+ * SCSI_ALUA_OPTIMIZED without ALUA or for a port in no group.
+ */
+enum scsi_alua_state scsi_alua_state(const struct scsi_ctx *c);
+
+/*
+ * The relative target port of @c's command (cmd->port, else the target's
+ * port_id) and its target port group number (from the ALUA groups, else
+ * the target's tpg).
+ */
+uint16_t scsi_alua_port(const struct scsi_ctx *c);
+uint16_t scsi_alua_group_id(const struct scsi_ctx *c);
+
+/*
+ * NOT READY's ASC/ASCQ for an inaccessible state: standby 04h/0Bh,
+ * unavailable 04h/0Ch. Return: false (nothing set) for the active ones.
+ */
+bool scsi_alua_sense(enum scsi_alua_state state, uint8_t *asc,
+		     uint8_t *ascq);
 
 enum scsi_disposition sbc_read(struct scsi_ctx *c);          /* 6/10/12/16 */
 enum scsi_disposition sbc_write(struct scsi_ctx *c);         /* 6/10/12/16 */

@@ -76,7 +76,7 @@ enum scsi_disposition spc_test_unit_ready(struct scsi_ctx *c)
  * REQUEST SENSE: sense data as parameter data, status GOOD, in the format
  * the DESC bit asks for. In priority order: LOGICAL UNIT NOT SUPPORTED for
  * an absent LUN, a pending unit attention (reported here and cleared, as
- * SPC-4 allows), the LUN's not-ready state, the informational exceptions
+ * SPC-4 allows), the port's standby or unavailable state, the LUN's not-ready state, the informational exceptions
  * TEST false failure (MRIE 6: reported only on request), else NO SENSE.
  */
 enum scsi_disposition spc_request_sense(struct scsi_ctx *c)
@@ -91,6 +91,9 @@ enum scsi_disposition spc_request_sense(struct scsi_ctx *c)
 		asc = 0x25;
 	} else if (scsi_ua_take(c, &asc, &ascq)) {
 		key = SK_UNIT_ATTENTION;
+	} else if (scsi_alua_sense(scsi_alua_state(c), &asc, &ascq)) {
+		/* why this port's commands fail: standby or unavailable */
+		key = SK_NOT_READY;
 	} else if (c->li.state == LUN_SANITIZING) {
 		/* with the sanitize's progress, as SBC-4 asks */
 		n = scsi_sense_format_progress(buf, desc, SK_NOT_READY, 0x04,
@@ -130,8 +133,10 @@ static void spc_pad(uint8_t *dst, const char *src, size_t n)
  * Standard INQUIRY data. An absent LUN answers peripheral qualifier 011b,
  * device type 1Fh, with the rest as for the target's first group so the
  * initiator still learns the version (the kernel decides on REPORT LUNS
- * scanning from LUN 0's answer). TPGS stays 0: REPORT TARGET PORT GROUPS is
- * not emulated, so ALUA handlers must not attach.
+ * scanning from LUN 0's answer). TPGS is 01b (implicit asymmetric access
+ * only) on a target with ALUA port groups, else 00b, so that ALUA
+ * handlers (Linux's scsi_dh_alua) attach only where REPORT TARGET PORT
+ * GROUPS answers.
  */
 static size_t spc_inquiry_std(struct scsi_ctx *c, uint8_t *p)
 {
@@ -146,6 +151,8 @@ static size_t spc_inquiry_std(struct scsi_ctx *c, uint8_t *p)
 	p[3] = 0x10 | 0x02;          /* HISUP, RESPONSE DATA FORMAT 2 */
 	p[4] = INQ_STD_LEN - 5;
 	p[5] = 0x08;                 /* 3PC: EXTENDED COPY (xcopy.c) */
+	if (c->cmd->tgt->alua)
+		p[5] |= 0x10;        /* TPGS 01b: implicit ALUA */
 	p[7] = 0x02;                 /* CMDQUE */
 	spc_pad(p + 8, g ? g->vendor : NULL, 8);
 	spc_pad(p + 16, g ? g->product : NULL, 16);
@@ -240,8 +247,9 @@ static size_t spc_desig_name(const struct scsi_target *tgt, uint8_t *p,
 
 /*
  * Device identification: the LUN's NAA-6 WWN (association: logical unit),
- * the relative target port and target port group (association: target
- * port), and SCSI name strings for the target device and port when the
+ * the relative target port the command came through and its target port
+ * group (association: target port; the same LUN through another port
+ * differs only there), and SCSI name strings for the target device and port when the
  * front end names them.
  */
 static size_t spc_vpd_devid(struct scsi_ctx *c, uint8_t *p)
@@ -253,16 +261,16 @@ static size_t spc_vpd_devid(struct scsi_ctx *c, uint8_t *p)
 	put_be64(p + n, c->li.wwn_hi);
 	put_be64(p + n + 8, c->li.wwn_lo);
 	n += 16;
-	if (tgt->port_id) {
+	if (scsi_alua_port(c)) {
 		n += spc_desig(tgt, p + n, CODE_BINARY, ASSOC_PORT,
 			       DESIG_REL_PORT, 4);
 		put_be16(p + n, 0);
-		put_be16(p + n + 2, tgt->port_id);
+		put_be16(p + n + 2, scsi_alua_port(c));
 		n += 4;
 	}
 	n += spc_desig(tgt, p + n, CODE_BINARY, ASSOC_PORT, DESIG_TPG, 4);
 	put_be16(p + n, 0);
-	put_be16(p + n + 2, tgt->tpg);
+	put_be16(p + n + 2, scsi_alua_group_id(c));
 	n += 4;
 	n += spc_desig_name(tgt, p + n, tgt->port_name, ASSOC_PORT);
 	n += spc_desig_name(tgt, p + n,
@@ -958,6 +966,8 @@ static void spc_timeouts(uint8_t *p)
  */
 static bool spc_offers(const struct scsi_ctx *c, const struct scsi_op *op)
 {
+	if (op->fn == scsi_alua_rtpg)
+		return c->cmd->tgt->alua != NULL;
 	if (op->fn == sbc_sanitize && (op->sa == 0x02 || op->sa == 0x03))
 		return c->li.group->thin; /* BLOCK, CRYPTO ERASE: see sbc.c */
 	return op->fn != sbc_unmap || c->li.group->thin;

@@ -8,7 +8,9 @@
 # passed, so tests that printed "[SKIPPED]" are moved to skipped, and each
 # skip is listed with libiscsi's reason (a test that skipped only part of
 # itself counts as skipped). The suite gets a second URL to the same LUN
-# (its multipath tests then run, over two sessions) and --allow-sanitize;
+# through a second portal (each daemon listens on two, in two ALUA port
+# groups: active/optimized and active/non-optimized), so its MultipathIO
+# tests run over two paths, and --allow-sanitize;
 # its Sanitize suite runs apart (SANITIZE_APART below), on the same daemon
 # after the rest. Fails on any failed test, a crashed run, or more skips
 # than the run's ceiling (ISCSI_CU_MAX_SKIPS_THIN, _THICK): the counts
@@ -52,10 +54,15 @@ count() {
 }
 
 run_one() {
-	local name=$1 lun=$2 dir=$3 port
+	local name=$1 lun=$2 dir=$3 port port2
 	port=$(free_port)
-	sed "s/^portal = .*/portal = 127.0.0.1:$port/" \
+	port2=$(free_port)
+	while [ "$port2" = "$port" ]; do port2=$(free_port); done
+	# two paths: relative target ports 1 and 2, one port group each
+	sed "s/^portal = .*/portal = 127.0.0.1:$port, 127.0.0.1:$port2/" \
 		"$SDSWARM_TOP/configs/iscsi.conf" >"$dir/iscsi.conf"
+	printf '%s\n' "" "[port_group.a]" "ports = 1" "" "[port_group.b]" \
+		"state = active/non-optimized" "ports = 2" >>"$dir/iscsi.conf"
 	"$SDSWARMD" --config "$dir/iscsi.conf" --control "$dir/control" \
 		>"$dir/daemon.log" 2>&1 &
 	echo $! >"$dir/pid"
@@ -66,10 +73,11 @@ run_one() {
 		[ $waited -lt 300 ] || { echo "$name: no daemon" >"$dir/result"; return; }
 	done
 	local url="iscsi://127.0.0.1:$port/$IQN:t0/$lun" rc1 rc2
+	local url2="iscsi://127.0.0.1:$port2/$IQN:t0/$lun"
 	# every suite of ALL but Sanitize, with the multipath URL; then
 	# Sanitize alone without it (see SANITIZE_APART)
 	timeout 300 iscsi-test-cu --dataloss --allow-sanitize -t "$MAIN_TESTS" \
-		-i "$INIT" -I "$INIT-2" "$url" "$url" >"$dir/cu.log" 2>&1
+		-i "$INIT" -I "$INIT-2" "$url" "$url2" >"$dir/cu.log" 2>&1
 	rc1=$?
 	timeout 200 iscsi-test-cu --dataloss --allow-sanitize -t ALL.Sanitize \
 		-i "$INIT" -I "$INIT-2" "$url" >>"$dir/cu.log" 2>&1
@@ -130,6 +138,12 @@ for r in $RUNS; do
 		tail -5 "$d/cu.log" | sed 's/^/  | /'
 	fi
 	[ "$f" -eq 0 ] || fail "$r: $f test(s) failed"
+	# the two-path tests ran and passed, none skipped
+	mp=$(awk '/^Suite: / { s = $2 }
+		s == "MultipathIO" && /^  Test: .*\.\.\.passed/ &&
+		!/SKIPPED/ { n++ } END { print n + 0 }' "$d/cu.log")
+	echo "conformance $r: MultipathIO over 2 portals: $mp of 4 passed"
+	expect_eq "$r: MultipathIO tests passed over two paths" 4 "$mp"
 	skips "$d/cu.log" | sed 's/^/  skipped: /'
 	[ "$s" -le "${MAXSKIP[$r]}" ] ||
 		fail "$r: $s tests skipped, more than the ${MAXSKIP[$r]} this run had"

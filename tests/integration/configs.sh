@@ -33,6 +33,12 @@ expect_eq "disks-257.conf LUNs" 257 "$(luns_of disks-257.conf)"
 expect_eq "disks-703.conf LUNs" 703 "$(luns_of disks-703.conf)"
 expect_eq "disks-18279.conf LUNs" 18279 "$(luns_of disks-18279.conf)"
 expect_eq "quarter-million.conf LUNs" 262144 "$(luns_of quarter-million.conf)"
+check "multipath-2.conf: 300 LUNs, 2 portals in 2 port groups" grep -q \
+	'300 LUNs.*, 2 iSCSI portals, 2 ALUA port groups' \
+	<("$D" --config "$SDSWARM_TOP/configs/multipath-2.conf" --check)
+check "multipath-4.conf: 300 LUNs, 4 portals in 2 port groups" grep -q \
+	'300 LUNs.*, 4 iSCSI portals, 2 ALUA port groups' \
+	<("$D" --config "$SDSWARM_TOP/configs/multipath-4.conf" --check)
 check "faults.conf has rules of every kind" \
 	test "$(grep -cE '^fault\.[0-9]+ = (medium-read|medium-write|delay|hang|ua|not-ready) ' "$SDSWARM_TOP/configs/faults.conf")" -ge 12
 check "faults.conf loads its 12 rules" grep -q '12 fault rules' <("$D" --config "$SDSWARM_TOP/configs/faults.conf" --check)
@@ -75,7 +81,7 @@ bad() {
 bad $'[target]\nseed = 3\n\n[luns]\ncount = 4\nsize = 12Q\n' \
 	"@:6: [luns] size = 12Q: not a size (use a number with K, M, G, T or P)"
 bad $'[lunz]\ncount = 1\n' \
-	"@:1: [lunz]: unknown section (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse)"
+	"@:1: [lunz]: unknown section (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)"
 bad $'[luns]\ncuont = 5\n' "@:2: [luns] cuont = 5: unknown key (did you mean count?)"
 bad $'[luns]\ncount = 5\n# again\ncount = 6\n' "@:4: [luns] count = 6: duplicate key (first set on line 2)"
 bad $'[luns.a]\ncount = 100\n[luns.b]\nfirst = 50\ncount = 10\n' \
@@ -95,7 +101,7 @@ bad $'[faults]\nfault.1 = medium-read luns=0-3 lba=10-5\nfault.2 = explode\n' \
 bad $'[iscsi]\nportal = somewhere\n' \
 	"@:2: [iscsi] portal = somewhere: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)"
 bad $'no section here = 1\n' \
-	"@:1: no section here = 1: a key before any [section] (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse)"
+	"@:1: no section here = 1: a key before any [section] (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)"
 # several errors: all of them, in line order
 bad $'[luns]\nsize = 1X\ncount = -2\nthin = perhaps\n' \
 	"@:2: [luns] size = 1X: not a size (use a number with K, M, G, T or P)" \

@@ -866,4 +866,5 @@ def main():
     sys.exit(1 if fails else 0)
 
 
-main()
+if __name__ == "__main__":  # iscsi_alua.py imports the classes
+    main()

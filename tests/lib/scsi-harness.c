@@ -118,6 +118,7 @@ uint8_t h_exec_iov(struct harness *h, uint32_t lun, const uint8_t *cdb,
 	cmd->view = h->use_view ? &h->view : NULL;
 	cmd->lun = lun;
 	cmd->nexus = h->nexus;
+	cmd->port = h->port;
 	cmd->initiator_name = h->initiator_name;
 	cmd->cdb = cdb ? h->cdb : NULL;
 	cmd->cdb_len = (uint8_t)cdb_len;

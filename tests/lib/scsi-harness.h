@@ -27,6 +27,7 @@ struct harness {
 	bool use_view;
 	uint32_t nexus;              /* the I_T nexus commands come from (0) */
 	const char *initiator_name;  /* and its initiator's name (NULL) */
+	uint16_t port;               /* the relative target port (0) */
 	struct scsi_stats stats;     /* every h_exec() counts here */
 	uint8_t cdb[SCSI_CDB_MAX];
 	struct iovec iov;

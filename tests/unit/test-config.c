@@ -347,6 +347,117 @@ static void test_frontend_keys(void **state)
 	cfg_free(c);
 }
 
+/* Several portals and the ALUA port groups over them. */
+static void test_port_groups(void **state)
+{
+	struct scsi_alua a;
+	struct cfg *c;
+
+	(void)state;
+	c = good("[iscsi]\nportal = 127.0.0.1:3260\n");
+	assert_int_equal(c->iscsi.nportals, 1);
+	assert_int_equal(c->nport_groups, 0);
+	assert_int_equal(cfg_alua(c, &a), 0);
+	assert_int_equal(a.ngroups, 0);
+	cfg_free(c);
+
+	c = good("[iscsi]\n"
+		 "portal = 127.0.0.1:3260, 127.0.0.2:3260 [::1]:3262,"
+		 "127.0.0.1:3263\n"
+		 "[port_group.left]\n"
+		 "ports = 1, 3\n"
+		 "[port_group.right]\n"
+		 "id = 7\n"
+		 "state = standby\n"
+		 "ports = 2 4\n");
+	assert_int_equal(c->iscsi.nportals, 4);
+	assert_string_equal(c->iscsi.portal, "127.0.0.1:3260");
+	assert_string_equal(c->iscsi.portals[1].host, "127.0.0.2");
+	assert_string_equal(c->iscsi.portals[2].text, "[::1]:3262");
+	assert_string_equal(c->iscsi.portals[2].host, "::1");
+	assert_int_equal(c->iscsi.portals[3].port, 3263);
+	assert_int_equal(c->nport_groups, 2);
+	assert_int_equal(cfg_alua(c, &a), 1);
+	assert_int_equal(a.ngroups, 2);
+	assert_int_equal(a.nports, 4);
+	assert_string_equal(a.groups[0].name, "left");
+	assert_int_equal(a.groups[0].id, 1);          /* by position */
+	assert_int_equal(a.groups[0].state, SCSI_ALUA_OPTIMIZED);
+	assert_int_equal(a.groups[1].id, 7);
+	assert_int_equal(a.groups[1].state, SCSI_ALUA_STANDBY);
+	assert_int_equal(a.port_group[0], 0);
+	assert_int_equal(a.port_group[1], 1);
+	assert_int_equal(a.port_group[2], 0);
+	assert_int_equal(a.port_group[3], 1);
+	cfg_free(c);
+
+	/* the errors: each names the file, line, section and why */
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
+	    "[port_group.a]\nports = 1\n[port_group.b]\nports = 2, 3\n",
+	    "t.conf:6: [port_group.b] ports = 2, 3: port 3, but [iscsi] "
+	    "portal lists 2 portals (ports 1..2): more paths than portals");
+	bad("[port_group.a]\nports = 1, 2\n",
+	    "t.conf:2: [port_group.a] ports = 1, 2: port 2, but [iscsi] "
+	    "portal lists 1 portal (ports 1..1): more paths than portals");
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
+	    "[port_group.a]\nports = 1\n",
+	    "t.conf:2: [iscsi] portal 127.0.0.1:3261 (port 2) is in no "
+	    "[port_group.NAME]");
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
+	    "[port_group.a]\nports = 1,2\n[port_group.b]\nports = 2\n",
+	    "t.conf:6: [port_group.b] ports = 2: port 2 is already in another "
+	    "port group");
+	bad("[port_group.a]\nstate = offline\nports = 1\n",
+	    "t.conf:2: [port_group.a] state = offline: not active/optimized "
+	    "(ao), active/non-optimized (an), standby or unavailable");
+	bad("[port_group.a]\nports = 0\n",
+	    "t.conf:2: [port_group.a] ports = 0: not a list of relative "
+	    "target ports 1..16 (positions in [iscsi] portal)");
+	bad("[port_group.a]\nports = 1 1\n",
+	    "t.conf:2: [port_group.a] ports = 1 1: port 1 is listed twice");
+	bad("[port_group.a]\nid = 0\nports = 1\n",
+	    "t.conf:2: [port_group.a] id = 0: not a number from 1 to 65535");
+	bad("[port_group.a]\nstate = standby\n",
+	    "t.conf:1: [port_group.a]: no ports (ports = the positions of its "
+	    "portals in [iscsi] portal, from 1)");
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
+	    "[port_group.a]\nid = 5\nports = 1\n"
+	    "[port_group.b]\nid = 5\nports = 2\n",
+	    "t.conf:7: [port_group.b]: id 5 is also [port_group.a]'s");
+	bad("[port_group.a]\nports = 1\n[port_group.a]\nports = 1\n",
+	    "t.conf:3: [port_group.a]: port group a already defined on "
+	    "line 1");
+	bad("[port_group.7]\nports = 1\n",
+	    "t.conf:1: [port_group.7]: a port group name starts with a "
+	    "letter");
+	bad("[port_group]\nports = 1\n",
+	    "t.conf:1: [port_group]: unknown section (sections: target, "
+	    "luns, luns.NAME, store, faults, iscsi, tcmu, fuse, "
+	    "port_group.NAME)");
+	bad("[port_group.a]\nport = 1\n",
+	    "t.conf:2: [port_group.a] port = 1: unknown key (did you mean "
+	    "ports?)");
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3260\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1:3260: "
+	    "127.0.0.1:3260 is listed twice");
+	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1: 127.0.0.1 "
+	    "is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a "
+	    "port 1..65535)");
+	bad("[iscsi]\nportal = ,\n",
+	    "t.conf:2: [iscsi] portal = ,: no portal (ADDRESS:PORT, several "
+	    "separated by commas)");
+	bad("[iscsi]\nportal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 "
+	    "127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 "
+	    "127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 "
+	    "127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 "
+	    "127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 "
+	    "127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 "
+	    "127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17: more than "
+	    "16 portals");
+}
+
 static void test_file_syntax(void **state)
 {
 	struct cfg *c;
@@ -616,10 +727,12 @@ static void test_syntax_errors(void **state)
 	(void)state;
 	bad("[lunz]\nx = 1\n",
 	    "t.conf:1: [lunz]: unknown section (sections: target, luns, "
-	    "luns.NAME, store, faults, iscsi, tcmu, fuse)");
+	    "luns.NAME, store, faults, iscsi, tcmu, fuse, "
+	    "port_group.NAME)");
 	bad("size = 1G\n",
 	    "t.conf:1: size = 1G: a key before any [section] (sections: "
-	    "target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse)");
+	    "target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, "
+	    "port_group.NAME)");
 	bad("[luns]\nthis is not a key\n",
 	    "t.conf:2: this is not a key: not KEY = VALUE, a [section] or a "
 	    "comment");
@@ -1210,6 +1323,7 @@ int main(void)
 		cmocka_unit_test(test_luns_override),
 		cmocka_unit_test(test_builtin_default),
 		cmocka_unit_test(test_log),
+		cmocka_unit_test(test_port_groups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,11 +131,11 @@ static void test_table_consistency(void **state)
 				 !!(op->flags & SCSI_OP_NO_UA));
 		prev = op;
 	}
-	assert_int_equal(n, 66);
+	assert_int_equal(n, 67);
 	assert_null(scsi_op_sa(0x9e, 0x11));
 	assert_null(scsi_op_sa(0x28, 0));
 	assert_int_equal(scsi_ops[0x9e].nsa, 2);
-	assert_int_equal(scsi_ops[0xa3].nsa, 2);
+	assert_int_equal(scsi_ops[0xa3].nsa, 3);
 	assert_int_equal(scsi_ops[0x48].nsa, 4);
 	assert_null(scsi_op_sa(0x48, 0x00));
 }

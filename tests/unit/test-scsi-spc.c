@@ -29,6 +29,23 @@ static struct harness *one_lun(void)
 	return h;
 }
 
+/*
+ * One ALUA port group holding port 1, for the tests that walk the whole
+ * opcode table: REPORT TARGET PORT GROUPS is offered only with ALUA.
+ */
+static struct scsi_alua one_group = {
+	.ngroups = 1, .nports = 1,
+	.groups = { { .name = "a", .id = 1 } },
+};
+
+static struct harness *one_lun_alua(void)
+{
+	struct harness *h = one_lun();
+
+	h->tgt.alua = &one_group;
+	return h;
+}
+
 static uint8_t tur(struct harness *h, uint32_t lun)
 {
 	return h_exec(h, lun, H_CDB(0, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
@@ -1274,6 +1291,7 @@ static void test_rsoc_per_lun(void **state)
 	unsigned int n = 0;
 
 	(void)state;
+	h->tgt.alua = &one_group;
 	full.thin = false;
 	full.lbprz = false;
 	h_add_group(h, &thin);
@@ -1322,7 +1340,7 @@ static void test_rsoc_per_lun(void **state)
 
 static void test_rsoc_all(void **state)
 {
-	struct harness *h = one_lun();
+	struct harness *h = one_lun_alua();
 	uint8_t buf[4096];
 	const struct scsi_op *op;
 	unsigned int i, n = 0;
@@ -1370,7 +1388,7 @@ static void test_rsoc_all(void **state)
 /* One-command data for every table entry matches the table exactly. */
 static void test_rsoc_one(void **state)
 {
-	struct harness *h = one_lun();
+	struct harness *h = one_lun_alua();
 	uint8_t buf[64];
 	const struct scsi_op *op;
 	unsigned int i;

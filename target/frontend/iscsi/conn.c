@@ -737,6 +737,7 @@ static int cmd_header(struct iscsi_conn *c)
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->tgt = c->fe->tgt;
 	cmd->view = c->view;
+	cmd->port = (uint16_t)(c->portal + 1);
 	cmd->lun = vlun;
 	/* the connection id names the I_T nexus: unique, never reused */
 	cmd->nexus = (uint32_t)c->id;

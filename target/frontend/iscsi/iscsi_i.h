@@ -645,6 +645,7 @@ struct iscsi_sess_entry {
 	uint16_t tsih;
 	uint8_t isid[6];
 	int target;                 /* -1: discovery */
+	uint16_t tpgt;              /* the portal group it logged in through */
 	struct iscsi_worker *w;
 	uint64_t conn_id;
 	char initiator[ISCSI_NAME_MAX + 1];
@@ -675,8 +676,10 @@ void iscsi_sess_fini(struct iscsi_sessions *s);
  * iscsi_sess_add() - register a session at the end of its login.
  * @s: the registry.
  * @e: the session: initiator, isid, target, w, conn_id; tsih out.
- * @old: out, the session it reinstates (same initiator name, ISID and
- *	target: RFC 7143 6.3.5), whose connection the caller must close.
+ * @old: out, the session it reinstates (same initiator name, ISID,
+ *	target and portal group: RFC 7143 6.3.5; through another portal
+ *	group it is another I_T nexus), whose connection the caller must
+ *	close.
  *
  * Context: any worker; takes the registry lock.
  * Return: 0 a new session; 1 a new session reinstating @old (which is
@@ -714,7 +717,7 @@ struct iscsi_worker *iscsi_sess_worker(struct iscsi_sessions *s,
 
 /* What one worker asks of another. */
 enum iscsi_msg_kind {
-	ISCSI_MSG_CONN = 1,         /* a new connection: @fd */
+	ISCSI_MSG_CONN = 1,         /* a new connection: @fd, on portal @lun */
 	ISCSI_MSG_KILL,             /* close connection @conn_id */
 	ISCSI_MSG_ABORT_LUN,        /* abort every task on table LUN @lun */
 	ISCSI_MSG_ABORT_TARGET,     /* abort every task of connection @conn_id */
@@ -730,7 +733,7 @@ enum iscsi_msg_kind {
  * @kind: what.
  * @fd: for ISCSI_MSG_CONN.
  * @conn_id: for the connection messages.
- * @lun: for ISCSI_MSG_ABORT_LUN.
+ * @lun: for ISCSI_MSG_ABORT_LUN; the portal's index for ISCSI_MSG_CONN.
  *
  * Context: any thread. One malloc: the control path only (new
  * connections, resets), never per command.
@@ -780,11 +783,16 @@ struct iscsi_fe {
 	unsigned int ntargets;
 	char names[CFG_ISCSI_MAX_TARGETS][ISCSI_NAME_MAX + 1];
 	struct scsi_view views[CFG_ISCSI_MAX_TARGETS];
-	char address[96];           /* TargetAddress: "host:port,1" */
+	/*
+	 * Portal i: TargetAddress "host:port,TPGT" and its listening socket;
+	 * its target portal group tag and relative target port are i + 1.
+	 */
+	unsigned int nportals;
+	char address[CFG_ISCSI_MAX_PORTALS][96];
+	int listen_fd[CFG_ISCSI_MAX_PORTALS];
 	struct iscsi_sessions sessions;
 	unsigned int nworkers;
 	struct iscsi_worker **workers;
-	int listen_fd;
 	bool accept_paused; /* out of descriptors: worker 0 retries each tick */
 	_Atomic unsigned int next_worker;
 	_Atomic uint64_t next_conn_id;
@@ -919,6 +927,7 @@ struct iscsi_conn {
 	struct iscsi_params p;
 	bool discovery;
 	int target;
+	unsigned int portal;        /* index of the portal it came in on */
 	const struct scsi_view *view;
 	uint16_t tsih;
 	uint16_t cid;

@@ -475,8 +475,12 @@ static bool acl_allows(const struct cfg_iscsi *ic, const char *name)
 static void add_target(struct iscsi_conn *c, unsigned int i,
 		       struct iscsi_text *out)
 {
+	unsigned int p;
+
 	iscsi_text_add(out, "TargetName", c->fe->names[i]);
-	iscsi_text_add(out, "TargetAddress", c->fe->address);
+	/* every portal: each one a path (its own portal group) */
+	for (p = 0; p < c->fe->nportals; p++)
+		iscsi_text_add(out, "TargetAddress", c->fe->address[p]);
 }
 
 void iscsi_sendtargets(struct iscsi_conn *c, const char *value,
@@ -579,6 +583,7 @@ static uint16_t login_register(struct iscsi_conn *c)
 	int ret;
 
 	e.target = c->discovery ? -1 : c->target;
+	e.tpgt = (uint16_t)(c->portal + 1);
 	memcpy(e.isid, c->isid, 6);
 	e.w = c->w;
 	e.conn_id = c->id;
@@ -871,7 +876,7 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 		l->have_names = true;
 		if (!c->discovery) {
 			iscsi_text_addf(&out, "TargetPortalGroupTag", "%u",
-					c->fe->tgt->tpg ? c->fe->tgt->tpg : 1);
+					c->portal + 1);
 			l->tpgt_sent = true;
 		}
 	} else if (k.initiator || k.target || k.type) {

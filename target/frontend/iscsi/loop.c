@@ -366,8 +366,9 @@ static void conn_close(struct iscsi_worker *w, struct iscsi_conn *c)
 	iscsi_conn_destroy(c);
 }
 
-/* A new connection, already counted by pre_get() for @addr. */
-static void conn_add(struct iscsi_worker *w, int fd, const uint8_t *addr)
+/* A new connection on @portal, already counted by pre_get() for @addr. */
+static void conn_add(struct iscsi_worker *w, int fd, const uint8_t *addr,
+		     unsigned int portal)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct iscsi_conn *c;
@@ -379,6 +380,7 @@ static void conn_add(struct iscsi_worker *w, int fd, const uint8_t *addr)
 	}
 	memcpy(c->addr, addr, 16);
 	c->prelogin = true;
+	c->portal = portal < w->fe->nportals ? portal : 0;
 	ev.data.ptr = c;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		log_warn("iscsi: epoll: %s", strerror(errno));
@@ -421,7 +423,8 @@ static void mail_run(struct iscsi_worker *w)
 		next = m->next;
 		switch (m->kind) {
 		case ISCSI_MSG_CONN:
-			conn_add(w, m->fd, m->addr);
+			/* the portal index rides in the lun field */
+			conn_add(w, m->fd, m->addr, m->lun);
 			break;
 		case ISCSI_MSG_ABORT_LUN:
 			for (c = w->conns; c; c = c->next)
@@ -449,16 +452,27 @@ static void mail_run(struct iscsi_worker *w)
 	}
 }
 
-/* Stops or resumes waiting on the listener (worker 0's epoll has it). */
+/*
+ * Stops or resumes waiting on the listeners (worker 0's epoll has them).
+ * Each listener's epoll data is its slot in fe->listen_fd: the portal.
+ */
 static void accept_pause(struct iscsi_fe *fe, struct iscsi_worker *w,
 			 bool pause)
 {
-	struct epoll_event ev = {.events = pause ? 0 : EPOLLIN,
-				 .data.ptr = &fe->listen_fd};
+	unsigned int p;
+	bool ok = true;
 
-	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, fe->listen_fd, &ev) < 0)
-		log_warn("iscsi: listener: %s", strerror(errno));
-	else
+	for (p = 0; p < fe->nportals; p++) {
+		struct epoll_event ev = {.events = pause ? 0 : EPOLLIN,
+					 .data.ptr = &fe->listen_fd[p]};
+
+		if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, fe->listen_fd[p], &ev) <
+		    0) {
+			log_warn("iscsi: listener: %s", strerror(errno));
+			ok = false;
+		}
+	}
+	if (ok)
 		fe->accept_paused = pause;
 }
 
@@ -476,7 +490,7 @@ static unsigned long fd_ceiling(void)
 	return lim - reserve;
 }
 
-static void accept_run(struct iscsi_worker *w)
+static void accept_run(struct iscsi_worker *w, unsigned int portal)
 {
 	struct iscsi_fe *fe = w->fe;
 	struct iscsi_msg m = {.kind = ISCSI_MSG_CONN};
@@ -489,7 +503,7 @@ static void accept_run(struct iscsi_worker *w)
 	/* bounded: the rest wait for the next round */
 	for (i = 0; i < 64; i++) {
 		sl = sizeof(ss);
-		fd = accept4(fe->listen_fd, (struct sockaddr *)&ss, &sl,
+		fd = accept4(fe->listen_fd[portal], (struct sockaddr *)&ss, &sl,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -528,8 +542,9 @@ static void accept_run(struct iscsi_worker *w)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		k = atomic_fetch_add(&fe->next_worker, 1) % fe->nworkers;
 		m.fd = fd;
+		m.lun = portal;
 		if (fe->workers[k] == w) {
-			conn_add(w, fd, m.addr);
+			conn_add(w, fd, m.addr, portal);
 		} else if (mail_post(fe->workers[k], &m)) {
 			pre_release(fe, m.addr);
 			close(fd);
@@ -639,8 +654,10 @@ static void *worker_main(void *arg)
 					log_warn("iscsi: timerfd: %s",
 						 strerror(errno));
 				w->armed = 0;
-			} else if (p == &w->fe->listen_fd) {
-				accept_run(w);
+			} else if ((int *)p >= &w->fe->listen_fd[0] &&
+				   (int *)p < &w->fe->listen_fd[w->fe->nportals]) {
+				accept_run(w, (unsigned int)((int *)p -
+							     w->fe->listen_fd));
 			} else {
 				struct iscsi_conn *c = p;
 
@@ -725,7 +742,7 @@ static void worker_destroy(struct iscsi_worker *w)
 	free(w);
 }
 
-static int listen_on(const struct cfg_iscsi *ic, int *out)
+static int listen_on(const struct cfg_portal *ic, int *out)
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t sl;
@@ -798,8 +815,9 @@ static void fe_free(struct iscsi_fe *fe)
 		fe->tgt->pr_abort = NULL;
 		fe->tgt->pr_abort_arg = NULL;
 	}
-	if (fe->listen_fd >= 0)
-		close(fe->listen_fd);
+	for (i = 0; i < fe->nportals; i++)
+		if (fe->listen_fd[i] >= 0)
+			close(fe->listen_fd[i]);
 	iscsi_sess_fini(&fe->sessions);
 	free(fe->pre);
 	pthread_mutex_destroy(&fe->pre_lock);
@@ -811,6 +829,7 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		   void **state)
 {
 	const struct cfg_iscsi *ic = &cfg->iscsi;
+	struct cfg_portal portals[CFG_ISCSI_MAX_PORTALS];
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct iscsi_fe *fe;
 	unsigned int i;
@@ -821,7 +840,8 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)
 		return -ENOMEM;
-	fe->listen_fd = -1;
+	for (i = 0; i < CFG_ISCSI_MAX_PORTALS; i++)
+		fe->listen_fd[i] = -1;
 	fe->icfg = *ic;
 	pthread_mutex_init(&fe->pre_lock, NULL);
 	pthread_mutex_init(&fe->auth.lock, NULL);
@@ -852,9 +872,24 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		fe->views[i].count = ic->luns_per_target;
 		fe->views[i].name = fe->names[i];
 	}
-	snprintf(fe->address, sizeof(fe->address),
-		 strchr(ic->host, ':') ? "[%s]:%u,%u" : "%s:%u,%u", ic->host,
-		 ic->port, tgt->tpg ? tgt->tpg : 1);
+	/* a configuration made by hand (no list) has the one portal */
+	if (ic->nportals) {
+		fe->nportals = ic->nportals;
+		memcpy(portals, ic->portals, ic->nportals * sizeof(portals[0]));
+	} else {
+		fe->nportals = 1;
+		snprintf(portals[0].text, sizeof(portals[0].text), "%s",
+			 ic->portal);
+		snprintf(portals[0].host, sizeof(portals[0].host), "%s",
+			 ic->host);
+		portals[0].port = ic->port;
+	}
+	/* portal i is portal group i + 1: one target port, one path each */
+	for (i = 0; i < fe->nportals; i++)
+		snprintf(fe->address[i], sizeof(fe->address[i]),
+			 strchr(portals[i].host, ':') ? "[%s]:%u,%u" :
+							"%s:%u,%u",
+			 portals[i].host, portals[i].port, i + 1);
 	if (!tgt->target_name)
 		tgt->target_name = fe->names[0];
 	if (!tgt->pr_abort) {
@@ -868,11 +903,13 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 	ret = iscsi_sess_init(&fe->sessions, ic->max_sessions);
 	if (ret)
 		goto out_free;
-	ret = listen_on(ic, &fe->listen_fd);
-	if (ret) {
-		log_err("iscsi: cannot listen on %s: %s", ic->portal,
-			strerror(-ret));
-		goto out_free;
+	for (i = 0; i < fe->nportals; i++) {
+		ret = listen_on(&portals[i], &fe->listen_fd[i]);
+		if (ret) {
+			log_err("iscsi: cannot listen on %s: %s",
+				portals[i].text, strerror(-ret));
+			goto out_free;
+		}
 	}
 	fe->nworkers = ic->threads ? ic->threads : 1;
 	fe->workers = calloc(fe->nworkers, sizeof(*fe->workers));
@@ -886,11 +923,13 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 			goto out_free;
 		ctl_stats_register(&fe->workers[i]->stats);
 	}
-	ev.data.ptr = &fe->listen_fd;
-	if (epoll_ctl(fe->workers[0]->epfd, EPOLL_CTL_ADD, fe->listen_fd,
-		      &ev) < 0) {
-		ret = -errno;
-		goto out_free;
+	for (i = 0; i < fe->nportals; i++) {
+		ev.data.ptr = &fe->listen_fd[i];
+		if (epoll_ctl(fe->workers[0]->epfd, EPOLL_CTL_ADD,
+			      fe->listen_fd[i], &ev) < 0) {
+			ret = -errno;
+			goto out_free;
+		}
 	}
 	for (i = 0; i < fe->nworkers; i++) {
 		ret = -pthread_create(&fe->workers[i]->thread, NULL,
@@ -902,9 +941,12 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		}
 		fe->workers[i]->started = true;
 	}
+	for (i = 1; i < fe->nportals; i++)
+		log_notice("iscsi: portal %s: relative target port %u",
+			   portals[i].text, i + 1);
 	log_notice("iscsi: portal %s: %u target%s of %u LUNs (%s..), "
 		   "%u worker%s",
-		   ic->portal, fe->ntargets, fe->ntargets == 1 ? "" : "s",
+		   portals[0].text, fe->ntargets, fe->ntargets == 1 ? "" : "s",
 		   ic->luns_per_target, fe->names[0], fe->nworkers,
 		   fe->nworkers == 1 ? "" : "s");
 	*state = fe;

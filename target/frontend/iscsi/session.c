@@ -77,7 +77,8 @@ int iscsi_sess_add(struct iscsi_sessions *s, struct iscsi_sess_entry *e,
 				slot = x;
 			continue;
 		}
-		if (x->target == e->target && !memcmp(x->isid, e->isid, 6) &&
+		if (x->target == e->target && x->tpgt == e->tpgt &&
+		    !memcmp(x->isid, e->isid, 6) &&
 		    !strcmp(x->initiator, e->initiator)) {
 			/* reinstatement: the old session ends, its slot is ours */
 			*old = *x;
