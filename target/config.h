@@ -443,6 +443,8 @@ int cfg_fault_format(const struct fault_rule *r, char *buf, size_t len);
  * Return: true or false.
  */
 bool cfg_iscsi_name_valid(const char *name);
+
+/**
  * cfg_alua() - the ALUA port groups of a configuration, ready for
  * struct scsi_target.alua.
  * @c: the configuration.
