@@ -58,6 +58,7 @@ if ! grep -q " $mdir 9p " /proc/mounts; then
 		echo "sdswarm-vm: no module share: only the image's own modules"
 fi
 mkdir -p $share/out
+vm_kv shares_s "$(vm_uptime)"
 export SDSWARM_OUT=$share/out SDSWARM_FRONTEND=$fe SDSWARM_DISKS=$n \
 	SDSWARM_PARTS=$parts SDSWARM_HOST=$host SDSWARM_DISK_LIST=$share/disks
 
@@ -79,9 +80,13 @@ if [ "$udev" = 1 ] && ! pidof systemd-udevd >/dev/null 2>&1; then
 	mkdir -p /run/udev
 	/usr/lib/systemd/systemd-udevd --daemon --resolve-names=never >/tmp/udevd.log 2>&1 ||
 		{ vm_fail "systemd-udevd would not start: $(tail -2 /tmp/udevd.log)"; exit 0; }
-	udevadm trigger --action=add >/dev/null 2>&1
+	# Only block devices are replayed: the disks come later, as events
+	# udevd sees itself; the rest of the boot's devices matter to no one
+	# here, and replaying all of them costs seconds under TCG.
+	udevadm trigger --action=add --subsystem-match=block >/dev/null 2>&1
 	udevadm settle --timeout=120 >/dev/null 2>&1
 fi
+vm_kv udev_up_s "$(vm_uptime)"
 
 # --- the front end --------------------------------------------------------------
 want_parts=$((n * parts))
