@@ -61,6 +61,12 @@ mkdir -p $share/out
 vm_kv shares_s "$(vm_uptime)"
 export SDSWARM_OUT=$share/out SDSWARM_FRONTEND=$fe SDSWARM_DISKS=$n \
 	SDSWARM_PARTS=$parts SDSWARM_HOST=$host SDSWARM_DISK_LIST=$share/disks
+# The same for the shell of sdswarm.shell=1 (init sources it).
+cat >$VM_RUN/env <<EOF
+export SDSWARM_OUT=$share/out SDSWARM_FRONTEND=$fe SDSWARM_DISKS=$n
+export SDSWARM_PARTS=$parts SDSWARM_HOST=$host SDSWARM_DISK_LIST=$share/disks
+cd $share/out
+EOF
 
 # --- the user's modules, before any disk ----------------------------------------
 for ko in $share/in/*.ko; do
