@@ -43,7 +43,7 @@ case $parts in '' | *[!0-9]*) vm_fail "sdswarm.parts=$parts is not a count"; exi
 
 # --- the shares --------------------------------------------------------------
 # On the Debian host the initramfs mounted both before switch_root.
-if ! grep -q " $share 9p " /proc/mounts; then
+if ! mountpoint -q $share; then
 	for m in virtio_pci 9pnet_virtio 9p; do
 		modprobe "$m" 2>/dev/null
 	done
@@ -52,7 +52,7 @@ if ! grep -q " $share 9p " /proc/mounts; then
 		{ vm_fail "cannot mount the run's 9p share (tag sdswarm)"; exit 0; }
 fi
 mdir=/lib/modules/$(uname -r)
-if ! grep -q " $mdir 9p " /proc/mounts; then
+if ! mountpoint -q "$mdir"; then
 	mkdir -p "$mdir"
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro sdswarm-modules "$mdir" ||
 		echo "sdswarm-vm: no module share: only the image's own modules"
