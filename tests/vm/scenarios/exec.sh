@@ -42,8 +42,14 @@ case $n in '' | *[!0-9]* | 0) vm_fail "sdswarm.disks=$n is not a count"; exit 0 
 case $parts in '' | *[!0-9]*) vm_fail "sdswarm.parts=$parts is not a count"; exit 0 ;; esac
 
 # --- the shares --------------------------------------------------------------
+# Whether a folder is a mount point, through the path the kernel reports
+# (the Debian host's /lib/modules is /usr/lib/modules); busybox here has
+# no mountpoint applet.
+mounted() {
+	awk -v d="$(readlink -f "$1")" '$2 == d { f = 1 } END { exit !f }' /proc/mounts
+}
 # On the Debian host the initramfs mounted both before switch_root.
-if ! mountpoint -q $share; then
+if ! mounted $share; then
 	for m in virtio_pci 9pnet_virtio 9p; do
 		modprobe "$m" 2>/dev/null
 	done
@@ -52,7 +58,7 @@ if ! mountpoint -q $share; then
 		{ vm_fail "cannot mount the run's 9p share (tag sdswarm)"; exit 0; }
 fi
 mdir=/lib/modules/$(uname -r)
-if ! mountpoint -q "$mdir"; then
+if ! mounted "$mdir"; then
 	mkdir -p "$mdir"
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro sdswarm-modules "$mdir" ||
 		echo "sdswarm-vm: no module share: only the image's own modules"
