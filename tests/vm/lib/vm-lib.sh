@@ -13,6 +13,8 @@
 #                           return 1 after TIMEOUT seconds
 #   vm_mem_used_kib         MemTotal - MemAvailable
 #   vm_report               print the JSON and verdict lines (init does)
+#   vm_run_scenario         run sdswarm.scenario= from /scenarios in a
+#                           subshell and settle its verdict (init does)
 #   vm_since T0             seconds since uptime T0, two decimals
 #   vm_missing WANT HAVE    lines of file WANT that file HAVE lacks
 #   vm_sdswarmd CONF [ARG..]  start sdswarmd in the background (log in
@@ -147,6 +149,38 @@ vm_report() {
 		done
 	fi
 	echo "SDSWARM-VM-RESULT: $verdict $(vm_param scenario none)$line${reason:+ -- $reason}"
+}
+
+# vm_run_scenario: what init (and the Debian host's sdswarm-exec.service)
+# does: the boot's figures, then /scenarios/NAME.sh in a subshell (so that
+# its exit or set -e cannot end the caller), then the verdict: a scenario
+# that ends without one, or exits non-zero after a PASS, fails.
+vm_run_scenario() {
+	local script rc
+	vm_kv_str scenario "${VM_SCENARIO:=$(vm_param scenario none)}"
+	vm_kv_str kernel "$(uname -r)"
+	vm_kv boot_s "$(vm_uptime)"
+	vm_kv cpus "$(grep -c '^processor' /proc/cpuinfo)"
+	vm_kv mem_total_kib "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
+	echo "sdswarm-vm: kernel $(uname -r) up in $(vm_uptime) s; scenario $VM_SCENARIO"
+	script=/scenarios/$VM_SCENARIO.sh
+	if [ "$VM_SCENARIO" = none ]; then
+		vm_fail "no sdswarm.scenario= on the kernel command line"
+	elif [ ! -f "$script" ]; then
+		vm_fail "no scenario '$VM_SCENARIO' in the image (have: $(cd /scenarios && ls | sed 's/\.sh$//' | tr '\n' ' '))"
+	else
+		(. "$script")
+		rc=$?
+		if [ ! -s "$VM_VERDICT" ]; then
+			if [ $rc -eq 0 ]; then
+				vm_fail "scenario ended without a verdict"
+			else
+				vm_fail "scenario exited with status $rc before a verdict"
+			fi
+		elif [ $rc -ne 0 ] && [ "$(cut -d' ' -f1 "$VM_VERDICT")" = PASS ]; then
+			vm_fail "scenario passed but exited with status $rc"
+		fi
+	fi
 }
 
 # vm_missing WANT HAVE: the lines of WANT not in HAVE (busybox has no comm).

@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `tests/vm/run exec` refuses bad input before anything boots, with exit
+# status 2 and a message naming the problem: a script that is not
+# executable or not there, an unknown front end or count, an unknown
+# Debian package (apt's own answer), and a kernel module built for
+# another kernel (one of Debian's cloud kernel's modules, fetched once
+# with apt-get download into build/vm/dl/other). No qemu is started: each
+# answer must come without the "booting" line. Skips when QEMU or the
+# kernel package cannot be had; the module check skips alone when the
+# cloud kernel cannot be fetched.
+. "$(dirname "$0")/../lib/common.sh"
+requires qemu-system-x86_64 apt-get dpkg-deb modinfo
+[ -x "$SDSWARM_PLAIN_BIN/sdnum" ] || skip "no $SDSWARM_PLAIN_BIN/sdnum: run make"
+export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
+run=$SDSWARM_TOP/tests/vm/run
+vm=${SDSWARM_VM_DIR:-$SDSWARM_TOP/build/vm}
+t=$(tmpdir)
+
+# The kernel the guest runs (and the build, so that the module check
+# below has it); a machine without it skips.
+"$SDSWARM_TOP/tests/vm/build" -q >"$t/build.log" 2>&1
+rc=$?
+[ $rc -eq 77 ] && skip "$(grep -m1 '^SKIP:' "$t/build.log")"
+expect_eq "tests/vm/build" 0 "$rc"
+kver=$(cat "$vm/kernel.version")
+
+refused() { # DESC PATTERN ARGS...: exit 2, the message, and no boot
+	local desc=$1 pat=$2 out rc
+	shift 2
+	out=$("$run" exec "$@" 2>&1)
+	rc=$?
+	expect_eq "$desc: exit status" 2 "$rc"
+	check "$desc: says '$pat'" grep -q -- "$pat" <<<"$out"
+	check "$desc: before booting" eval '! grep -q booting <<<"$out"'
+	echo "$out" | sed 's/^/  | /'
+}
+
+printf '#!/bin/sh\nexit 0\n' >"$t/noexec.sh"
+chmod 0644 "$t/noexec.sh"
+printf '#!/bin/sh\nexit 0\n' >"$t/ok.sh"
+chmod 0755 "$t/ok.sh"
+refused "a script that is not executable" "not executable" --script "$t/noexec.sh"
+refused "a script that is not there" "no such file" --script "$t/missing.sh"
+refused "nothing to run" "nothing to run"
+refused "an unknown front end" "--frontend 'nvme'" --frontend nvme --script "$t/ok.sh"
+refused "a disk count that is not one" "--disks 12x" --disks 12x --script "$t/ok.sh"
+refused "too many partitions for scsi_debug" "--parts 16" --parts 16 --script "$t/ok.sh"
+refused "an unknown host" "--host 'fedora'" --host fedora --script "$t/ok.sh"
+cp "$t/ok.sh" "$t/fake.ko"
+refused "a file that is not a module" "not a kernel module" --module "$t/fake.ko" --script "$t/ok.sh"
+
+# apt's own answer for a package Debian does not have.
+if apt-cache show --no-all-versions busybox-static >/dev/null 2>&1; then
+	refused "an unknown package" "Unable to locate package sdswarm-no-such-package" \
+		--pkgs smartmontools,sdswarm-no-such-package --script "$t/ok.sh"
+	refused "an unknown package (debian host)" "no Debian package 'sdswarm-no-such-package'" \
+		--host debian --pkgs sdswarm-no-such-package --script "$t/ok.sh"
+else
+	echo "SKIP (part): apt has no package lists; the unknown-package checks need them"
+fi
+
+# A real module of another kernel: dm-zero of Debian's cloud flavour.
+other=$vm/dl/other
+mkdir -p "$other"
+deb=$(ls "$other"/linux-image-*-cloud-amd64_*.deb 2>/dev/null | head -1)
+if [ -z "$deb" ]; then
+	pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	[ -n "$pkg" ] && (cd "$other" && apt-get download "$pkg" >/dev/null 2>&1)
+	deb=$(ls "$other"/linux-image-*-cloud-amd64_*.deb 2>/dev/null | head -1)
+fi
+if [ -n "$deb" ]; then
+	dpkg-deb --fsys-tarfile "$deb" | tar -xOf - --wildcards '*/kernel/drivers/md/dm-zero.ko' \
+		>"$t/dm-zero.ko"
+	theirs=$(modinfo -F vermagic "$t/dm-zero.ko" | cut -d' ' -f1)
+	check "the cloud module is for another kernel ($theirs, the guest runs $kver)" \
+		test "$theirs" != "$kver"
+	refused "a module for another kernel" "built for kernel $theirs; the test host runs $kver" \
+		--module "$t/dm-zero.ko" --script "$t/ok.sh"
+else
+	echo "SKIP (part): cannot fetch Debian's cloud kernel for a module of another kernel"
+fi
+finish
