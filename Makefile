@@ -89,7 +89,7 @@ LIBS_ALL := $(LIBSDTARGET) $(LIBSDNUM)
 endif
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-vm bench run install clean check-deps format
+.PHONY: all deps test test-unit test-vm bench run install clean check-deps format sd-module
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
@@ -179,6 +179,12 @@ test-vm:
 	$(Q)scripts/install-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/vm/run all
+
+# sdswarm's patched sd_mod for a real Debian 12 test host's kernel (default:
+# the running one) into build/sd-module/KVER/ (man/sd_mod-sdswarm.4).
+KVER ?= $(shell uname -r)
+sd-module:
+	$(Q)tests/vm/build-sd-module --kver $(KVER)
 
 # --- bench and run --------------------------------------------------------
 bench:
