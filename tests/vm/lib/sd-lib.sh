@@ -112,3 +112,16 @@ vm_sd_scheme_check() {
 	VM_SD_BAD=$(wc -l <"$w/mismatches")
 	[ "$VM_SD_BAD" -eq 0 ] || head -5 "$w/mismatches" | sed "s/^/sdswarm-vm: $scheme mismatch: /"
 }
+
+# vm_sd_mark, vm_sd_since_mark: what the kernel logged after a marker line.
+# (Counting dmesg's lines does not do: once the ring buffer is full, old
+# lines go as new ones come.)
+VM_SD_MARK="" VM_SD_MARKS=0
+vm_sd_mark() {
+	VM_SD_MARKS=$((VM_SD_MARKS + 1))
+	VM_SD_MARK="sdswarm-vm: mark $VM_SD_MARKS at $(vm_uptime)"
+	echo "$VM_SD_MARK" >/dev/kmsg
+}
+vm_sd_since_mark() {
+	dmesg | awk -v m="$VM_SD_MARK" 'f { print } index($0, m) { f = 1 }'
+}

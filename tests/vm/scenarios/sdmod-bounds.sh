@@ -31,21 +31,21 @@ cases=0 passed=0 bad=0 refused=0
 # case SCHEME FIRST COUNT PARAM...: reload with PARAMs; COUNT disks from
 # index FIRST must appear, 8 - COUNT be refused.
 case_() {
-	local scheme=$1 first=$2 count=$3 before nref c
+	local scheme=$1 first=$2 count=$3 nref c
 	shift 3
 	cases=$((cases + 1))
 	c=$w/case$cases
 	mkdir -p "$c"
 	vm_sd_unload || return
-	before=$(dmesg | wc -l)
+	vm_sd_mark
 	vm_sd_load "$@" || return
 	vm_wait 120 _vm_sd_enough "$count" 0 || { vm_fail "$*: $(vm_sd_count) of $count disks"; return; }
 	nref=0
 	if [ "$count" -lt 8 ]; then
 		# The turned-away probes say so, once each.
-		vm_wait 60 _refusals "$before" $((8 - count)) ||
-			vm_fail "$*: $(_refused "$before") of $((8 - count)) probes refused with 'no free index'"
-		nref=$(_refused "$before")
+		vm_wait 60 _refusals $((8 - count)) ||
+			vm_fail "$*: $(_refused) of $((8 - count)) probes refused with 'no free index'"
+		nref=$(_refused)
 		refused=$((refused + nref))
 	fi
 	sleep 0.5
@@ -57,10 +57,10 @@ case_() {
 	[ "$VM_SD_BAD" -eq 0 ] && passed=$((passed + 1))
 }
 _refused() {
-	dmesg | tail -n +$(($1 + 1)) | grep -c 'sd_probe: no free index'
+	vm_sd_since_mark | grep -c 'sd_probe: no free index'
 }
 _refusals() {
-	[ "$(_refused "$1")" -ge "$2" ]
+	[ "$(_refused)" -ge "$1" ]
 }
 
 case_ linux 18274 8 first_index=18274

@@ -45,9 +45,9 @@ vm_sd_unload || exit 0
 # Bad parameters: refused with one clear line, nothing left behind.
 refused=0
 bad() { # WANT-IN-DMESG PARAM...
-	local want=$1 before after
+	local want=$1 after
 	shift
-	before=$(dmesg | wc -l)
+	vm_sd_mark
 	if insmod "$VM_SD_KO" "$@" 2>/dev/null; then
 		vm_fail "insmod sd_mod $* loaded"
 		rmmod sd_mod
@@ -56,7 +56,7 @@ bad() { # WANT-IN-DMESG PARAM...
 	# The new sd_mod lines but the taint notices of the first unsigned
 	# load, timestamps cut. (kmod's insmod here makes the kernel run a
 	# failing init twice, 0.1 s apart: the same line may come twice.)
-	after=$(dmesg | tail -n +$((before + 1)) | grep 'sd_mod' | grep -v 'taint' |
+	after=$(vm_sd_since_mark | grep 'sd_mod' | grep -v 'taint' |
 		sed 's/^\[[^]]*\] //' | uniq)
 	if [ -d /sys/module/sd_mod ]; then
 		vm_fail "insmod sd_mod $* failed but left /sys/module/sd_mod"
