@@ -5,7 +5,8 @@
 #   vm_sd_have                  whether the image holds the patched module
 #   vm_sd_load [PARAM=VALUE..]  its dependencies with modprobe, then insmod
 #                               of the patched sd_mod with PARAMs
-#   vm_sd_unload                rmmod sd_mod, until no sd disk is left
+#   vm_sd_unload                rmmod sd_mod (retried for 30 s), until no
+#                               sd disk is left
 #   vm_sd_stat KEY              a field of /sys/module/sd_mod/parameters/stats
 #   vm_sd_kernel W              W/kernel: "NAME MAJ:MIN" of every sd disk and
 #                               partition, sorted
@@ -46,8 +47,12 @@ vm_sd_load() {
 	fi
 }
 
+# A block device closed through io_uring is released a moment after its
+# last close (the final fput is deferred), so rmmod may find sd_mod still
+# in use right after an open-all: try again for up to 30 s.
 vm_sd_unload() {
-	rmmod sd_mod 2>/dev/null || { vm_fail "rmmod sd_mod failed"; return 1; }
+	vm_wait 30 rmmod sd_mod 2>/dev/null ||
+		{ vm_fail "rmmod sd_mod failed for 30 s (refcnt $(cat /sys/module/sd_mod/refcnt 2>/dev/null))"; return 1; }
 	vm_wait 60 _vm_sd_none || { vm_fail "sd disks left after rmmod sd_mod"; return 1; }
 }
 
