@@ -98,12 +98,12 @@ vm_sd_since_mark | grep -o 'sd_idabench: n=.*' >$w/kernel-idx
 [ -s $w/kernel-idx ] || { vm_fail "sd_idabench printed nothing"; exit 0; }
 echo "sdswarm-vm: in-kernel allocators (ns per fill alloc, ns per churn free+alloc):"
 sed 's/^/sdswarm-vm:   /' $w/kernel-idx
-while read -r _ n fi ci fb cb; do
+while read -r _ n f_ida c_ida f_bm c_bm; do
 	n=${n#n=}
-	vm_kv "kida_fill_ns_$n" "${fi#*=}"
-	vm_kv "kida_churn_ns_$n" "${ci#*=}"
-	vm_kv "kbitmap_fill_ns_$n" "${fb#*=}"
-	vm_kv "kbitmap_churn_ns_$n" "${cb#*=}"
+	vm_kv "kida_fill_ns_$n" "${f_ida#*=}"
+	vm_kv "kida_churn_ns_$n" "${c_ida#*=}"
+	vm_kv "kbitmap_fill_ns_$n" "${f_bm#*=}"
+	vm_kv "kbitmap_churn_ns_$n" "${c_bm#*=}"
 done <$w/kernel-idx
 
 if [ "$bench" = 1 ]; then
