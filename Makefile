@@ -99,7 +99,7 @@ LIBS_ALL := $(LIBSDTARGET) $(LIBSDCLI) $(LIBSDNUM)
 endif
 
 .SECONDARY:
-.PHONY: FORCE all deps test test-unit test-vm bench run install clean check-deps format
+.PHONY: FORCE all deps test test-unit test-vm bench run install clean check-deps format sd-module
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
@@ -205,6 +205,12 @@ test-vm:
 	$(Q)scripts/install-deps vm
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/vm/run all
+
+# sdswarm's patched sd_mod for a real Debian 12 test host's kernel (default:
+# the running one) into build/sd-module/KVER/ (man/sd_mod-sdswarm.4).
+KVER ?= $(shell uname -r)
+sd-module:
+	$(Q)tests/vm/build-sd-module --kver $(KVER)
 
 # --- bench and run --------------------------------------------------------
 bench:

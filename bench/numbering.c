@@ -59,8 +59,23 @@ static const uint32_t nb_sizes[] = { 256, 4096, 262144, 1048576 };
 #define NB_TARGET_IDX_N 1048576u
 #define NB_TARGET_REG_N 262144u
 
+/*
+ * The kernel's allocators as sd_idabench measured them (tests/vm/sd: in the
+ * tests/vm guest, the sdmod-alloc scenario runs it and then this command
+ * with --kernel-idx in the same boot). ns per op; NAN where not measured.
+ */
+#define NB_KERNEL_MAX 16u
+
+struct nb_kernel_idx {
+	uint32_t n;
+	double ida_fill, ida_churn, bitmap_fill, bitmap_churn;
+};
+
 struct nb {
 	struct bench_opts opt;
+	/* --kernel-idx: imported rows, none when nkernel is 0. */
+	struct nb_kernel_idx kernel[NB_KERNEL_MAX];
+	unsigned int nkernel;
 	struct bench_cfg cfg;
 	struct bench_report *rep;
 	uint32_t nsamples;
@@ -448,6 +463,62 @@ static int idx_churn(struct nb *b, const struct fill_arg *f,
 	return 0;
 }
 
+static const struct nb_kernel_idx *nb_kernel_at(const struct nb *b,
+						 uint32_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nkernel; i++)
+		if (b->kernel[i].n == n)
+			return &b->kernel[i];
+	return NULL;
+}
+
+/* One imported figure as a row; nothing for one sd_idabench left out. */
+static int nb_kernel_row(struct nb *b, const char *name, uint32_t n,
+			 double ns, double base)
+{
+	struct bench_result r = { .ns_per_op = ns, .median_ns_per_op = ns,
+				  .ops_per_s = 1e9 / ns, .ops = 0, .reps = 1 };
+
+	if (isnan(ns) || ns <= 0)
+		return 0;
+	return nb_row(b, "idx", name, n, &r, base);
+}
+
+/*
+ * The kernel's ida and 2.6 bitmap at @n beside this run's: the kernel's
+ * bitmap rows have this run's libsdnum bitmap as no baseline (they are
+ * the baseline); the kernel ida's ratio is against the kernel bitmap; the
+ * tree's "vs kernel ida" rows have the kernel ida as their baseline.
+ */
+static int nb_kernel_rows(struct nb *b, uint32_t n, double tree_fill,
+			  double tree_churn)
+{
+	const struct nb_kernel_idx *k = nb_kernel_at(b, n);
+	int ret;
+
+	if (!k)
+		return 0;
+	ret = nb_kernel_row(b, "fill kernel bitmap", n, k->bitmap_fill, NAN);
+	if (!ret)
+		ret = nb_kernel_row(b, "fill kernel ida", n, k->ida_fill,
+				    k->bitmap_fill);
+	if (!ret)
+		ret = nb_kernel_row(b, "fill tree vs kernel ida", n, tree_fill,
+				    k->ida_fill);
+	if (!ret)
+		ret = nb_kernel_row(b, "churn kernel bitmap", n,
+				    k->bitmap_churn, NAN);
+	if (!ret)
+		ret = nb_kernel_row(b, "churn kernel ida", n, k->ida_churn,
+				    k->bitmap_churn);
+	if (!ret)
+		ret = nb_kernel_row(b, "churn tree vs kernel ida", n,
+				    tree_churn, k->ida_churn);
+	return ret;
+}
+
 static int bench_idx_at(struct nb *b, uint32_t n, uint32_t *ids)
 {
 	struct fill_arg bitmap = { .kind = SDNUM_IDX_BITMAP, .n = n };
@@ -495,6 +566,8 @@ static int bench_idx_at(struct nb *b, uint32_t n, uint32_t *ids)
 	ret = nb_row(b, "idx", "churn tree", n, &ct, base);
 	if (n == NB_TARGET_IDX_N)
 		b->churn_tree_1m = ct.ns_per_op;
+	if (!ret)
+		ret = nb_kernel_rows(b, n, ft.ns_per_op, ct.ns_per_op);
 out_destroy:
 	sdnum_idx_destroy(tree.idx);
 	sdnum_idx_destroy(bitmap.idx);
@@ -1023,10 +1096,96 @@ static int add_targets(struct nb *b)
 	return ret ? nb_fail("report", ret) : 0;
 }
 
+/* "-" or a decimal ns figure; NAN for "-". */
+static int nb_kernel_num(const char *s, double *out)
+{
+	char *end;
+
+	if (!strcmp(s, "-")) {
+		*out = NAN;
+		return 0;
+	}
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || !(*out >= 0))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * --kernel-idx FILE: sd_idabench's lines, as dmesg printed them (a
+ * timestamp before "sd_idabench:" is skipped; other lines are ignored):
+ *   sd_idabench: n=N ida_fill_ns=F ida_churn_ns=C bitmap_fill_ns=F|- bitmap_churn_ns=C
+ */
+static int nb_kernel_load(struct nb *b, const char *path)
+{
+	char line[512], f[4][32];
+	unsigned long n;
+	unsigned int ln = 0;
+	const char *p;
+	FILE *fp;
+	int ret = 0;
+
+	fp = fopen(path, "r");
+	if (!fp) {
+		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s: %s\n",
+			path, strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		struct nb_kernel_idx *k;
+
+		ln++;
+		p = strstr(line, "sd_idabench: n=");
+		if (!p)
+			continue;
+		if (sscanf(p, "sd_idabench: n=%lu ida_fill_ns=%31s ida_churn_ns=%31s "
+			      "bitmap_fill_ns=%31s bitmap_churn_ns=%31s",
+			   &n, f[0], f[1], f[2], f[3]) != 5 || n == 0 ||
+		    n > NB_SWEEP) {
+			ret = -EINVAL;
+			break;
+		}
+		if (b->nkernel == NB_KERNEL_MAX) {
+			ret = -E2BIG;
+			break;
+		}
+		k = &b->kernel[b->nkernel];
+		k->n = (uint32_t)n;
+		if (nb_kernel_num(f[0], &k->ida_fill) ||
+		    nb_kernel_num(f[1], &k->ida_churn) ||
+		    nb_kernel_num(f[2], &k->bitmap_fill) ||
+		    nb_kernel_num(f[3], &k->bitmap_churn)) {
+			ret = -EINVAL;
+			break;
+		}
+		b->nkernel++;
+	}
+	if (!ret && ferror(fp))
+		ret = -EIO;
+	fclose(fp);
+	if (ret == -EINVAL)
+		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s:%u: not an "
+			"sd_idabench line\n", path, ln);
+	else if (ret == -E2BIG)
+		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s:%u: more "
+			"than %u sizes\n", path, ln, NB_KERNEL_MAX);
+	else if (ret)
+		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s: %s\n",
+			path, strerror(-ret));
+	else if (!b->nkernel) {
+		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s: no "
+			"sd_idabench line\n", path);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench numbering [--json] [--quick] [--reps R]\n\n"
+		"usage: sdswarm-bench numbering [--json] [--quick] [--reps R]\n"
+		"                               [--kernel-idx FILE]\n\n"
 		"Measures libsdnum, each fast path against its 2.6 baseline in the\n"
 		"same run: ns/op, ops/s, baseline ns/op and ratio (baseline / fast).\n"
 		"  names     sdnum_name over indices 0..2^20-1, sdnum_parse of them\n"
@@ -1043,6 +1202,11 @@ static void usage(FILE *f)
 		"  --quick    2 ms batches, 2^16 names; no bitmap or chain baseline\n"
 		"             at N >= 262144 (a smoke test: about a second)\n"
 		"  --reps R   batches per measurement, best kept (default 3, quick 2)\n"
+		"  --kernel-idx FILE  the kernel's ida and 2.6 bitmap as sd_idabench\n"
+		"             (tests/vm/sd) printed them, as rows beside libsdnum's\n"
+		"             at the same N, the kernel ida a baseline of the tree.\n"
+		"             Ratios hold only when FILE comes from the same machine\n"
+		"             and run: tests/vm/run sdmod-alloc does both in a guest\n"
 		"  --help     this text\n"
 		"Exit status 0, or 1 on an error (allocation, wrong result, usage).\n");
 }
@@ -1071,10 +1235,13 @@ static int nb_notes(struct nb *b)
 
 int bench_numbering(int argc, char **argv)
 {
+	enum { OPT_KERNEL_IDX = 0x200 };
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
+		{ "kernel-idx", required_argument, NULL, OPT_KERNEL_IDX },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *kernel_path = NULL;
 	struct nb b = {
 		.rng = 0x5d5a5e11ull,
 		.name_ns = NAN,
@@ -1096,6 +1263,10 @@ int bench_numbering(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+		if (opt == OPT_KERNEL_IDX) {
+			kernel_path = optarg;
+			continue;
+		}
 		cli_suggest_option(stderr, argv[0], lopts, argv[optind - 1]);
 		usage(stderr);
 		return CLI_EXIT_USAGE;
@@ -1106,6 +1277,8 @@ int bench_numbering(int argc, char **argv)
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	if (kernel_path && nb_kernel_load(&b, kernel_path))
+		return 1;
 	bench_cfg_init(&b.cfg, &b.opt);
 	b.nsamples = b.opt.quick ? NB_QUICK_SAMPLES : NB_SAMPLES;
 
@@ -1115,6 +1288,11 @@ int bench_numbering(int argc, char **argv)
 		return 1;
 	}
 	ret = nb_notes(&b);
+	if (!ret && b.nkernel)
+		ret = bench_report_note(b.rep,
+			"kernel rows: %u sizes from %s (sd_idabench); kernel ida "
+			"ratio = kernel bitmap / kernel ida, tree vs kernel ida = "
+			"kernel ida / tree", b.nkernel, kernel_path);
 	if (!ret)
 		ret = bench_names(&b);
 	if (!ret)

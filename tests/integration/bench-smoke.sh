@@ -133,4 +133,22 @@ expect_eq "quick table exits 0" 0 $?
 check "table has its header" grep -qE '^group +case +N +ns/op +ops/s +baseline ns/op +ratio$' "$T/out.txt"
 check "table has the targets" grep -q '^targets' "$T/out.txt"
 check "table judges each target" test "$(grep -cE '(met|MISSED|not measured)$' "$T/out.txt")" -eq 5
+
+# --kernel-idx: sd_idabench's lines (tests/vm/sd) as rows beside libsdnum's,
+# the kernel ida the tree's baseline; a bad file is an error, not rows.
+printf '[    9.1] sd_idabench: n=256 ida_fill_ns=100.5 ida_churn_ns=200.0 bitmap_fill_ns=50.0 bitmap_churn_ns=60.0\nnoise\nsd_idabench: n=1048576 ida_fill_ns=120.0 ida_churn_ns=220.0 bitmap_fill_ns=- bitmap_churn_ns=6000.0\n' >"$T/kidx"
+"$B" numbering --quick --reps 1 --kernel-idx "$T/kidx" >"$T/k.txt" 2>"$T/err"
+expect_eq "--kernel-idx exits 0" 0 $?
+check "the kernel ida's fill at 256, against the kernel bitmap" grep -qE '^idx +fill kernel ida +256 +100\.5 .* 50\.00 +0\.50x$' "$T/k.txt"
+check "the tree against the kernel ida at 2^20" grep -qE '^idx +churn tree vs kernel ida +1048576 .* 220\.0 ' "$T/k.txt"
+check "no kernel bitmap fill row where sd_idabench left it out" test "$(grep -c 'fill kernel bitmap *1048576' "$T/k.txt")" -eq 0
+printf 'sd_idabench: n=256 ida_fill_ns=abc ida_churn_ns=1 bitmap_fill_ns=1 bitmap_churn_ns=1\n' >"$T/kbad"
+"$B" numbering --quick --kernel-idx "$T/kbad" >/dev/null 2>"$T/err"
+expect_eq "a bad --kernel-idx line exits 1" 1 $?
+check "and names its line" grep -q 'kbad:1: not an sd_idabench line' "$T/err"
+"$B" numbering --quick --kernel-idx "$T/nothing-here" >/dev/null 2>"$T/err"
+expect_eq "a missing --kernel-idx file exits 1" 1 $?
+: >"$T/kempty"
+"$B" numbering --quick --kernel-idx "$T/kempty" >/dev/null 2>"$T/err"
+expect_eq "a file with no sd_idabench line exits 1" 1 $?
 finish
