@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # sdswarm: one non-recursive Makefile. `make`, `make test`, `make bench`,
 # `make run`, `make install PREFIX=...`. V=1 for verbose, WERROR=0 to relax,
-# SANITIZE=address for ASan+UBSan (make test uses it by default).
+# SANITIZE=address for ASan+UBSan (make test uses it by default),
+# SANITIZE=thread for ThreadSanitizer, SANITIZE=fuzz (clang) for libFuzzer.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -37,6 +38,18 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 ifeq ($(SANITIZE),address)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
+endif
+ifeq ($(SANITIZE),thread)
+SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+endif
+# libFuzzer needs clang: every object gets the fuzzer's coverage hooks, only
+# the harnesses link its main() (tests/fuzz/fuzz.mk).
+ifeq ($(SANITIZE),fuzz)
+ifeq ($(origin CC),default)
+CC := clang
+endif
+SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
@@ -205,6 +218,8 @@ install: all
 	for m in $(MAN_PAGES); do s=$${m##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+
+include tests/fuzz/fuzz.mk
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
