@@ -203,7 +203,7 @@ test-build: all $(UNIT_BINS)
 # The multi-threaded tests under ThreadSanitizer (build/thread):
 # tests/integration/tsan.sh runs them.
 TSAN_UNITS := test-store-mem test-store-file test-scsi-pr test-scsi-sbc \
-	test-iscsi-libiscsi test-fusefe test-lun
+	test-iscsi-libiscsi test-fusefe
 ifeq ($(SANITIZE),thread)
 tsan-build: $(O)/bin/sdswarmd $(O)/bin/sdswarm \
 	$(TSAN_UNITS:%=$(O)/tests/unit/%)

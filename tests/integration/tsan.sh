@@ -2,17 +2,17 @@
 # SPDX-License-Identifier: MIT
 # ThreadSanitizer over the multi-threaded code: the unit tests that run
 # threads (the mem and file stores under concurrent I/O, the SCSI core with
-# concurrent commands and reservations, the LUN table, the iSCSI workers
-# under libiscsi, the FUSE threads) and the daemon under the iSCSI and FUSE
-# integration scripts, all built by make SANITIZE=thread tsan-build into
-# build/thread. Any report fails; where TSan cannot run at all (its memory
+# concurrent commands and reservations, the iSCSI workers under libiscsi,
+# four FUSE threads over a real mount) and the daemon (iSCSI workers, the
+# control thread) under the iSCSI integration script, all built by
+# make SANITIZE=thread tsan-build into build/thread. Any report fails; where TSan cannot run at all (its memory
 # layout refused by the kernel), the test is skipped and says why.
 . "$(dirname "$0")/../lib/common.sh"
 
 tdir=${SDSWARM_TSAN:-$SDSWARM_TOP/build/thread}
-units="test-store-mem test-store-file test-scsi-pr test-scsi-sbc test-lun
+units="test-store-mem test-store-file test-scsi-pr test-scsi-sbc
 	test-iscsi-libiscsi test-fusefe"
-scripts="iscsi-basic fuse-io"
+scripts="iscsi-basic"
 [ -x "$tdir/bin/sdswarmd" ] ||
 	skip "no ThreadSanitizer build in $tdir (make SANITIZE=thread tsan-build)"
 tmp=$(tmpdir)
@@ -21,10 +21,10 @@ tmp=$(tmpdir)
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:log_path=$tmp/tsan"
 unset ASAN_OPTIONS
 
-probe=$("$tdir/tests/unit/test-lun" 2>&1)
+probe=$("$tdir/bin/sdswarmd" --help 2>&1)
 if grep -q 'FATAL: ThreadSanitizer' <<<"$probe" ||
 	grep -qs 'FATAL: ThreadSanitizer' "$tmp"/tsan.*; then
-	skip "ThreadSanitizer cannot run here: $(cat "$tmp"/tsan.* 2>/dev/null | grep -m1 FATAL)"
+	skip "ThreadSanitizer cannot run here: $({ echo "$probe"; cat "$tmp"/tsan.* 2>/dev/null; } | grep -m1 FATAL)"
 fi
 rm -f "$tmp"/tsan.*
 
@@ -41,7 +41,13 @@ reports() { # what: fail with the reports written so far
 for u in $units; do
 	bin=$tdir/tests/unit/$u
 	[ -x "$bin" ] || { fail "$u: not built in $tdir"; continue; }
-	"$bin" >"$tmp/$u.log" 2>&1
+	opts=$TSAN_OPTIONS
+	# ORWRITE and WRITE ATOMIC hold up to 256 COMPARE AND WRITE stripe
+	# locks at once (in index order, so they cannot deadlock); TSan's
+	# deadlock detector tracks 64 held locks and dies with a CHECK
+	# failure past that. Races are still checked there.
+	[ "$u" = test-scsi-sbc ] && opts=$opts:detect_deadlocks=0
+	TSAN_OPTIONS=$opts timeout -k 5 300 "$bin" >"$tmp/$u.log" 2>&1
 	rc=$?
 	reports "$u"
 	case $rc in
@@ -51,8 +57,8 @@ for u in $units; do
 	esac
 done
 for s in $scripts; do
-	SDSWARM_BIN=$tdir/bin "$SDSWARM_TOP/tests/integration/$s.sh" \
-		>"$tmp/$s.log" 2>&1
+	SDSWARM_BIN=$tdir/bin timeout -k 5 300 \
+		"$SDSWARM_TOP/tests/integration/$s.sh" >"$tmp/$s.log" 2>&1
 	rc=$?
 	reports "$s"
 	case $rc in
