@@ -13,6 +13,13 @@
  * xfer_len bytes of data-out from the input (zeros past its end). The
  * data buffer is allocated to exactly xfer_len, so ASan sees any access
  * past it; scsi_exec()'s out fields are checked against its contract.
+ *
+ * No data may be lost or change by itself: every block a READ or WRITE
+ * (10, 12, 16) moved with GOOD status is remembered (the last 512), and a
+ * later GOOD READ of it must return the same bytes. Commands that only
+ * report (INQUIRY, MODE SENSE, READ CAPACITY...) keep what is remembered;
+ * any other command, or a READ or WRITE that did not end GOOD at once,
+ * forgets everything, since it may change blocks legitimately.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +34,18 @@
 
 #define MAX_CMDS 64
 #define MAX_XFER 65536
+#define MAX_SEEN 512
+
+/* What a block last held, as a GOOD READ or WRITE moved it. */
+struct seen {
+	uint32_t lun; /* table LUN */
+	uint64_t lba;
+	uint32_t bs;
+	uint8_t data[4096];
+};
+
+static struct seen seen[MAX_SEEN];
+static unsigned int nseen, seen_next;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -96,6 +115,135 @@ static struct harness *setup(void)
 	return h;
 }
 
+static uint64_t get_be(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | *p++;
+	return v;
+}
+
+/* READ/WRITE (10, 12, 16): 1 read, 2 write, 0 other; LBA and blocks. */
+static int rw_decode(const uint8_t *cdb, size_t len, uint64_t *lba,
+		     uint32_t *n)
+{
+	switch (len ? cdb[0] : 0xff) {
+	case 0x28:
+	case 0x2a:
+		if (len < 10)
+			return 0;
+		*lba = get_be(cdb + 2, 4);
+		*n = (uint32_t)get_be(cdb + 7, 2);
+		return cdb[0] == 0x28 ? 1 : 2;
+	case 0xa8:
+	case 0xaa:
+		if (len < 12)
+			return 0;
+		*lba = get_be(cdb + 2, 4);
+		*n = (uint32_t)get_be(cdb + 6, 4);
+		return cdb[0] == 0xa8 ? 1 : 2;
+	case 0x88:
+	case 0x8a:
+		if (len < 16)
+			return 0;
+		*lba = get_be(cdb + 2, 8);
+		*n = (uint32_t)get_be(cdb + 10, 4);
+		return cdb[0] == 0x88 ? 1 : 2;
+	}
+	return 0;
+}
+
+/* Commands that move no medium data and change no block. */
+static bool reports_only(const uint8_t *cdb, size_t len)
+{
+	if (!len)
+		return true;
+	switch (cdb[0]) {
+	case 0x00: /* TEST UNIT READY */
+	case 0x03: /* REQUEST SENSE */
+	case 0x12: /* INQUIRY */
+	case 0x1a: /* MODE SENSE (6) */
+	case 0x25: /* READ CAPACITY (10) */
+	case 0x5a: /* MODE SENSE (10) */
+	case 0xa0: /* REPORT LUNS */
+		return true;
+	case 0x9e: /* READ CAPACITY (16), GET LBA STATUS */
+		return len >= 2 && ((cdb[1] & 0x1f) == 0x10 ||
+				    (cdb[1] & 0x1f) == 0x12);
+	}
+	return false;
+}
+
+static struct seen *seen_find(uint32_t lun, uint64_t lba)
+{
+	unsigned int i;
+
+	for (i = 0; i < nseen; i++)
+		if (seen[i].lun == lun && seen[i].lba == lba)
+			return &seen[i];
+	return NULL;
+}
+
+/* Checks (read) or records (read and write) what a GOOD command moved. */
+static void seen_track(uint32_t lun, uint32_t bs, uint64_t lba, uint32_t n,
+		       const uint8_t *buf, bool read)
+{
+	struct seen *e;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *blk = buf + (size_t)i * bs;
+
+		e = seen_find(lun, lba + i);
+		if (e && read && (e->bs != bs || memcmp(e->data, blk, bs))) {
+			fprintf(stderr,
+				"fuzz-cdb: LUN %u LBA %llu changed by itself "
+				"(read back other bytes than last moved)\n",
+				lun, (unsigned long long)(lba + i));
+			abort();
+		}
+		if (!e) {
+			e = &seen[seen_next];
+			seen_next = (seen_next + 1) % MAX_SEEN;
+			if (nseen < MAX_SEEN)
+				nseen++;
+		}
+		e->lun = lun;
+		e->lba = lba + i;
+		e->bs = bs;
+		memcpy(e->data, blk, bs);
+	}
+}
+
+static void check_data(struct harness *h, uint32_t lun, const uint8_t *cdb,
+		       size_t cdb_len, uint32_t xfer, const uint8_t *buf)
+{
+	struct lun_info li;
+	uint64_t lba;
+	uint32_t n, tlun = h->use_view ? lun + h->view.base : lun;
+	int rw = rw_decode(cdb, cdb_len, &lba, &n);
+
+	if (!rw) {
+		if (!reports_only(cdb, cdb_len))
+			nseen = seen_next = 0;
+		return;
+	}
+	if (h->disp != SCSI_DONE || h->cmd.status != 0 ||
+	    (h->use_view && lun >= h->view.count) ||
+	    lun_get(h->luns, tlun, &li)) {
+		nseen = seen_next = 0; /* what it did is not known exactly */
+		return;
+	}
+	lun_put(h->luns, &li);
+	if (li.block_size > 4096 || (uint64_t)n * li.block_size > xfer ||
+	    h->cmd.data_len != n * li.block_size) {
+		nseen = seen_next = 0;
+		return;
+	}
+	seen_track(tlun, li.block_size, lba, n, buf, rw == 1);
+}
+
 static void run_one(struct harness *h, uint8_t lun, uint8_t flags,
 		    const uint8_t *cdb, size_t cdb_len, uint32_t xfer,
 		    const uint8_t *dout, size_t dout_len)
@@ -135,6 +283,7 @@ static void run_one(struct harness *h, uint8_t lun, uint8_t flags,
 		abort(); /* CHECK CONDITION without sense */
 	if (h->disp > SCSI_HOLD)
 		abort();
+	check_data(h, lun, cdb, cdb_len, xfer, buf);
 	free(buf);
 }
 
@@ -144,6 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int n = 0;
 	size_t off = 0;
 
+	nseen = seen_next = 0;
 	h_set_view(h, 1, 3);
 	h->use_view = false;
 	while (size - off >= 5 && n++ < MAX_CMDS) {

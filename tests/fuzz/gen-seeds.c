@@ -173,8 +173,11 @@ static void gen_cdb(void)
 	CDB(b, 0, DIR_NONE, 0, NULL, 0x35, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	emit("cdb", "readwrite", b->b, b->n);
 
-	/* the partition table area: overwrite LBA 0 and the GPT header */
+	/* the partition table area: the synthetic GPT must survive a write
+	 * of LBA 0 (TEST UNIT READY first: the power-on unit attention) */
 	b->n = 0;
+	CDB(b, 0, DIR_NONE, 0, NULL, 0x00, 0, 0, 0, 0, 0);
+	CDB(b, 2, DIR_NONE, 0, NULL, 0x00, 0, 0, 0, 0, 0);
 	CDB(b, 0, DIR_READ, 4096, NULL, 0x28, 0, 0, 0, 0, 0, 0, 0, 8, 0);
 	CDB(b, 0, DIR_WRITE, 512, data, 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0);
 	CDB(b, 0, DIR_READ, 4096, NULL, 0x28, 0, 0, 0, 0, 0, 0, 0, 8, 0);
