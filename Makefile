@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # sdswarm: one non-recursive Makefile. `make`, `make test`, `make bench`,
 # `make run`, `make install PREFIX=...`. V=1 for verbose, WERROR=0 to relax,
-# SANITIZE=address for ASan+UBSan (make test uses it by default).
+# SANITIZE=address for ASan+UBSan (make test uses it by default),
+# SANITIZE=thread for ThreadSanitizer, SANITIZE=fuzz (clang) for libFuzzer.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -37,6 +38,23 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 ifeq ($(SANITIZE),address)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
+endif
+# ThreadSanitizer with clang too: gcc 12 under -fsanitize=thread warns
+# falsely (-Wnonnull on posix_memalign()'s buffer).
+ifeq ($(SANITIZE),thread)
+ifeq ($(origin CC),default)
+CC := clang
+endif
+SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+endif
+# libFuzzer needs clang: every object gets the fuzzer's coverage hooks, only
+# the harnesses link its main() (tests/fuzz/fuzz.mk).
+ifeq ($(SANITIZE),fuzz)
+ifeq ($(origin CC),default)
+CC := clang
+endif
+SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
@@ -99,7 +117,8 @@ LIBS_ALL := $(LIBSDTARGET) $(LIBSDCLI) $(LIBSDNUM)
 endif
 
 .SECONDARY:
-.PHONY: FORCE all deps test test-unit test-vm bench run install clean check-deps format sd-module
+.PHONY: FORCE all deps test test-unit test-vm bench run install clean check-deps format \
+	sd-module tsan-build
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
@@ -191,15 +210,33 @@ $(O)/tests/unit/%: $(O)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBS_ALL)
 # --- tests ----------------------------------------------------------------
 # `make test`: install what is missing, build everything under ASan+UBSan in
 # build/address, build the plain programs too (benchmark smokes use them),
-# then run every test through tests/run.sh.
+# the fuzz harnesses (build/fuzz, clang) and the ThreadSanitizer build of
+# the threaded tests (build/thread), then run every test through
+# tests/run.sh.
 test:
 	$(Q)scripts/install-deps test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address test-build
+	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzz fuzz-build
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread tsan-build
 	$(Q)SDSWARM_BIN=$(CURDIR)/build/address/bin SDSWARM_PLAIN_BIN=$(CURDIR)/build/bin \
-		SDSWARM_UNIT=$(CURDIR)/build/address/tests/unit tests/run.sh
+		SDSWARM_UNIT=$(CURDIR)/build/address/tests/unit \
+		SDSWARM_FUZZ=$(CURDIR)/build/fuzz/fuzz \
+		SDSWARM_TSAN=$(CURDIR)/build/thread tests/run.sh
 
 test-build: all $(UNIT_BINS)
+
+# The multi-threaded tests under ThreadSanitizer (build/thread):
+# tests/integration/tsan.sh runs them.
+TSAN_UNITS := test-store-mem test-store-file test-scsi-pr test-scsi-sbc \
+	test-iscsi-libiscsi test-fusefe
+ifeq ($(SANITIZE),thread)
+tsan-build: $(O)/bin/sdswarmd $(O)/bin/sdswarm \
+	$(TSAN_UNITS:%=$(O)/tests/unit/%)
+else
+tsan-build:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread tsan-build
+endif
 
 test-vm:
 	$(Q)scripts/install-deps vm
@@ -245,6 +282,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sdswarm
 	for t in sdswarmd sdnum sdswarm-bench; do \
 		ln -sf sdswarm $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; done
+
+include tests/fuzz/fuzz.mk
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

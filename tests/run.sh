@@ -41,7 +41,7 @@ run_one() { # name cmd...
 	t1=$(date +%s.%N)
 	local dt
 	dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-	if [ $rc -ne 77 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer' "$log"; then
+	if [ $rc -ne 77 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer' "$log"; then
 		rc=99
 	fi
 	case $rc in
