@@ -208,9 +208,7 @@ struct fusefe {
 
 	/*
 	 * Per LUN: the generation the kernel was last given in an entry
-	 * (0: none). With no OPEN there is no handle to carry it: a request
-	 * on an inode whose LUN was removed, or removed and added again,
-	 * finds another generation here and gets ENXIO.
+	 * (0: none), to name its node ids in notifications (fe_nodeid()).
 	 */
 	_Atomic uint32_t *kgen;
 	/* LUNs the kernel was given entries of since start (a filter for
@@ -272,14 +270,27 @@ static int fe_errno(int ret)
 	}
 }
 
+/*
+ * A file's FUSE node id: its inode number (FUSEFE_INO, < 2^29) with the
+ * LUN's generation in the high 32 bits. With no OPEN there is no handle
+ * to carry the generation; in the node id, a request on a file whose LUN
+ * was removed (and maybe added again) still says which LUN it meant, and
+ * gets ENXIO. The kernel keys its inodes by node id, so the new LUN's
+ * files are new inodes, with their own page caches.
+ */
+static fuse_ino_t fe_nodeid(uint32_t gen, uint32_t lun, unsigned int part)
+{
+	return (fuse_ino_t)((uint64_t)gen << 32 | FUSEFE_INO(lun, part));
+}
+
 static bool fe_ino_decode(const struct fusefe *fe, fuse_ino_t ino,
 			  uint32_t *lun, unsigned int *part)
 {
-	uint64_t x;
+	uint64_t x = (uint64_t)ino & 0xffffffffu;
 
-	if (ino < 2)
+	if (x < 2)
 		return false;
-	x = (uint64_t)ino - 2;
+	x -= 2;
 	if ((x >> FE_PART_BITS) >= fe->max_luns)
 		return false;
 	*lun = (uint32_t)(x >> FE_PART_BITS);
@@ -647,20 +658,8 @@ static int fe_pin(struct fusefe *fe, uint32_t lun, unsigned int part,
 	return 0;
 }
 
-/*
- * The generation an open file of LUN @lun expects: the handle's when OPEN
- * gave it one (direct mode: FE_FH_GEN | gen), else what the kernel's
- * inode was created with.
- */
+/* Direct mode's handles: FE_FH_GEN | the LUN generation at OPEN. */
 #define FE_FH_GEN (1ull << 32)
-
-static uint32_t fe_file_gen(struct fusefe *fe, uint32_t lun,
-			    const struct fuse_file_info *fi)
-{
-	if (fi->fh & FE_FH_GEN)
-		return (uint32_t)fi->fh;
-	return atomic_load_explicit(&fe->kgen[lun], memory_order_acquire);
-}
 
 /* fe_pin() by inode number, checking an open file's LUN generation. */
 static int fe_pin_ino(struct fusefe *fe, fuse_ino_t ino,
@@ -676,11 +675,12 @@ static int fe_pin_ino(struct fusefe *fe, fuse_ino_t ino,
 	ret = fe_pin(fe, lun, *part, li, w);
 	if (ret)
 		return fi ? -ENXIO : ret;
-	if (fi && fe_file_gen(fe, lun, fi) != li->gen) {
+	if ((uint32_t)((uint64_t)ino >> 32) != li->gen ||
+	    (fi && (fi->fh & FE_FH_GEN) && (uint32_t)fi->fh != li->gen)) {
 		/* the LUN was removed (and maybe added again) since the
-		 * file was opened, or since the kernel made its inode */
+		 * kernel made this inode, or since the file was opened */
 		lun_put(fe->luns, li);
-		return -ENXIO;
+		return fi ? -ENXIO : -ENOENT;
 	}
 	return 0;
 }
@@ -698,10 +698,10 @@ static void fe_mark(struct fusefe *fe, uint32_t lun, uint32_t gen)
 	/* seq_cst: a writer that changes the LUN after this must see it */
 	if (!(atomic_load(held) & bit))
 		atomic_fetch_or(held, bit);
-	/* release: pairs with fe_file_gen()'s acquire */
+	/* relaxed: only the notifier reads it, to name node ids */
 	if (atomic_load_explicit(&fe->kgen[lun], memory_order_relaxed) != gen)
 		atomic_store_explicit(&fe->kgen[lun], gen,
-				      memory_order_release);
+				      memory_order_relaxed);
 }
 
 static bool fe_held(struct fusefe *fe, uint32_t lun)
@@ -771,6 +771,14 @@ static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
 	return hit;
 }
 
+/* The node id the kernel holds for (@lun, @part), if it holds one. */
+static fuse_ino_t fe_knode(struct fusefe *fe, uint32_t lun, unsigned int part)
+{
+	return fe_nodeid(atomic_load_explicit(&fe->kgen[lun],
+					      memory_order_relaxed),
+			 lun, part);
+}
+
 static void fe_inval_parts(struct fusefe *fe, uint32_t lun, unsigned int from,
 			   unsigned int to, bool deleted)
 {
@@ -785,13 +793,13 @@ static void fe_inval_parts(struct fusefe *fe, uint32_t lun, unsigned int from,
 		/* -ENOENT: the kernel had nothing cached; that is fine */
 		if (deleted)
 			fuse_lowlevel_notify_delete(fe->se, FUSEFE_ROOT_INO,
-						    FUSEFE_INO(lun, p), name,
+						    fe_knode(fe, lun, p), name,
 						    (size_t)len);
 		else
 			fuse_lowlevel_notify_inval_entry(
 				fe->se, FUSEFE_ROOT_INO, name, (size_t)len);
 		/* an open file keeps its inode: its pages must go too */
-		fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_INO(lun, p),
+		fuse_lowlevel_notify_inval_inode(fe->se, fe_knode(fe, lun, p),
 						 fe->page ? 0 : -1, 0);
 	}
 }
@@ -835,8 +843,8 @@ static void fe_inval_data(struct fusefe *fe, uint32_t lun, uint64_t lba,
 		goto out_put;
 	if (n > li.nblocks - lba)
 		n = li.nblocks - lba;
-	if (FUSEFE_INO(lun, 0) != skip)
-		fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_INO(lun, 0),
+	if (fe_nodeid(li.gen, lun, 0) != skip)
+		fuse_lowlevel_notify_inval_inode(fe->se, fe_nodeid(li.gen, lun, 0),
 						 (off_t)(lba * bs),
 						 (off_t)(n * bs));
 	for (p = fe_next_part(fe, &li, 1, &w); p;
@@ -844,9 +852,9 @@ static void fe_inval_data(struct fusefe *fe, uint32_t lun, uint64_t lba,
 		a = lba > w.start ? lba : w.start;
 		b = lba + n < w.start + w.nblocks ? lba + n
 						  : w.start + w.nblocks;
-		if (a >= b || FUSEFE_INO(lun, p) == skip)
+		if (a >= b || fe_nodeid(li.gen, lun, p) == skip)
 			continue;
-		fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_INO(lun, p),
+		fuse_lowlevel_notify_inval_inode(fe->se, fe_nodeid(li.gen, lun, p),
 						 (off_t)((a - w.start) * bs),
 						 (off_t)((b - a) * bs));
 	}
@@ -884,7 +892,7 @@ static void fe_run_job(struct fusefe *fe, const struct fe_job *j)
 		top = fe_top(fe, j->lun, -1);
 		for (p = 0; p <= top; p++)
 			fuse_lowlevel_notify_inval_inode(
-				fe->se, FUSEFE_INO(j->lun, p),
+				fe->se, fe_knode(fe, j->lun, p),
 				fe->page ? 0 : -1, 0);
 		break;
 	case LUN_CHANGE_ADDED:
@@ -1335,7 +1343,7 @@ static void fe_entry(struct fusefe *fe, const struct lun_info *li,
 		     struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->ino = FUSEFE_INO(li->lun, part);
+	e->ino = fe_nodeid(li->gen, li->lun, part);
 	e->generation = li->gen;
 	e->attr_timeout = fe->timeout;
 	e->entry_timeout = fe->timeout;
@@ -1682,7 +1690,7 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
  * Page cache: ENOSYS, which the kernel takes (FUSE_NO_OPEN_SUPPORT) as
  * "opens need no request" from then on; files keep their cache across
  * opens (FOPEN_KEEP_CACHE) and send no RELEASE. The LUN generation is
- * checked against the inode's (fe_file_gen()). Direct: every open is
+ * checked against the node id's (fe_nodeid()). Direct: every open is
  * direct I/O, and the handle remembers the LUN's generation: a handle
  * whose LUN was removed (and maybe added again) gets ENXIO.
  */
