@@ -1236,7 +1236,7 @@ static void defaults(struct cfg *c)
 	c->fuse.attr_timeout = 3600.0;
 	c->fuse.cache = CFG_FUSE_CACHE_PAGE;
 	c->fuse.prefetch = 4096;
-	c->fuse.prefetch_budget = 256ull << 20;
+	c->fuse.prefetch_budget = 1ull << 30;
 }
 
 static void group_defaults(struct pgroup *g)

@@ -87,6 +87,9 @@
  * missing partition) are kept this long at most: the scan's period. */
 #define FE_NEG_MAYBE_S 1.0
 
+/* READDIRPLUS replies whose files wait to be prefetched (fe_push()). */
+#define FE_PENDING 16u
+
 /* Requests counted by opcode (the root's user.sdswarm.requests). */
 enum fe_op {
 	FE_OP_LOOKUP,
@@ -216,6 +219,24 @@ struct fusefe {
 	_Atomic uint64_t *held;
 
 	_Atomic uint64_t ops[FE_OPS];
+
+	/*
+	 * Prefetch: the first @prefetch bytes of each file a READDIRPLUS
+	 * listed are pushed into its page cache (notify_store) once the
+	 * kernel has made its inode, i.e. when it asks for the next reply.
+	 * pending holds the directory offsets [start, end) of replies sent
+	 * and not yet pushed; pushed marks LUNs whose files were (cleared by
+	 * any change and by FORGET); changes counts every change, so that a
+	 * push that raced a write is undone.
+	 */
+	uint32_t prefetch;
+	pthread_mutex_t pend_lock;
+	struct {
+		uint64_t start, end;
+	} pending[FE_PENDING];
+	unsigned int pend_next;
+	_Atomic uint64_t *pushed;
+	_Atomic uint64_t changes;
 	/*
 	 * LUNs the kernel may hold entries of: the LUNs present at the last
 	 * scan, plus any a LOOKUP or READDIRPLUS answered since (so a LUN
@@ -972,6 +993,17 @@ static void fe_lun_changed(void *arg, const struct lun_change *c)
 	bool table = false;
 	uint32_t l;
 
+	/* seq_cst: a prefetch that read the store before this sees it */
+	atomic_fetch_add(&fe->changes, 1);
+	if (fe->prefetch)
+		for (l = c->lun_first; l <= c->lun_last && l < fe->max_luns;
+		     l++) {
+			atomic_fetch_and(&fe->pushed[l / 64],
+					 ~(1ull << (l % 64)));
+			if (l == UINT32_MAX)
+				break;
+		}
+
 	switch (c->kind) {
 	case LUN_CHANGE_DATA:
 		if (!fe_held(fe, c->lun_first))
@@ -1502,6 +1534,145 @@ static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fuse_reply_attr(req, &st, fe->timeout);
 }
 
+/* Forget the LUN's push: the kernel dropped one of its inodes (and so its
+ * pages), or the LUN changed. */
+static void fe_unpush(struct fusefe *fe, fuse_ino_t ino)
+{
+	uint32_t lun;
+	unsigned int part;
+
+	if (fe->prefetch && fe_ino_decode(fe, ino, &lun, &part))
+		atomic_fetch_and(&fe->pushed[lun / 64], ~(1ull << (lun % 64)));
+}
+
+static void fe_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)nlookup;
+	fe_unpush(fuse_req_userdata(req), ino);
+	fuse_reply_none(req);
+}
+
+static void fe_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		fe_unpush(fe, forgets[i].ino);
+	fuse_reply_none(req);
+}
+
+static int fe_read_blocks(struct fusefe *fe, const struct lun_info *li,
+			  uint64_t lba, uint32_t n, void *buf);
+
+/* Push the head of file (@li, @part, @w) into the kernel's page cache. */
+static void fe_push_one(struct fusefe *fe, const struct lun_info *li,
+			unsigned int part, const struct fe_win *w, char *buf)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	uint64_t bytes = w->nblocks * li->block_size, c0;
+	uint32_t n;
+
+	if (bytes > fe->prefetch)
+		bytes = fe->prefetch;
+	n = (uint32_t)(bytes / li->block_size);
+	if (!n)
+		return;
+	c0 = atomic_load(&fe->changes);
+	if (fe_read_blocks(fe, li, w->start, n, buf))
+		return;
+	bv.buf[0].mem = buf;
+	bv.buf[0].size = (size_t)n * li->block_size;
+	fuse_lowlevel_notify_store(fe->se, fe_nodeid(li->gen, li->lun, part), 0,
+				   &bv, 0);
+	/* a change since the read may have been invalidated before the
+	 * store landed: take the pushed copy back */
+	if (atomic_load(&fe->changes) != c0)
+		fuse_lowlevel_notify_inval_inode(
+			fe->se, fe_nodeid(li->gen, li->lun, part), 0,
+			(off_t)bv.buf[0].size);
+}
+
+/*
+ * The kernel asks for the reply after offset @off: it has made the inodes
+ * of the reply that ended there. Push the heads of their files, unless
+ * their LUN's were pushed already. Cost: one store read and one
+ * notify_store (a copy into a new page) a file.
+ */
+static void fe_push(struct fusefe *fe, uint64_t off)
+{
+	uint64_t start = 0, pos, end = 0;
+	uint32_t lun, last;
+	unsigned int i, part;
+	struct lun_info li;
+	struct fe_win w;
+	bool found = false;
+	char *buf;
+	int l;
+
+	pthread_mutex_lock(&fe->pend_lock);
+	for (i = 0; i < FE_PENDING; i++) {
+		if (fe->pending[i].end == off && off) {
+			start = fe->pending[i].start;
+			end = fe->pending[i].end;
+			fe->pending[i].end = 0;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fe->pend_lock);
+	if (!found || end <= FE_DIR_BASE)
+		return;
+	if (start < FE_DIR_BASE)
+		start = FE_DIR_BASE;
+	/* malloc: the thread's scratch holds the reply being built */
+	buf = malloc(fe->prefetch);
+	if (!buf)
+		return;
+	lun = (uint32_t)((start - FE_DIR_BASE) >> FE_PART_BITS);
+	last = (uint32_t)((end - 1 - FE_DIR_BASE) >> FE_PART_BITS);
+	for (l = lun_next(fe->luns, lun, fe->max_luns);
+	     l >= 0 && (uint32_t)l <= last;
+	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+		uint64_t bit = 1ull << (l % 64);
+
+		if (atomic_load(&fe->pushed[l / 64]) & bit)
+			continue;
+		if (lun_get(fe->luns, (uint32_t)l, &li))
+			continue;
+		w.start = 0;
+		w.nblocks = li.nblocks;
+		for (part = 0;;) {
+			pos = FE_DIR_BASE + ((uint64_t)l << FE_PART_BITS) + part;
+			if (pos >= end)
+				break;
+			if (pos >= start)
+				fe_push_one(fe, &li, part, &w, buf);
+			if (part >= PTABLE_MAX_NUMBER)
+				break;
+			part = fe_next_part(fe, &li, part + 1, &w);
+			if (!part)
+				break;
+		}
+		/* the whole LUN's files were in replies up to here */
+		if (pos >= end || part == 0)
+			atomic_fetch_or(&fe->pushed[l / 64], bit);
+		lun_put(fe->luns, &li);
+	}
+	free(buf);
+}
+
+/* A READDIRPLUS reply covers offsets [@start, @end): push it later. */
+static void fe_push_later(struct fusefe *fe, uint64_t start, uint64_t end)
+{
+	pthread_mutex_lock(&fe->pend_lock);
+	fe->pending[fe->pend_next].start = start;
+	fe->pending[fe->pend_next].end = end;
+	fe->pend_next = (fe->pend_next + 1) % FE_PENDING;
+	pthread_mutex_unlock(&fe->pend_lock);
+}
+
 /*
  * One reply's worth of entries from directory offset @off. Entries come in
  * (LUN, partition) order; a LUN pinned for its entries is one lun_get().
@@ -1518,6 +1689,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	uint32_t lun;
 	unsigned int part;
 	size_t used = 0, need;
+	uint64_t first_off = (uint64_t)off, last_off = (uint64_t)off;
 	char *buf;
 	int l, len;
 
@@ -1525,6 +1697,8 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
+	if (plus && fe->prefetch)
+		fe_push(fe, (uint64_t)off);
 	buf = fe_scratch(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -1597,6 +1771,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 				goto out_reply;
 			}
 			used += need;
+			last_off = pos + 1;
 			if (part >= PTABLE_MAX_NUMBER)
 				break;
 			part = fe_next_part(fe, &li, part + 1, &w);
@@ -1606,6 +1781,8 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		lun_put(fe->luns, &li);
 	}
 out_reply:
+	if (plus && fe->prefetch && used)
+		fe_push_later(fe, (uint64_t)first_off, (uint64_t)last_off);
 	fuse_reply_buf(req, buf, used);
 }
 
@@ -2297,6 +2474,8 @@ static const struct fuse_lowlevel_ops fe_ops = {
 	.fsync = fe_fsync,
 	.readdir = fe_readdir,
 	.readdirplus = fe_readdirplus,
+	.forget = fe_forget,
+	.forget_multi = fe_forget_multi,
 	.statfs = fe_statfs,
 	.setxattr = fe_setxattr,
 	.getxattr = fe_getxattr,
@@ -2398,6 +2577,52 @@ static unsigned int fe_group_parts(const struct cfg *cfg)
 	return max;
 }
 
+/*
+ * Prefetch is on when every file the groups make at start gets its
+ * [fuse] prefetch bytes within [fuse] prefetch_budget (files of LUNs added
+ * later are not counted), and only with the page cache.
+ */
+static void fe_prefetch_setup(struct fusefe *fe, const struct cfg *cfg)
+{
+	struct ptable_geom g;
+	uint64_t files = 0, need;
+	unsigned int i;
+	int n;
+
+	if (!fe->page || !cfg->fuse.prefetch)
+		return;
+	for (i = 0; i < cfg->ngroups; i++) {
+		const struct lun_group *lg = &cfg->groups[i];
+
+		n = 0;
+		if (lg->nparts && lg->ptable != PTABLE_NONE) {
+			g = (struct ptable_geom){
+				.kind = lg->ptable,
+				.block_size = lg->block_size,
+				.nblocks = lg->size / lg->block_size,
+				.nparts = lg->nparts,
+				.sizes = lg->nsizes ? lg->part_sizes : NULL,
+				.nsizes = lg->nsizes,
+			};
+			n = ptable_count(&g);
+		}
+		files += (uint64_t)lg->count * (1 + (n > 0 ? (unsigned int)n : 0));
+	}
+	need = files * cfg->fuse.prefetch;
+	if (need > cfg->fuse.prefetch_budget) {
+		log_notice("fuse: no prefetch: %" PRIu64 " files x %" PRIu64
+			   " bytes = %" PRIu64 " MiB of page cache is over "
+			   "[fuse] prefetch_budget (%" PRIu64 " MiB)",
+			   files, cfg->fuse.prefetch, need >> 20,
+			   cfg->fuse.prefetch_budget >> 20);
+		return;
+	}
+	fe->prefetch = (uint32_t)cfg->fuse.prefetch;
+	log_info("fuse: prefetch of the first %u bytes of each file at "
+		 "READDIRPLUS (%" PRIu64 " files, up to %" PRIu64 " MiB)",
+		 fe->prefetch, files, need >> 20);
+}
+
 static void *fe_loop(void *arg)
 {
 	struct fusefe *fe = arg;
@@ -2442,6 +2667,8 @@ static void fe_free(struct fusefe *fe)
 	free(fe->held);
 	free(fe->kgen);
 	free(fe->job_batch);
+	free(fe->pushed);
+	pthread_mutex_destroy(&fe->pend_lock);
 	free(fe);
 }
 
@@ -2476,6 +2703,7 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	fe->uid = getuid();
 	fe->gid = getgid();
 	fe->max_parts = fe_group_parts(cfg);
+	fe_prefetch_setup(fe, cfg);
 	/* the kernel's extended minors as sdnum_extmap predicts them */
 	fe->ext.ndisks = fe->max_luns;
 	fe->ext.parts = fe->max_parts > 15 ? fe->max_parts : 0;
@@ -2491,6 +2719,7 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	pthread_cond_init(&fe->init_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&fe->init_lock, NULL);
+	pthread_mutex_init(&fe->pend_lock, NULL);
 	pthread_mutex_init(&fe->stat_lock, NULL);
 	for (w = 0; w < FE_STRIPES; w++)
 		pthread_mutex_init(&fe->stripes[w], NULL);
@@ -2501,8 +2730,10 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	/* 4 bytes a LUN; pages of LUNs never looked up stay untouched */
 	fe->kgen = calloc(fe->max_luns ? fe->max_luns : 1, sizeof(*fe->kgen));
 	fe->job_batch = calloc(FE_JOBS, sizeof(*fe->job_batch));
+	fe->pushed = calloc(words ? words : 1, sizeof(*fe->pushed));
 	fe->loop_cfg = fuse_loop_cfg_create();
 	if (!fe->shadow || !fe->held || !fe->kgen || !fe->job_batch ||
+	    !fe->pushed ||
 	    !fe->loop_cfg) {
 		fe_free(fe);
 		return -ENOMEM;
