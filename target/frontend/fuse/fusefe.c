@@ -217,6 +217,10 @@ struct fusefe {
 	/* LUNs the kernel was given entries of since start (a filter for
 	 * data invalidations; a stale bit costs one -ENOENT notify) */
 	_Atomic uint64_t *held;
+	/* LUNs the kernel may hold data pages of: set before any READ,
+	 * write or push of one of its files is served (a data change of a
+	 * LUN without it needs no invalidation) */
+	_Atomic uint64_t *paged;
 
 	_Atomic uint64_t ops[FE_OPS];
 
@@ -730,6 +734,23 @@ static bool fe_held(struct fusefe *fe, uint32_t lun)
 	return atomic_load(&fe->held[lun / 64]) & (1ull << (lun % 64));
 }
 
+static bool fe_paged(struct fusefe *fe, uint32_t lun)
+{
+	return atomic_load(&fe->paged[lun / 64]) & (1ull << (lun % 64));
+}
+
+/*
+ * The kernel is about to hold pages of LUN @lun. seq_cst, before the
+ * store is read: a writer that does not see the bit wrote before the read.
+ */
+static void fe_mark_paged(struct fusefe *fe, uint32_t lun)
+{
+	uint64_t bit = 1ull << (lun % 64);
+
+	if (fe->page && !(atomic_load(&fe->paged[lun / 64]) & bit))
+		atomic_fetch_or(&fe->paged[lun / 64], bit);
+}
+
 /* ---- the notifier: tell the kernel what changed ------------------------- */
 
 /*
@@ -1012,7 +1033,7 @@ static void fe_lun_changed(void *arg, const struct lun_change *c)
 			table = fe_touches_table(fe, &li, c->lba, c->nblocks);
 			lun_put(fe->luns, &li);
 		}
-		if (!fe->page) {
+		if (!fe->page || !fe_paged(fe, c->lun_first)) {
 			if (table)
 				fe_post(fe, NULL, true, c->lun_first);
 			return;
@@ -1030,7 +1051,7 @@ static void fe_lun_changed(void *arg, const struct lun_change *c)
 		pthread_mutex_lock(&fe->notify_lock);
 		for (l = c->lun_first; l <= c->lun_last && l < fe->max_luns;
 		     l++) {
-			if (!fe_held(fe, l))
+			if (!fe_paged(fe, l))
 				continue;
 			j.lun = l;
 			if (fe->njobs < FE_JOBS)
@@ -1048,6 +1069,10 @@ static void fe_lun_changed(void *arg, const struct lun_change *c)
 	case LUN_CHANGE_SIZE:
 	case LUN_CHANGE_STATE:
 		if (c->kind != LUN_CHANGE_ADDED && !fe_held(fe, c->lun_first))
+			return;
+		/* a state change drops pages only */
+		if (c->kind == LUN_CHANGE_STATE &&
+		    (!fe->page || !fe_paged(fe, c->lun_first)))
 			return;
 		fe_post(fe, &j, false, 0);
 		return;
@@ -1579,6 +1604,7 @@ static void fe_push_one(struct fusefe *fe, const struct lun_info *li,
 	n = (uint32_t)(bytes / li->block_size);
 	if (!n)
 		return;
+	fe_mark_paged(fe, li->lun);
 	c0 = atomic_load(&fe->changes);
 	if (fe_read_blocks(fe, li, w->start, n, buf))
 		return;
@@ -2019,6 +2045,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	fe_mark_paged(fe, li.lun);
 	bs = li.block_size;
 	bytes = w.nblocks * bs;
 	if (off < 0 || (uint64_t)off >= bytes || !size) {
@@ -2067,6 +2094,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	fe_mark_paged(fe, li.lun);
 	bs = li.block_size;
 	bytes = w.nblocks * bs;
 	if (off < 0 || !size || (uint64_t)off >= bytes) {
@@ -2668,6 +2696,7 @@ static void fe_free(struct fusefe *fe)
 	free(fe->kgen);
 	free(fe->job_batch);
 	free(fe->pushed);
+	free(fe->paged);
 	pthread_mutex_destroy(&fe->pend_lock);
 	free(fe);
 }
@@ -2731,9 +2760,10 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	fe->kgen = calloc(fe->max_luns ? fe->max_luns : 1, sizeof(*fe->kgen));
 	fe->job_batch = calloc(FE_JOBS, sizeof(*fe->job_batch));
 	fe->pushed = calloc(words ? words : 1, sizeof(*fe->pushed));
+	fe->paged = calloc(words ? words : 1, sizeof(*fe->paged));
 	fe->loop_cfg = fuse_loop_cfg_create();
 	if (!fe->shadow || !fe->held || !fe->kgen || !fe->job_batch ||
-	    !fe->pushed ||
+	    !fe->pushed || !fe->paged ||
 	    !fe->loop_cfg) {
 		fe_free(fe);
 		return -ENOMEM;
