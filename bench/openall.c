@@ -22,6 +22,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
@@ -34,6 +35,9 @@
 #include "sdnum.h"
 
 extern char **environ;
+
+/* --variants: IOSQE_ASYNC flipped, no registered buffers, plain fds. */
+#define OA_VARIANTS 3u
 
 /* Chains in flight by default, and at most: 3 SQEs each, and the kernel's
  * ring holds 32768 SQEs. */
@@ -182,9 +186,83 @@ struct oa_opts {
 	const char *reference;
 	const char *plot;
 	unsigned int reps;
+	/* Before every pass over DIR: drop the kernel's caches and list
+	 * DIR again (timed), so each pass is a first one. */
+	bool cold;
+	/* Extra io_uring rows: IOSQE_ASYNC the other way, no registered
+	 * buffers, plain descriptors. */
+	bool variants;
 };
 
 /* ---- small helpers ------------------------------------------------- */
+
+/* The FUSE front end's request counters: DIR's user.sdswarm.requests,
+ * "lookup=N getattr=N ..." (sdswarmd; other trees have none). */
+#define OA_REQ_XATTR "user.sdswarm.requests"
+#define OA_REQ_MAX   16u
+
+struct oa_reqs {
+	unsigned int n;
+	char name[OA_REQ_MAX][16];
+	uint64_t v[OA_REQ_MAX];
+};
+
+/* 0, or -errno (-ENODATA: not an sdswarmd mount). */
+static int oa_reqs_read(int dirfd, struct oa_reqs *r)
+{
+	char buf[1024], *tok, *save = NULL, *eq;
+	ssize_t len;
+
+	len = fgetxattr(dirfd, OA_REQ_XATTR, buf, sizeof(buf) - 1);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	r->n = 0;
+	for (tok = strtok_r(buf, " ", &save); tok && r->n < OA_REQ_MAX;
+	     tok = strtok_r(NULL, " ", &save)) {
+		eq = strchr(tok, '=');
+		if (!eq || (size_t)(eq - tok) >= sizeof(r->name[0]))
+			return -EINVAL;
+		memcpy(r->name[r->n], tok, (size_t)(eq - tok));
+		r->name[r->n][eq - tok] = '\0';
+		r->v[r->n++] = strtoull(eq + 1, NULL, 10);
+	}
+	return 0;
+}
+
+/* Slab and Cached of /proc/meminfo, in KiB; 0 when unreadable. */
+static void oa_meminfo(uint64_t *slab, uint64_t *cached)
+{
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long v;
+
+	*slab = *cached = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Slab: %llu", &v) == 1)
+			*slab = v;
+		else if (sscanf(line, "Cached: %llu", &v) == 1)
+			*cached = v;
+	}
+	fclose(f);
+}
+
+/* Drop clean page cache, dentries and inodes (root only): the next pass
+ * over a FUSE tree starts from nothing the kernel kept. */
+static int oa_drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "3\n", 2) != 2)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
 
 static void oa_err(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -1502,9 +1580,22 @@ static void oa_usage(FILE *f)
 		"against it\n"
 		"  --plot FILE.png   latency histogram and open rate over time "
 		"(gnuplot)\n"
+		"  --cold            before each pass over DIR, drop the "
+		"kernel's caches\n"
+		"                    (root: /proc/sys/vm/drop_caches) and list "
+		"DIR again,\n"
+		"                    timed (the readdir row)\n"
+		"  --variants        also io_uring with IOSQE_ASYNC the other "
+		"way, without\n"
+		"                    registered buffers, with plain "
+		"descriptors\n"
 		"  --json            one JSON object instead of the tables\n"
-		"  --reps R          passes of each, alternating, best kept "
-		"(default 1)\n"
+		"  --reps R          rounds of one pass each, interleaved; "
+		"ratios of medians\n"
+		"                    (default 1)\n"
+		"On an sdswarmd mount, the FUSE requests a node cost are read "
+		"from DIR's\n"
+		"user.sdswarm.requests around each pass.\n"
 		"Exit status 0; 1 when any node failed to open, read or close "
 		"(the report\n"
 		"is printed first), on a usage or setup error, or when --plot "
@@ -1522,6 +1613,8 @@ enum {
 	OA_OPT_PLOT,
 	OA_OPT_SIZE,
 	OA_OPT_FORCE,
+	OA_OPT_COLD,
+	OA_OPT_VARIANTS,
 };
 
 static int oa_parse(int argc, char **argv, struct oa_opts *o)
@@ -1540,6 +1633,8 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 		{"plain-fds", no_argument, NULL, OA_OPT_PLAIN},
 		{"reference", required_argument, NULL, OA_OPT_REFERENCE},
 		{"plot", required_argument, NULL, OA_OPT_PLOT},
+		{"cold", no_argument, NULL, OA_OPT_COLD},
+		{"variants", no_argument, NULL, OA_OPT_VARIANTS},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t v;
@@ -1586,6 +1681,12 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			break;
 		case OA_OPT_PLAIN:
 			o->plain_fds = true;
+			break;
+		case OA_OPT_COLD:
+			o->cold = true;
+			break;
+		case OA_OPT_VARIANTS:
+			o->variants = true;
 			break;
 		case OA_OPT_REFERENCE:
 			o->reference = optarg;
@@ -1647,6 +1748,25 @@ struct oa_series {
 	bool any_failed;
 	/* The tree the passes ran on is tmpfs. */
 	bool tmpfs;
+	/* Requests sdswarmd served during the passes, summed, and the
+	 * nodes they were for. */
+	bool have_reqs;
+	struct oa_reqs reqs;
+	uint64_t req_nodes;
+};
+
+/* What every pass needs. */
+struct oa_run {
+	const struct oa_opts *o;
+	int dirfd;
+	const struct oa_nodes *nodes;
+	void *buf;
+	int flags;
+	/* --cold: each listing's ns per entry */
+	struct oa_series readdir;
+	/* /proc/meminfo around the last listing and its pass (KiB) */
+	uint64_t slab0, cached0, slab_ls, cached_ls, slab1, cached1;
+	bool have_mem;
 };
 
 static void oa_series_keep(struct oa_series *s, struct oa_pass **p,
@@ -1670,26 +1790,88 @@ static void oa_series_result(struct oa_series *s, uint64_t nodes,
 	bench_result_set(res, tmp, s->n, nodes);
 }
 
-/* @reps io_uring passes over @nodes through @r, kept in @s. */
-static int oa_run_uring_series(struct oa_ring *r, const struct oa_nodes *nodes,
-			       unsigned int reps, struct oa_series *s,
-			       const char *what)
+static void oa_reqs_add(struct oa_series *s, const struct oa_reqs *a,
+			const struct oa_reqs *b, uint64_t nodes)
 {
-	struct oa_pass *p;
 	unsigned int i;
-	int ret;
 
-	for (i = 0; i < reps; i++) {
-		p = oa_pass_new();
-		if (!p)
-			return -ENOMEM;
-		ret = oa_uring_pass(r, nodes, p, what);
+	if (a->n != b->n || (s->have_reqs && s->reqs.n != a->n))
+		return;
+	if (!s->have_reqs) {
+		memset(&s->reqs, 0, sizeof(s->reqs));
+		s->reqs.n = a->n;
+		memcpy(s->reqs.name, a->name, sizeof(a->name));
+		s->have_reqs = true;
+	}
+	for (i = 0; i < a->n; i++) {
+		s->reqs.v[i] += b->v[i] - a->v[i];
+		/* the getxattr that read the counters is one of them */
+		if (!strcmp(a->name[i], "other") && b->v[i] > a->v[i])
+			s->reqs.v[i]--;
+	}
+	s->req_nodes += nodes;
+}
+
+/*
+ * One pass through @r (NULL: the synchronous loop) kept in @s. Over DIR
+ * (not the reference), with --cold, the caches are dropped and DIR listed
+ * again first; sdswarmd's counters are read around it when it has them.
+ */
+static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
+		  const char *what)
+{
+	struct oa_nodes tmp = {.prefix = x->nodes->prefix};
+	bool here = !r || r->dirfd == x->dirfd;
+	struct oa_reqs a, b;
+	struct oa_pass *p;
+	uint64_t t0;
+	int ret, ra = -1;
+
+	if (here && x->o->cold) {
+		ret = oa_drop_caches();
 		if (ret) {
-			oa_pass_free(p);
+			oa_err("open-all",
+			       "--cold: /proc/sys/vm/drop_caches: %s (it "
+			       "needs root)",
+			       strerror(-ret));
 			return ret;
 		}
-		oa_series_keep(s, &p, nodes->count);
+		oa_meminfo(&x->slab0, &x->cached0);
+		t0 = bench_now_ns();
+		ret = oa_nodes_readdir(&tmp, x->dirfd, false);
+		if (!ret && tmp.count) {
+			p = oa_pass_new();
+			if (!p) {
+				free(tmp.keys);
+				return -ENOMEM;
+			}
+			p->ns = bench_now_ns() - t0;
+			oa_series_keep(&x->readdir, &p, tmp.count);
+		}
+		free(tmp.keys);
+		if (ret)
+			return ret;
+		oa_meminfo(&x->slab_ls, &x->cached_ls);
 	}
+	if (here)
+		ra = oa_reqs_read(x->dirfd, &a);
+	p = oa_pass_new();
+	if (!p)
+		return -ENOMEM;
+	ret = r ? oa_uring_pass(r, x->nodes, p, what)
+		: oa_sync_pass(x->dirfd, x->nodes, x->flags, x->buf,
+			       x->o->read_size, p);
+	if (ret) {
+		oa_pass_free(p);
+		return ret;
+	}
+	if (here && !ra && !oa_reqs_read(x->dirfd, &b))
+		oa_reqs_add(s, &a, &b, x->nodes->count);
+	if (here && x->o->cold) {
+		oa_meminfo(&x->slab1, &x->cached1);
+		x->have_mem = true;
+	}
+	oa_series_keep(s, &p, x->nodes->count);
 	return 0;
 }
 
@@ -1720,12 +1902,17 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 		ret = bench_report_note(
 			rep,
 			"each node: open O_RDONLY%s, read the first %" PRIu64
-			" bytes, close; best of %u pass%s each%s",
+			" bytes, close; %u round%s of one pass each, "
+			"interleaved%s; ratios of medians%s",
 			open_flags & O_DIRECT ? "|O_DIRECT" : "", o->read_size,
-			o->reps, o->reps == 1 ? "" : "es",
+			o->reps, o->reps == 1 ? "" : "s",
 			o->run_sync && o->run_uring
 				? ", io_uring first in each round"
-				: "");
+				: "",
+			o->cold ? "; before each pass over DIR: drop_caches "
+				  "and a new listing (cold)"
+				: "; the first pass follows the listing, the "
+				  "others are warm");
 	if (ret || !r)
 		return ret;
 	oa_ring_flags_str(r->setup_flags, flags, sizeof(flags));
@@ -1829,11 +2016,66 @@ static int oa_build_json(json_t **out, const struct oa_opts *o,
 	return 0;
 }
 
+/* "requests a node, io_uring: read 1.00 ... (total 1.00)" */
+static int oa_note_reqs(struct bench_report *rep, const char *what,
+			const struct oa_series *s)
+{
+	char line[512];
+	size_t used = 0;
+	double total = 0, v;
+	unsigned int i;
+	int n;
+
+	if (!s->have_reqs || !s->req_nodes)
+		return 0;
+	for (i = 0; i < s->reqs.n; i++) {
+		v = (double)s->reqs.v[i] / (double)s->req_nodes;
+		total += v;
+		if (!s->reqs.v[i])
+			continue;
+		n = snprintf(line + used, sizeof(line) - used, " %s %.2f",
+			     s->reqs.name[i], v);
+		if (n < 0 || (size_t)n >= sizeof(line) - used)
+			break;
+		used += (size_t)n;
+	}
+	line[used] = '\0';
+	return bench_report_note(rep,
+				 "FUSE requests a node (sdswarmd's counters), "
+				 "%s: %.2f:%s",
+				 what, total, used ? line : " none");
+}
+
+static int oa_note_mem(struct bench_report *rep, const struct oa_run *x,
+		       uint64_t nodes)
+{
+	double ls = ((double)x->slab_ls - (double)x->slab0) * 1024.0;
+	double pass = ((double)x->slab1 - (double)x->slab_ls) * 1024.0;
+	double pc = ((double)x->cached1 - (double)x->cached0) * 1024.0;
+
+	if (!x->have_mem || !x->slab0)
+		return 0;
+	return bench_report_note(
+		rep,
+		"kernel memory (/proc/meminfo, the whole machine: other "
+		"processes move it too): %s listing %+.0f B slab a node, "
+		"first pass %+.0f B slab a node, page cache %+.0f B a node",
+		x->o->cold ? "after drop_caches," : "the first", ls / (double)nodes,
+		pass / (double)nodes, pc / (double)nodes);
+}
+
 static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
 		     struct oa_series *u, struct oa_series *s,
 		     struct oa_series *ref, const struct oa_ring *r, bool tmpfs,
-		     int open_flags)
+		     int open_flags, struct oa_run *x, struct oa_series *vs)
 {
+	static const char *const vname[OA_VARIANTS] = {
+		"io_uring, IOSQE_ASYNC ",
+		"io_uring, no registered buffers",
+		"io_uring, plain descriptors",
+	};
+	struct bench_result vres, dres;
+	unsigned int v;
 	struct bench_report *rep;
 	struct bench_result ures, sres, rres;
 	char name[96];
@@ -1857,16 +2099,39 @@ static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
 				   : "OPENAT, READ->CLOSE",
 			 o->depth);
 		ret = bench_report_add(rep, "open-all", name, nodes->count,
-				       &ures, s->best ? sres.ns_per_op : NAN);
+				       &ures,
+				       s->best ? sres.median_ns_per_op : NAN);
 		if (s->best)
-			rate_ratio = sres.ns_per_op / ures.ns_per_op;
+			rate_ratio =
+				sres.median_ns_per_op / ures.median_ns_per_op;
 	}
+	for (v = 0; !ret && v < OA_VARIANTS && vs[v].best; v++) {
+		oa_series_result(&vs[v], nodes->count, &vres);
+		snprintf(name, sizeof(name), "%s%s", vname[v],
+			 v ? "" : r && r->async_read ? "off" : "on");
+		ret = bench_report_add(rep, "variant", name, nodes->count,
+				       &vres,
+				       s->best ? sres.median_ns_per_op : NAN);
+	}
+	if (!ret && x->readdir.best) {
+		oa_series_result(&x->readdir, x->readdir.n ? nodes->count : 0,
+				 &dres);
+		ret = bench_report_add(rep, "readdir",
+				       "list DIR after drop_caches (ns/entry)",
+				       nodes->count, &dres, NAN);
+	}
+	if (!ret)
+		ret = oa_note_reqs(rep, "io_uring", u);
+	if (!ret)
+		ret = oa_note_reqs(rep, "sync", s);
+	if (!ret)
+		ret = oa_note_mem(rep, x, nodes->count);
 	if (!ret && ref->best) {
 		oa_series_result(ref, nodes->count, &rres);
 		ret = bench_report_add(rep, "reference",
 				       "io_uring, same names in DIR2",
 				       nodes->count, &rres, NAN);
-		ref_ratio = rres.ns_per_op / ures.ns_per_op;
+		ref_ratio = rres.median_ns_per_op / ures.median_ns_per_op;
 		if (!ret)
 			ret = bench_report_note(
 				rep, "reference DIR2: %s%s", o->reference,
@@ -1915,12 +2180,13 @@ int bench_open_all(int argc, char **argv)
 		.run_uring = true,
 	};
 	struct oa_nodes nodes = {0};
-	struct oa_series u = {0}, s = {0}, ref = {0};
-	struct oa_ring *r = NULL, *rr = NULL;
+	struct oa_series u = {0}, s = {0}, ref = {0}, vs[OA_VARIANTS] = {0};
+	struct oa_ring *r = NULL, *rr = NULL, *va[OA_VARIANTS] = {0};
+	struct oa_run x = {.o = &o};
 	struct oa_pass *p = NULL;
 	void *buf = NULL;
 	int dirfd = -1, refd = -1, flags, ret, status = 1;
-	unsigned int i;
+	unsigned int i, v;
 	bool tmpfs;
 
 	ret = oa_parse(argc, argv, &o);
@@ -1942,6 +2208,7 @@ int bench_open_all(int argc, char **argv)
 		return 1;
 	}
 	tmpfs = oa_is_tmpfs(dirfd);
+	oa_meminfo(&x.slab0, &x.cached0);
 	if (o.have_disks) {
 		nodes.ndisks = o.ndisks;
 		nodes.parts = o.parts;
@@ -1961,6 +2228,7 @@ int bench_open_all(int argc, char **argv)
 			goto out;
 		}
 	}
+	oa_meminfo(&x.slab_ls, &x.cached_ls);
 	if (o.read_size) {
 		buf = aligned_alloc(OA_ALIGN, o.read_size);
 		if (!buf) {
@@ -1969,6 +2237,10 @@ int bench_open_all(int argc, char **argv)
 		}
 		memset(buf, 0, o.read_size);
 	}
+	x.dirfd = dirfd;
+	x.nodes = &nodes;
+	x.buf = buf;
+	x.flags = flags;
 	if (o.run_uring) {
 		ret = oa_ring_create(&r, &o, dirfd, flags);
 		if (!ret && o.read_size)
@@ -2002,12 +2274,39 @@ int bench_open_all(int argc, char **argv)
 		}
 	}
 
+	if (o.variants && o.run_uring) {
+		struct oa_opts po = o;
+
+		po.plain_fds = true;
+		ret = oa_ring_create(&va[0], &o, dirfd, flags);
+		if (!ret) {
+			va[0]->async_read = !r->async_read;
+			ret = oa_ring_create(&va[1], &o, dirfd, flags);
+		}
+		if (!ret) {
+			if (va[1]->fixed_bufs)
+				io_uring_unregister_buffers(&va[1]->ring);
+			va[1]->fixed_bufs = false;
+			ret = oa_ring_create(&va[2], &po, dirfd, flags);
+		}
+		if (!ret)
+			va[2]->async_read = r->async_read;
+		if (ret) {
+			oa_err("open-all", "--variants: io_uring: %s",
+			       strerror(-ret));
+			goto out;
+		}
+	}
+
 	/* io_uring first in each round: if the tree's caches start cold,
-	 * the path under test pays for warming them, not the baseline. */
+	 * the path under test pays for warming them, not the baseline; the
+	 * reference's pass in the same round, so load changes hit all. */
 	for (i = 0; i < o.reps; i++) {
 		if (o.run_uring) {
-			ret = oa_run_uring_series(r, &nodes, 1, &u,
-						  "open-all io_uring");
+			ret = oa_one(&x, r, &u, "open-all io_uring");
+			for (v = 0; !ret && v < OA_VARIANTS && va[v]; v++)
+				ret = oa_one(&x, va[v], &vs[v],
+					     "open-all io_uring variant");
 			if (ret) {
 				oa_err("open-all", "io_uring pass: %s",
 				       strerror(-ret));
@@ -2015,30 +2314,29 @@ int bench_open_all(int argc, char **argv)
 			}
 		}
 		if (o.run_sync) {
-			p = oa_pass_new();
-			ret = p ? oa_sync_pass(dirfd, &nodes, flags, buf,
-					       o.read_size, p)
-				: -ENOMEM;
+			ret = oa_one(&x, NULL, &s, "open-all sync");
 			if (ret) {
 				oa_err("open-all", "sync pass: %s",
 				       strerror(-ret));
 				goto out;
 			}
-			oa_series_keep(&s, &p, nodes.count);
 		}
-	}
-	if (rr) {
-		ret = oa_run_uring_series(rr, &nodes, o.reps, &ref,
-					  "open-all reference");
-		if (ret) {
-			oa_err("open-all", "reference pass: %s",
-			       strerror(-ret));
-			goto out;
+		if (i == 0 && !o.cold) {
+			oa_meminfo(&x.slab1, &x.cached1);
+			x.have_mem = true;
+		}
+		if (rr) {
+			ret = oa_one(&x, rr, &ref, "open-all reference");
+			if (ret) {
+				oa_err("open-all", "reference pass: %s",
+				       strerror(-ret));
+				goto out;
+			}
 		}
 	}
 	bench_progress_done();
 
-	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags);
+	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags, &x, vs);
 	if (ret) {
 		oa_err("open-all", "printing the report: %s", strerror(-ret));
 		goto out;
@@ -2063,6 +2361,11 @@ out:
 	oa_pass_free(u.best);
 	oa_pass_free(s.best);
 	oa_pass_free(ref.best);
+	oa_pass_free(x.readdir.best);
+	for (v = 0; v < OA_VARIANTS; v++) {
+		oa_pass_free(vs[v].best);
+		oa_ring_destroy(va[v]);
+	}
 	oa_ring_destroy(rr);
 	oa_ring_destroy(r);
 	free(buf);

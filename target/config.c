@@ -959,6 +959,20 @@ static int set_fuse_options(void *obj, const struct key *k, const char *v,
 	return copy_str(obj, k, v, why, wl);
 }
 
+static int set_fuse_cache(void *obj, const struct key *k, const char *v,
+			  char *why, size_t wl)
+{
+	if (strcmp(v, "page") == 0)
+		*FIELD(obj, k, enum cfg_fuse_cache) = CFG_FUSE_CACHE_PAGE;
+	else if (strcmp(v, "direct") == 0)
+		*FIELD(obj, k, enum cfg_fuse_cache) = CFG_FUSE_CACHE_DIRECT;
+	else {
+		snprintf(why, wl, "not page or direct");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_seconds(void *obj, const struct key *k, const char *v, char *why,
 		       size_t wl)
 {
@@ -1280,6 +1294,10 @@ static const struct key fuse_keys[] = {
 	KEY("options", set_fuse_options, struct cfg_fuse, options, 0, 0),
 	KEY("attr_timeout", set_seconds, struct cfg_fuse, attr_timeout, 0,
 	    86400),
+	KEY("cache", set_fuse_cache, struct cfg_fuse, cache, 0, 0),
+	KEY("prefetch", set_size, struct cfg_fuse, prefetch, 0, 1u << 20),
+	KEY("prefetch_budget", set_size, struct cfg_fuse, prefetch_budget, 0,
+	    1ull << 40),
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
@@ -1428,7 +1446,10 @@ static void defaults(struct cfg *c)
 
 	c->fuse.enabled = false;
 	c->fuse.threads = 4;
-	c->fuse.attr_timeout = 1.0;
+	c->fuse.attr_timeout = 3600.0;
+	c->fuse.cache = CFG_FUSE_CACHE_PAGE;
+	c->fuse.prefetch = 4096;
+	c->fuse.prefetch_budget = 1ull << 30;
 }
 
 static void group_defaults(struct pgroup *g)

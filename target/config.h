@@ -205,14 +205,29 @@ struct cfg_tcmu {
  * @mountpoint: where every disk and partition appears as a file.
  * @threads: FUSE worker threads.
  * @options: extra mount options, comma separated ("allow_other").
- * @attr_timeout: seconds the kernel may cache attributes.
+ * @attr_timeout: seconds the kernel may cache names and attributes
+ *	(every change is also invalidated as it happens).
+ * @cache: CFG_FUSE_CACHE_PAGE (the kernel's page cache, no OPEN) or
+ *	CFG_FUSE_CACHE_DIRECT (every read and write a request).
+ * @prefetch: bytes of each file pushed into the page cache at READDIRPLUS
+ *	(page cache only); 0: none.
+ * @prefetch_budget: most bytes prefetch may push over all files; when
+ *	every file's @prefetch would not fit, prefetch is off.
  */
+enum cfg_fuse_cache {
+	CFG_FUSE_CACHE_PAGE = 0,
+	CFG_FUSE_CACHE_DIRECT,
+};
+
 struct cfg_fuse {
 	bool enabled;
 	char mountpoint[CFG_PATH_MAX + 1];
 	unsigned int threads;
 	char options[256];
 	double attr_timeout;
+	enum cfg_fuse_cache cache;
+	uint64_t prefetch;
+	uint64_t prefetch_budget;
 };
 
 /**

@@ -20,6 +20,10 @@ struct fault_table {
 	uint32_t next_id;
 	unsigned int cap;
 	struct fault_rule *rules;      /* sorted by id (ids only grow) */
+	/* fault_watch_set(): called under the read side of watch_lock */
+	pthread_rwlock_t watch_lock;
+	fault_watch_fn *watch;
+	void *watch_arg;
 };
 
 static const char *const kind_names[FAULT_KIND_MAX] = {
@@ -63,6 +67,7 @@ int fault_table_create(struct fault_table **out)
 	if (!ft)
 		return -ENOMEM;
 	pthread_mutex_init(&ft->lock, NULL);
+	pthread_rwlock_init(&ft->watch_lock, NULL);
 	ft->next_id = 1;
 	*out = ft;
 	return 0;
@@ -73,13 +78,14 @@ void fault_table_destroy(struct fault_table *ft)
 	if (!ft)
 		return;
 	pthread_mutex_destroy(&ft->lock);
+	pthread_rwlock_destroy(&ft->watch_lock);
 	free(ft->rules);
 	free(ft);
 }
 
 int fault_add(struct fault_table *ft, const struct fault_rule *r)
 {
-	struct fault_rule *nr;
+	struct fault_rule *nr, rule;
 	unsigned int n;
 	int id;
 
@@ -112,9 +118,29 @@ int fault_add(struct fault_table *ft, const struct fault_rule *r)
 	if (!nr->ops)
 		nr->ops = kind_ops[nr->kind];
 	id = (int)nr->id;
+	rule = *nr;
 	atomic_store(&ft->n, n + 1);
 	pthread_mutex_unlock(&ft->lock);
+	pthread_rwlock_rdlock(&ft->watch_lock);
+	if (ft->watch)
+		ft->watch(ft->watch_arg, &rule);
+	pthread_rwlock_unlock(&ft->watch_lock);
 	return id;
+}
+
+int fault_watch_set(struct fault_table *ft, fault_watch_fn *fn, void *arg)
+{
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&ft->watch_lock);
+	if (fn && ft->watch) {
+		ret = -EBUSY;
+	} else {
+		ft->watch = fn;
+		ft->watch_arg = fn ? arg : NULL;
+	}
+	pthread_rwlock_unlock(&ft->watch_lock);
+	return ret;
 }
 
 /* Caller holds the lock. */

@@ -79,6 +79,25 @@ void fault_table_destroy(struct fault_table *ft);
  */
 int fault_add(struct fault_table *ft, const struct fault_rule *r);
 
+/*
+ * fault_watch_set()'s callback: a rule was just added (after fault_add()
+ * has it, before fault_add() returns). A cache of what reads return must
+ * drop what the rule's range held, or reads it serves would not fail.
+ */
+typedef void fault_watch_fn(void *arg, const struct fault_rule *r);
+
+/**
+ * fault_watch_set() - call @fn(@arg, rule) for every rule added from now on;
+ * @fn NULL stops it, and then no call is running or will start.
+ * @ft: the table.
+ * @fn: the watcher, or NULL.
+ * @arg: its argument.
+ *
+ * Context: not from inside the watcher.
+ * Return: 0; -EBUSY when another watcher is set.
+ */
+int fault_watch_set(struct fault_table *ft, fault_watch_fn *fn, void *arg);
+
 /**
  * fault_clear() - remove rule @id, or every rule when @id is 0.
  * @ft: the table.

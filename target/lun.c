@@ -115,6 +115,17 @@ struct lun_table {
 	struct san_entry *san;
 	uint32_t san_cap, san_used;
 	unsigned int ngroups;
+	/*
+	 * Change watchers, called under the read side of watch_lock so that
+	 * lun_watch_remove() can wait for calls in flight; nwatch lets the
+	 * I/O path skip the lock while nobody watches.
+	 */
+	pthread_rwlock_t watch_lock;
+	_Atomic unsigned int nwatch;
+	struct {
+		lun_watch_fn *fn;
+		void *arg;
+	} watch[LUN_MAX_WATCHERS];
 	struct lun_group groups[LUN_MAX_GROUPS];
 };
 
@@ -148,6 +159,7 @@ int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
 	pthread_mutex_init(&t->own_lock, NULL);
 	pthread_mutex_init(&t->medium_lock, NULL);
 	pthread_mutex_init(&t->san_lock, NULL);
+	pthread_rwlock_init(&t->watch_lock, NULL);
 	for (unsigned int i = 0; i < UA_STRIPES; i++)
 		pthread_mutex_init(&t->ua[i].lock, NULL);
 	*out = t;
@@ -168,6 +180,7 @@ void lun_table_destroy(struct lun_table *t)
 	pthread_mutex_destroy(&t->own_lock);
 	pthread_mutex_destroy(&t->medium_lock);
 	pthread_mutex_destroy(&t->san_lock);
+	pthread_rwlock_destroy(&t->watch_lock);
 	free(t->san);
 	for (unsigned int i = 0; i < UA_STRIPES; i++) {
 		pthread_mutex_destroy(&t->ua[i].lock);
@@ -176,6 +189,66 @@ void lun_table_destroy(struct lun_table *t)
 	free(t->present);
 	munmap(t->slots, t->slots_bytes);
 	free(t);
+}
+
+/* ---- change watchers ------------------------------------------------ */
+
+int lun_watch_add(struct lun_table *t, lun_watch_fn *fn, void *arg)
+{
+	int i, ret = -ENOSPC;
+
+	pthread_rwlock_wrlock(&t->watch_lock);
+	for (i = 0; i < LUN_MAX_WATCHERS; i++) {
+		if (!t->watch[i].fn) {
+			t->watch[i].fn = fn;
+			t->watch[i].arg = arg;
+			atomic_fetch_add(&t->nwatch, 1);
+			ret = i;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&t->watch_lock);
+	return ret;
+}
+
+void lun_watch_remove(struct lun_table *t, int id)
+{
+	if (id < 0 || id >= LUN_MAX_WATCHERS)
+		return;
+	/* the write lock waits for every call in flight to return */
+	pthread_rwlock_wrlock(&t->watch_lock);
+	if (t->watch[id].fn) {
+		t->watch[id].fn = NULL;
+		atomic_fetch_sub(&t->nwatch, 1);
+	}
+	pthread_rwlock_unlock(&t->watch_lock);
+}
+
+void lun_changed(struct lun_table *t, const struct lun_change *c)
+{
+	unsigned int i;
+
+	/* relaxed would do for a hint, but a watcher added before this
+	 * change was made must see it: seq_cst, one load per write */
+	if (!atomic_load(&t->nwatch))
+		return;
+	pthread_rwlock_rdlock(&t->watch_lock);
+	for (i = 0; i < LUN_MAX_WATCHERS; i++)
+		if (t->watch[i].fn)
+			t->watch[i].fn(t->watch[i].arg, c);
+	pthread_rwlock_unlock(&t->watch_lock);
+}
+
+static void changed(struct lun_table *t, enum lun_change_kind kind,
+		    uint32_t lun, uint64_t lba, uint64_t nblocks)
+{
+	struct lun_change c = {.kind = kind,
+			       .lun_first = lun,
+			       .lun_last = lun,
+			       .lba = lba,
+			       .nblocks = nblocks};
+
+	lun_changed(t, &c);
 }
 
 uint64_t lun_seed(const struct lun_table *t)
@@ -396,6 +469,8 @@ int lun_add(struct lun_table *t, uint32_t lun, unsigned int group)
 	ret = (int)lun;
 out_unlock:
 	pthread_mutex_unlock(&t->lock);
+	if (ret >= 0)
+		changed(t, LUN_CHANGE_ADDED, (uint32_t)ret, 0, 0);
 	return ret;
 }
 
@@ -437,6 +512,7 @@ int lun_remove(struct lun_table *t, uint32_t lun)
 	pthread_mutex_unlock(&t->lock);
 	if (atomic_load(&s->inflight) == 0)
 		finish_removal(t, lun);
+	changed(t, LUN_CHANGE_REMOVED, lun, 0, 0);
 	return 0;
 }
 
@@ -504,6 +580,8 @@ int lun_resize(struct lun_table *t, uint32_t lun, uint64_t bytes)
 	if (nb != old)
 		atomic_fetch_add(&s->ua_gen[UA_K_CAPACITY], 1);
 	pthread_mutex_unlock(&t->lock);
+	if (nb != old)
+		changed(t, LUN_CHANGE_SIZE, lun, 0, 0);
 	return 0;
 }
 
@@ -529,6 +607,8 @@ int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state)
 		}
 	} while (!atomic_compare_exchange_weak(&s->state, &cur, (uint8_t)state));
 	pthread_mutex_unlock(&t->lock);
+	if (!ret && cur != (uint8_t)state)
+		changed(t, LUN_CHANGE_STATE, lun, 0, 0);
 	return ret;
 }
 
@@ -674,6 +754,8 @@ int lun_sanitize_start(struct lun_table *t, const struct lun_info *info,
 		ret = want == LUN_SANITIZING ? -EBUSY : -ENOENT;
 out:
 	pthread_mutex_unlock(&t->san_lock);
+	if (!ret)
+		changed(t, LUN_CHANGE_STATE, info->lun, 0, 0);
 	return ret;
 }
 
@@ -1098,6 +1180,8 @@ int lun_medium(struct lun_table *t, const struct lun_info *info, bool load)
 						      LUN_NO_MEDIUM));
 out:
 	pthread_mutex_unlock(&t->medium_lock);
+	if (!ret)
+		changed(t, LUN_CHANGE_STATE, info->lun, 0, 0);
 	return ret;
 }
 
@@ -1329,14 +1413,14 @@ int lun_write(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 		ret = before_modify(t, info, lba, nblocks);
 	if (ret)
 		return ret;
-	for (i = 0; i < iovcnt; i++) {
+	for (i = 0; i < iovcnt && !ret; i++) {
 		ret = store_write(t->store, info->lun, off, iov[i].iov_base,
 				  iov[i].iov_len, sf);
-		if (ret)
-			return ret;
 		off += iov[i].iov_len;
 	}
-	return 0;
+	/* even a failed write may have changed some of the blocks */
+	changed(t, LUN_CHANGE_DATA, info->lun, lba, nblocks);
+	return ret;
 }
 
 int lun_write_zeroes(struct lun_table *t, const struct lun_info *info,
@@ -1354,8 +1438,10 @@ int lun_write_zeroes(struct lun_table *t, const struct lun_info *info,
 		sf |= STORE_FUA;
 	if (flags & LUN_IO_UNMAP)
 		sf |= STORE_UNMAP;
-	return store_write_zeroes(t->store, info->lun, lba * info->block_size,
-				  nblocks * info->block_size, sf);
+	ret = store_write_zeroes(t->store, info->lun, lba * info->block_size,
+				 nblocks * info->block_size, sf);
+	changed(t, LUN_CHANGE_DATA, info->lun, lba, nblocks);
+	return ret;
 }
 
 int lun_unmap(struct lun_table *t, const struct lun_info *info, uint64_t lba,
@@ -1368,8 +1454,10 @@ int lun_unmap(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 		ret = before_modify(t, info, lba, nblocks);
 	if (ret)
 		return ret;
-	return store_unmap(t->store, info->lun, lba * info->block_size,
-			   nblocks * info->block_size);
+	ret = store_unmap(t->store, info->lun, lba * info->block_size,
+			  nblocks * info->block_size);
+	changed(t, LUN_CHANGE_DATA, info->lun, lba, nblocks);
+	return ret;
 }
 
 int lun_flush(struct lun_table *t, const struct lun_info *info)

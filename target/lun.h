@@ -447,6 +447,68 @@ int lun_unmap(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	      uint64_t nblocks);
 int lun_flush(struct lun_table *t, const struct lun_info *info);
 
+/*
+ * Change watchers: who keeps a copy of what a LUN reads (the FUSE front
+ * end's page cache) hears of every change that reaches the LUN layer, by
+ * whatever path it came (iSCSI, TCMU, FUSE, the control socket). The call
+ * comes synchronously in the thread that made the change, after it is in
+ * the store and before that thread reports it done, so a watcher that
+ * finishes its invalidation before it returns gives read-after-write
+ * coherence to every other path.
+ */
+enum lun_change_kind {
+	LUN_CHANGE_DATA = 1,  /* [lba, lba + nblocks) written, zeroed, unmapped */
+	LUN_CHANGE_SIZE,      /* capacity changed (lun_resize()) */
+	LUN_CHANGE_STATE,     /* state or medium: reads may fail or work now */
+	LUN_CHANGE_ADDED,     /* lun_add() */
+	LUN_CHANGE_REMOVED,   /* lun_remove() */
+	LUN_CHANGE_FAULT,     /* a fault rule now covers [lba, lba + nblocks) */
+};
+
+struct lun_change {
+	enum lun_change_kind kind;
+	uint32_t lun_first;   /* inclusive */
+	uint32_t lun_last;    /* inclusive */
+	uint64_t lba;         /* LUN_CHANGE_DATA and _FAULT; else 0 */
+	uint64_t nblocks;     /* ditto; UINT64_MAX: to the end */
+};
+
+typedef void lun_watch_fn(void *arg, const struct lun_change *c);
+
+#define LUN_MAX_WATCHERS 4
+
+/**
+ * lun_watch_add() - call @fn(@arg, change) for every change from now on.
+ * @t: the table.
+ * @fn: the watcher; must not call lun_watch_add() or lun_watch_remove().
+ * @arg: its argument.
+ *
+ * Context: any thread.
+ * Return: a watcher id (>= 0) for lun_watch_remove(); -ENOSPC when
+ * LUN_MAX_WATCHERS are registered.
+ */
+int lun_watch_add(struct lun_table *t, lun_watch_fn *fn, void *arg);
+
+/**
+ * lun_watch_remove() - stop calling watcher @id; when it returns, no call
+ * of it is running or will start.
+ * @t: the table.
+ * @id: from lun_watch_add().
+ *
+ * Context: not from inside a watcher.
+ */
+void lun_watch_remove(struct lun_table *t, int id);
+
+/**
+ * lun_changed() - tell the watchers of a change made outside this module
+ * (a fault rule added).
+ * @t: the table.
+ * @c: the change.
+ *
+ * Context: any thread that holds no lock a watcher may need.
+ */
+void lun_changed(struct lun_table *t, const struct lun_change *c);
+
 /**
  * lun_lba_status() - whether @lba is mapped, and for how many blocks the
  * same holds (GET LBA STATUS, SEEK_DATA/SEEK_HOLE). Table blocks of a

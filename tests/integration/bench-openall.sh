@@ -131,6 +131,17 @@ expect_eq "text report exits 0" 0 $?
 check "text has both rows" grep -q 'sync open+pread+close' "$T/out.txt"
 check "text has the latency table" grep -q '^io_uring chain' "$T/out.txt"
 
+# the io_uring variants side by side; --cold as root
+"$B" open-all "$S/tree" --disks $DISKS --parts $PARTS --variants --reps 2 \
+	>"$T/var.txt"
+expect_eq "open-all --variants exits 0" 0 $?
+expect_eq "three variant rows" 3 "$(grep -c '^variant ' "$T/var.txt")"
+check "IOSQE_ASYNC the other way" grep -q 'IOSQE_ASYNC o[nf]' "$T/var.txt"
+if [ -w /proc/sys/vm/drop_caches ]; then
+	"$B" open-all "$S/tree" --cold --reps 2 >"$T/cold.txt"
+	expect_eq "open-all --cold exits 0" 0 $?
+	check "a readdir row" grep -q '^readdir ' "$T/cold.txt"
+fi
 "$B" open-all "$S/tree" --depth 0 >/dev/null 2>"$T/err"
 expect_eq "--depth 0 exits 1" 1 $?
 check "--depth 0 says why" grep -q -- "--depth '0'" "$T/err"

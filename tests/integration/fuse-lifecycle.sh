@@ -66,12 +66,17 @@ exec 7<"$MNT/sdb1"
 id=$(ctl --json fault set hang luns=3 | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
 py '
 f = os.open(sys.argv[1], os.O_RDONLY)
+open(sys.argv[2] + ".open", "w").close()
 try:
     os.pread(f, 4096, 0); r = "read"
 except OSError as e:
     r = errno.errorcode[e.errno]
 open(sys.argv[2], "w").write(r + "\n")' "$MNT/sdd" "$T/held" &
 hpid=$!
+# python takes seconds to start on a loaded machine: wait (bounded) for
+# the open, then give the read a moment to reach the fault
+i=0
+while [ ! -e "$T/held.open" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 1
 check "the read is held" test ! -s "$T/held"
 t0=$(date +%s)

@@ -7,6 +7,7 @@
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
 #       | buffers PID | discovery ALLOWED STRANGER | login-text | flood
 #       | chap | cmdsn
+#       | write LUN LBA BLOCKS BYTE (WRITE(10) of BLOCKS 512-byte blocks of BYTE)
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
 import hashlib
 import select
@@ -844,6 +845,20 @@ def mode_cmdsn(port, target):
     c.close()
 
 
+def mode_write(port, target, lun, lba, blocks, byte):
+    c, _ = session(port, target)
+    data = bytes([byte]) * (blocks * 512)
+    cdb = struct.pack(">BBIBHB", 0x2a, 0, lba, 0, blocks, 0)
+    for _ in range(3):  # past the power-on unit attention
+        itt = c.cmd(cdb, lun=lun, edtl=len(data), write=True, data=data)
+        _, st, _ = c.response(itt)
+        if st == 0:
+            break
+    check(st == 0, "WRITE(10) of %d blocks at LBA %d of LUN %d: GOOD"
+          % (blocks, lba, lun))
+    c.logout()
+
+
 def main():
     port, target, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
@@ -869,6 +884,8 @@ def main():
             mode_chap(port, target)
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
+        elif mode == "write":
+            mode_write(port, target, *[int(a, 0) for a in sys.argv[4:8]])
     except Exception as e:  # a broken exchange is a failure, not a crash
         check(False, "%s: %r" % (mode, e))
     sys.exit(1 if fails else 0)

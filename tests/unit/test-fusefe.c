@@ -6,8 +6,12 @@
  * writes through a disk and its partitions at odd offsets, every error a
  * LUN or a fault rule can raise, fallocate and SEEK_DATA/SEEK_HOLE,
  * xattrs, statfs, LUNs removed and added and tables rewritten while the
- * kernel caches entries for 30 s, and a clean unmount. Skips (77) without
- * /dev/fuse or the right to mount.
+ * kernel caches entries for 30 s, and a clean unmount; then the cache
+ * coherence of each path that changes a disk (another file of it, the LUN
+ * layer's writes as iSCSI and TCMU make them, resize, offline, removal, a
+ * fault rule) and the requests a cached file costs. All of it twice: with
+ * [fuse] cache = page, then direct. Skips (77) without /dev/fuse or the
+ * right to mount.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +85,8 @@ struct fx {
 };
 
 static struct fx F;
+/* [fuse] cache of this round */
+static const char *cache_mode = "page";
 
 static void quiet_sink(void *arg, int level, const char *line)
 {
@@ -102,6 +108,7 @@ static int build(struct fx *f)
 		return -ENOMEM;
 	cfg_parse_string(p, "t.conf", conf);
 	cfg_override(p, "fuse", "mountpoint", f->dir);
+	cfg_override(p, "fuse", "cache", cache_mode);
 	if (cfg_finish(p, &f->cfg)) {
 		fprintf(stderr, "%s", cfg_errors(p));
 		cfg_parser_destroy(p);
@@ -766,6 +773,234 @@ static void test_table_rewrite(void **state)
 	close(fd);
 }
 
+static void rd(int fd, void *buf, size_t n, off_t off)
+{
+	assert_int_equal(pread(fd, buf, n, off), (ssize_t)n);
+}
+
+static void wr(int fd, const void *buf, size_t n, off_t off)
+{
+	assert_int_equal(pwrite(fd, buf, n, off), (ssize_t)n);
+}
+
+static void expect_bytes(int fd, int c, size_t n, off_t off)
+{
+	unsigned char want[4096], got[4096];
+
+	assert_true(n <= sizeof(got));
+	memset(want, c, n);
+	memset(got, 0x5a, n);
+	rd(fd, got, n, off);
+	assert_memory_equal(got, want, n);
+}
+
+static void lun_fill(uint32_t lun, uint64_t lba, int c, unsigned int op)
+{
+	unsigned char buf[4096];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	struct lun_info li;
+
+	memset(buf, c, sizeof(buf));
+	assert_int_equal(lun_get(F.t, lun, &li), 0);
+	if (op == 0)
+		assert_int_equal(lun_write(F.t, &li, lba, 8, &iov, 1, 0), 0);
+	else if (op == 1)
+		assert_int_equal(lun_write_zeroes(F.t, &li, lba, 8, 0), 0);
+	else
+		assert_int_equal(lun_unmap(F.t, &li, lba, 8), 0);
+	lun_put(F.t, &li);
+}
+
+/*
+ * Write through one path, read through another that has the old bytes
+ * cached: the new bytes must be seen. No waiting anywhere: the writer is
+ * only done once every other file's copy is gone.
+ */
+static void test_coherence(void **state)
+{
+	struct ptable_part p1 = layout(12, 1);
+	off_t d1 = (off_t)p1.start * 512;
+	unsigned char a[4096], b[4096];
+	struct stat st;
+	int fdd, fdp, id, gi;
+
+	(void)state;
+	fdd = openf("sdm", O_RDWR);
+	fdp = openf("sdm1", O_RDWR);
+	assert_true(fdd >= 0 && fdp >= 0);
+	/* a disk and its partition: both cached, then written through one */
+	rd(fdd, b, 4096, d1);
+	rd(fdp, b, 4096, 0);
+	memset(a, 0x11, sizeof(a));
+	wr(fdp, a, 4096, 0);
+	expect_bytes(fdd, 0x11, 4096, d1);
+	memset(a, 0x22, 100);
+	wr(fdd, a, 100, d1 + 10); /* part of a page, part of a block */
+	expect_bytes(fdp, 0x22, 100, 10);
+	expect_bytes(fdp, 0x11, 10, 0);
+
+	/* the LUN layer's writes, as iSCSI's and TCMU's commands make them */
+	rd(fdp, b, 4096, 0);
+	rd(fdd, b, 4096, d1);
+	lun_fill(12, p1.start, 0x33, 0); /* WRITE */
+	expect_bytes(fdp, 0x33, 4096, 0);
+	expect_bytes(fdd, 0x33, 4096, d1);
+	lun_fill(12, p1.start, 0, 1); /* WRITE SAME with zeros */
+	expect_bytes(fdp, 0, 4096, 0);
+	expect_bytes(fdd, 0, 4096, d1);
+	lun_fill(12, p1.start, 0x44, 0);
+	expect_bytes(fdp, 0x44, 4096, 0);
+	lun_fill(12, p1.start, 0, 2); /* UNMAP */
+	expect_bytes(fdp, 0, 4096, 0);
+	expect_bytes(fdd, 0, 4096, d1);
+
+	/* O_DIRECT goes around the cache, and sees what the cache shows */
+	{
+		int fdo = openf("sdm1", O_RDONLY | O_DIRECT);
+		void *al = NULL;
+
+		assert_true(fdo >= 0);
+		assert_int_equal(posix_memalign(&al, 4096, 4096), 0);
+		lun_fill(12, p1.start, 0x55, 0);
+		rd(fdo, al, 4096, 0);
+		memset(a, 0x55, sizeof(a));
+		assert_memory_equal(al, a, 4096);
+		expect_bytes(fdp, 0x55, 4096, 0);
+		free(al);
+		close(fdo);
+	}
+
+	/* a fault rule over cached blocks: the read reaches it */
+	rd(fdp, b, 512, 0);
+	{
+		char rule[96];
+
+		snprintf(rule, sizeof(rule), "medium-read luns=12 lba=%" PRIu64
+			 "-%" PRIu64, p1.start, p1.start);
+		id = add_rule(rule);
+	}
+	assert_true(id > 0);
+	errno = 0;
+	assert_int_equal(pread(fdp, b, 512, 0), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fault_clear(F.ft, (uint32_t)id), 1);
+	expect_bytes(fdp, 0x55, 512, 0);
+
+	/* offline: cached blocks fail like the rest */
+	rd(fdd, b, 4096, 0);
+	assert_int_equal(lun_set_state(F.t, 12, LUN_OFFLINE), 0);
+	errno = 0;
+	assert_int_equal(pread(fdd, b, 4096, 0), -1);
+	assert_int_equal(errno, ENOMEDIUM);
+	assert_int_equal(lun_set_state(F.t, 12, LUN_ONLINE), 0);
+	rd(fdd, b, 4096, 0);
+
+	/* resize: the size the kernel keeps for 30 s changes at once */
+	assert_int_equal(fstat(fdd, &st), 0);
+	assert_int_equal(st.st_size, 64 << 20);
+	assert_int_equal(lun_resize(F.t, 12, 96 << 20), 0);
+	assert_int_equal(fstat(fdd, &st), 0);
+	assert_int_equal(st.st_size, 96 << 20);
+
+	/* removal: no cached block is served; the name goes at once */
+	rd(fdp, b, 4096, 0);
+	assert_int_equal(lun_remove(F.t, 12), 0);
+	errno = 0;
+	assert_int_equal(pread(fdp, b, 4096, 0), -1);
+	assert_int_equal(errno, ENXIO);
+	assert_int_equal(stat_err("sdm1"), ENOENT);
+	/* added again: the old files stay dead, the name works again */
+	gi = lun_group_find(F.t, "default");
+	assert_int_equal(lun_add(F.t, 12, (unsigned int)gi), 12);
+	assert_int_equal(stat_err("sdm1"), 0);
+	errno = 0;
+	assert_int_equal(pread(fdd, b, 4096, 0), -1);
+	assert_true(errno == ENXIO || errno == EIO);
+	close(fdd);
+	close(fdp);
+	fdd = openf("sdm", O_RDONLY);
+	assert_true(fdd >= 0);
+	expect_bytes(fdd, 0, 4096, d1);
+	close(fdd);
+}
+
+/* The request counter of @op in the root's user.sdswarm.requests. */
+static uint64_t reqs(const char *op)
+{
+	char buf[512], key[32], *p;
+	ssize_t n;
+
+	n = getxattr(F.dir, "user.sdswarm.requests", buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	snprintf(key, sizeof(key), "%s=", op);
+	p = strstr(buf, key);
+	assert_non_null(p);
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
+static void list_dir(void)
+{
+	DIR *d = opendir(F.dir);
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	assert_true(n > 2);
+}
+
+/*
+ * What a file costs once the kernel has it: page cache, no OPEN, the
+ * first 4 KiB pushed at READDIRPLUS (with what the store holds), and no
+ * second READ of the same bytes; direct, an OPEN and a READ every time.
+ */
+static void test_requests(void **state)
+{
+	struct ptable_part p1 = layout(13, 1);
+	uint64_t open0, read0, rel0;
+	char b[4096];
+	int fd, i;
+
+	(void)state;
+	fd = openf("sdn", O_RDONLY); /* the first open of all may ask */
+	assert_true(fd >= 0);
+	close(fd);
+	lun_fill(13, p1.start, 0x66, 0);
+	list_dir();
+	open0 = reqs("open");
+	read0 = reqs("read");
+	rel0 = reqs("release");
+	for (i = 0; i < 3; i++) {
+		fd = openf("sdn1", O_RDONLY);
+		assert_true(fd >= 0);
+		expect_bytes(fd, 0x66, 4096, 0);
+		close(fd);
+	}
+	if (!strcmp(cache_mode, "page")) {
+		assert_int_equal(reqs("open") - open0, 0);
+		assert_int_equal(reqs("release") - rel0, 0);
+		assert_int_equal(reqs("read") - read0, 0);
+	} else {
+		assert_int_equal(reqs("open") - open0, 3);
+		assert_int_equal(reqs("read") - read0, 3);
+	}
+	/* past what was pushed: one READ, then the cache */
+	read0 = reqs("read");
+	fd = openf("sdn1", O_RDONLY);
+	rd(fd, b, sizeof(b), 1 << 20);
+	rd(fd, b, sizeof(b), 1 << 20);
+	close(fd);
+	assert_int_equal(reqs("read") - read0,
+			 strcmp(cache_mode, "page") ? 2 : 1);
+	/* a name that cannot exist is asked for once */
+	read0 = reqs("lookup");
+	assert_int_equal(stat_err("nosuchdisk"), ENOENT);
+	assert_int_equal(stat_err("nosuchdisk"), ENOENT);
+	assert_int_equal(reqs("lookup") - read0, 1);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -794,30 +1029,41 @@ int main(void)
 		cmocka_unit_test(test_statfs),
 		cmocka_unit_test(test_runtime),
 		cmocka_unit_test(test_table_rewrite),
+		cmocka_unit_test(test_coherence),
+		cmocka_unit_test(test_requests),
 	};
-	int ret;
+	static const char *const modes[] = {"page", "direct"};
+	unsigned int m;
+	int ret = 0;
 
 	log_set_sink(quiet_sink, NULL);
 	if (access("/dev/fuse", R_OK | W_OK)) {
 		printf("SKIP: no usable /dev/fuse\n");
 		return 77;
 	}
-	ret = build(&F);
-	if (ret == -EPERM || ret == -ENODEV || ret == -EACCES) {
-		printf("SKIP: cannot mount FUSE here: %s\n", strerror(-ret));
-		unbuild(&F);
-		return 77;
-	}
-	if (ret) {
-		fprintf(stderr, "fusefe_start: %s\n", strerror(-ret));
-		unbuild(&F);
-		return 1;
-	}
-	ret = cmocka_run_group_tests(tests, group_setup, group_teardown);
-	/* after fusefe_stop() nothing is mounted there any more */
-	if (F.still_mounted) {
-		fprintf(stderr, "FAIL: %s is still a FUSE mount\n", F.dir);
-		return 1;
+	for (m = 0; m < 2 && !ret; m++) {
+		cache_mode = modes[m];
+		printf("[fuse] cache = %s\n", cache_mode);
+		ret = build(&F);
+		if (ret == -EPERM || ret == -ENODEV || ret == -EACCES) {
+			printf("SKIP: cannot mount FUSE here: %s\n",
+			       strerror(-ret));
+			unbuild(&F);
+			return 77;
+		}
+		if (ret) {
+			fprintf(stderr, "fusefe_start: %s\n", strerror(-ret));
+			unbuild(&F);
+			return 1;
+		}
+		ret = cmocka_run_group_tests_name(cache_mode, tests,
+						  group_setup, group_teardown);
+		/* after fusefe_stop() nothing is mounted there any more */
+		if (F.still_mounted) {
+			fprintf(stderr, "FAIL: %s is still a FUSE mount\n",
+				F.dir);
+			return 1;
+		}
 	}
 	return ret;
 }

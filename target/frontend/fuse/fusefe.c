@@ -7,6 +7,15 @@
  * once the host owns the table, in a small cache of parsed tables. I/O goes
  * to lun.h's block calls; byte ranges that do not cover whole blocks are
  * read-modify-written through a per-thread bounce buffer.
+ *
+ * Two cache modes ([fuse] cache). "page" (the default) keeps each file's
+ * data in the kernel's page cache, one cache per file as /dev/sda and
+ * /dev/sda1 have, with no OPEN or RELEASE (FUSE_NO_OPEN_SUPPORT); every
+ * change that reaches the LUN layer by any path (another file of the same
+ * disk, iSCSI, TCMU, the control socket, a fault rule) is heard through
+ * lun_watch_add() and invalidated in every other file it overlaps before
+ * the writer is told it is done. "direct" sends every read and write as a
+ * request (direct_io), and opens and releases each file.
  */
 #define FUSE_USE_VERSION 314
 
@@ -62,6 +71,55 @@
 #define FE_DIRTY_MAX 256u
 /* Locks serialising read-modify-write of partial blocks. */
 #define FE_STRIPES 64u
+/* Invalidations queued for the notifier between two of its passes. */
+#define FE_JOBS 1024u
+/*
+ * How long a writer waits for the notifier to invalidate what it changed.
+ * Normally well under a millisecond; it only runs out when the pages to
+ * drop are locked by a request that waits for this writer (two writers of
+ * the same bytes through a disk and its partition at once), and then the
+ * invalidation still happens, just after the writer returns.
+ */
+#define FE_INVAL_WAIT_NS FE_NS
+/* How long fusefe_start() waits for the kernel's INIT. */
+#define FE_INIT_WAIT_NS (10 * FE_NS)
+/* Negative entries of names that may appear later (an absent LUN, a
+ * missing partition) are kept this long at most: the scan's period. */
+#define FE_NEG_MAYBE_S 1.0
+
+/* READDIRPLUS replies whose files wait to be prefetched (fe_push()). */
+#define FE_PENDING 16u
+
+/* Requests counted by opcode (the root's user.sdswarm.requests). */
+enum fe_op {
+	FE_OP_LOOKUP,
+	FE_OP_GETATTR,
+	FE_OP_OPEN,
+	FE_OP_READ,
+	FE_OP_WRITE,
+	FE_OP_FLUSH,
+	FE_OP_RELEASE,
+	FE_OP_READDIR,
+	FE_OP_READDIRPLUS,
+	FE_OP_OTHER,
+	FE_OPS
+};
+
+static const char *const fe_op_names[FE_OPS] = {
+	[FE_OP_LOOKUP] = "lookup",   [FE_OP_GETATTR] = "getattr",
+	[FE_OP_OPEN] = "open",	     [FE_OP_READ] = "read",
+	[FE_OP_WRITE] = "write",     [FE_OP_FLUSH] = "flush",
+	[FE_OP_RELEASE] = "release", [FE_OP_READDIR] = "readdir",
+	[FE_OP_READDIRPLUS] = "readdirplus", [FE_OP_OTHER] = "other",
+};
+
+/* One change for the notifier to tell the kernel about. */
+struct fe_job {
+	enum lun_change_kind kind;
+	uint32_t lun;
+	uint64_t lba, nblocks; /* LUN_CHANGE_DATA, _FAULT */
+	fuse_ino_t skip;       /* the writer's own file: the kernel has it */
+};
 
 /* A partition's place on its disk, in blocks; part 0 is the whole disk. */
 struct fe_win {
@@ -108,6 +166,7 @@ struct fusefe {
 	char prefix[SDNUM_MAX_PREFIX + 1];
 	char mountpoint[CFG_PATH_MAX + 1];
 	double timeout;
+	bool page; /* [fuse] cache = page */
 	struct timespec t0;
 	uid_t uid;
 	gid_t gid;
@@ -129,6 +188,59 @@ struct fusefe {
 	unsigned int ndirty;
 	bool dirty_overflow;
 	struct fe_dirty dirty[FE_DIRTY_MAX];
+	/*
+	 * Changes heard from the LUN layer. Each one queued bumps posted;
+	 * the notifier sets done to the posted count it took before its
+	 * pass, and broadcasts done_cond: a writer waits for done >= its
+	 * own posted count.
+	 */
+	unsigned int njobs;
+	bool jobs_overflow;
+	struct fe_job jobs[FE_JOBS];
+	struct fe_job *job_batch; /* the notifier's copy, FE_JOBS */
+	uint64_t posted, done;
+	pthread_cond_t done_cond;
+	int lun_watch_id;
+	bool fault_watching;
+
+	/* INIT: what fe_init() found, for fusefe_start() */
+	pthread_mutex_t init_lock;
+	pthread_cond_t init_cond;
+	bool init_done;
+	char init_err[160];
+
+	/*
+	 * Per LUN: the generation the kernel was last given in an entry
+	 * (0: none), to name its node ids in notifications (fe_nodeid()).
+	 */
+	_Atomic uint32_t *kgen;
+	/* LUNs the kernel was given entries of since start (a filter for
+	 * data invalidations; a stale bit costs one -ENOENT notify) */
+	_Atomic uint64_t *held;
+	/* LUNs the kernel may hold data pages of: set before any READ,
+	 * write or push of one of its files is served (a data change of a
+	 * LUN without it needs no invalidation) */
+	_Atomic uint64_t *paged;
+
+	_Atomic uint64_t ops[FE_OPS];
+
+	/*
+	 * Prefetch: the first @prefetch bytes of each file a READDIRPLUS
+	 * listed are pushed into its page cache (notify_store) once the
+	 * kernel has made its inode, i.e. when it asks for the next reply.
+	 * pending holds the directory offsets [start, end) of replies sent
+	 * and not yet pushed; pushed marks LUNs whose files were (cleared by
+	 * any change and by FORGET); changes counts every change, so that a
+	 * push that raced a write is undone.
+	 */
+	uint32_t prefetch;
+	pthread_mutex_t pend_lock;
+	struct {
+		uint64_t start, end;
+	} pending[FE_PENDING];
+	unsigned int pend_next;
+	_Atomic uint64_t *pushed;
+	_Atomic uint64_t changes;
 	/*
 	 * LUNs the kernel may hold entries of: the LUNs present at the last
 	 * scan, plus any a LOOKUP or READDIRPLUS answered since (so a LUN
@@ -184,19 +296,38 @@ static int fe_errno(int ret)
 	}
 }
 
+/*
+ * A file's FUSE node id: its inode number (FUSEFE_INO, < 2^29) with the
+ * LUN's generation in the high 32 bits. With no OPEN there is no handle
+ * to carry the generation; in the node id, a request on a file whose LUN
+ * was removed (and maybe added again) still says which LUN it meant, and
+ * gets ENXIO. The kernel keys its inodes by node id, so the new LUN's
+ * files are new inodes, with their own page caches.
+ */
+static fuse_ino_t fe_nodeid(uint32_t gen, uint32_t lun, unsigned int part)
+{
+	return (fuse_ino_t)((uint64_t)gen << 32 | FUSEFE_INO(lun, part));
+}
+
 static bool fe_ino_decode(const struct fusefe *fe, fuse_ino_t ino,
 			  uint32_t *lun, unsigned int *part)
 {
-	uint64_t x;
+	uint64_t x = (uint64_t)ino & 0xffffffffu;
 
-	if (ino < 2)
+	if (x < 2)
 		return false;
-	x = (uint64_t)ino - 2;
+	x -= 2;
 	if ((x >> FE_PART_BITS) >= fe->max_luns)
 		return false;
 	*lun = (uint32_t)(x >> FE_PART_BITS);
 	*part = (unsigned int)(x & FE_PART_MASK);
 	return true;
+}
+
+static void fe_count(struct fusefe *fe, enum fe_op op)
+{
+	/* relaxed: a statistic, read only as a whole now and then */
+	atomic_fetch_add_explicit(&fe->ops[op], 1, memory_order_relaxed);
 }
 
 static int fe_name(const struct fusefe *fe, uint32_t lun, unsigned int part,
@@ -553,6 +684,9 @@ static int fe_pin(struct fusefe *fe, uint32_t lun, unsigned int part,
 	return 0;
 }
 
+/* Direct mode's handles: FE_FH_GEN | the LUN generation at OPEN. */
+#define FE_FH_GEN (1ull << 32)
+
 /* fe_pin() by inode number, checking an open file's LUN generation. */
 static int fe_pin_ino(struct fusefe *fe, fuse_ino_t ino,
 		      const struct fuse_file_info *fi, struct lun_info *li,
@@ -567,27 +701,69 @@ static int fe_pin_ino(struct fusefe *fe, fuse_ino_t ino,
 	ret = fe_pin(fe, lun, *part, li, w);
 	if (ret)
 		return fi ? -ENXIO : ret;
-	if (fi && fi->fh != li->gen) {
-		/* the LUN was removed and added again since the open */
+	if ((uint32_t)((uint64_t)ino >> 32) != li->gen ||
+	    (fi && (fi->fh & FE_FH_GEN) && (uint32_t)fi->fh != li->gen)) {
+		/* the LUN was removed (and maybe added again) since the
+		 * kernel made this inode, or since the file was opened */
 		lun_put(fe->luns, li);
-		return -ENXIO;
+		return fi ? -ENXIO : -ENOENT;
 	}
 	return 0;
+}
+
+/* The kernel is about to hold an entry of LUN @lun, generation @gen. */
+static void fe_mark(struct fusefe *fe, uint32_t lun, uint32_t gen)
+{
+	uint64_t bit = 1ull << (lun % 64);
+	_Atomic uint64_t *word = &fe->shadow[lun / 64];
+	_Atomic uint64_t *held = &fe->held[lun / 64];
+
+	/* relaxed: the scan's exchange orders what matters */
+	if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+	/* seq_cst: a writer that changes the LUN after this must see it */
+	if (!(atomic_load(held) & bit))
+		atomic_fetch_or(held, bit);
+	/* relaxed: only the notifier reads it, to name node ids */
+	if (atomic_load_explicit(&fe->kgen[lun], memory_order_relaxed) != gen)
+		atomic_store_explicit(&fe->kgen[lun], gen,
+				      memory_order_relaxed);
+}
+
+static bool fe_held(struct fusefe *fe, uint32_t lun)
+{
+	return atomic_load(&fe->held[lun / 64]) & (1ull << (lun % 64));
+}
+
+static bool fe_paged(struct fusefe *fe, uint32_t lun)
+{
+	return atomic_load(&fe->paged[lun / 64]) & (1ull << (lun % 64));
+}
+
+/*
+ * The kernel is about to hold pages of LUN @lun. seq_cst, before the
+ * store is read: a writer that does not see the bit wrote before the read.
+ */
+static void fe_mark_paged(struct fusefe *fe, uint32_t lun)
+{
+	uint64_t bit = 1ull << (lun % 64);
+
+	if (fe->page && !(atomic_load(&fe->paged[lun / 64]) & bit))
+		atomic_fetch_or(&fe->paged[lun / 64], bit);
 }
 
 /* ---- the notifier: tell the kernel what changed ------------------------- */
 
 /*
- * Queue a LUN whose table blocks were just written through this front end:
- * its parse is dropped now, the kernel's entries by the notifier (never
- * from a request's own path, where libfuse says it may deadlock).
+ * Queue a LUN whose table blocks were just written: its parse is dropped
+ * now, the kernel's entries by the notifier (never from a request's own
+ * path, where libfuse says it may deadlock). Caller holds notify_lock.
  */
-static void fe_table_dirty(struct fusefe *fe, uint32_t lun)
+static void fe_table_dirty_locked(struct fusefe *fe, uint32_t lun)
 {
 	int maxnum = fe_cache_drop(fe, lun);
 	unsigned int i;
 
-	pthread_mutex_lock(&fe->notify_lock);
 	for (i = 0; i < fe->ndirty; i++) {
 		if (fe->dirty[i].lun == lun)
 			break;
@@ -603,8 +779,6 @@ static void fe_table_dirty(struct fusefe *fe, uint32_t lun)
 	} else {
 		fe->dirty_overflow = true;
 	}
-	pthread_cond_signal(&fe->notify_cond);
-	pthread_mutex_unlock(&fe->notify_lock);
 }
 
 /* Whether a write of [@lba, @lba + @n) may change what the table says. */
@@ -623,8 +797,13 @@ static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
 		return true;
 	if (fe_synthetic(li))
 		return ptable_range_is_synthetic(&li->geom, lba, n) == 1;
+	if (li->geom.kind == PTABLE_NONE && !store_lun_bytes(fe->store, li->lun))
+		return false;
 	pthread_mutex_lock(&fe->cache_lock);
 	c = *fe_cache_slot(fe, li->lun);
+	/* no parse kept (never read, or evicted): the kernel may still hold
+	 * partition entries from it, so any write may have changed them */
+	hit = !c;
 	if (c) {
 		hit = c->overflow;
 		for (i = 0; i < c->nranges && !hit; i++)
@@ -633,6 +812,14 @@ static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
 	}
 	pthread_mutex_unlock(&fe->cache_lock);
 	return hit;
+}
+
+/* The node id the kernel holds for (@lun, @part), if it holds one. */
+static fuse_ino_t fe_knode(struct fusefe *fe, uint32_t lun, unsigned int part)
+{
+	return fe_nodeid(atomic_load_explicit(&fe->kgen[lun],
+					      memory_order_relaxed),
+			 lun, part);
 }
 
 static void fe_inval_parts(struct fusefe *fe, uint32_t lun, unsigned int from,
@@ -649,14 +836,267 @@ static void fe_inval_parts(struct fusefe *fe, uint32_t lun, unsigned int from,
 		/* -ENOENT: the kernel had nothing cached; that is fine */
 		if (deleted)
 			fuse_lowlevel_notify_delete(fe->se, FUSEFE_ROOT_INO,
-						    FUSEFE_INO(lun, p), name,
+						    fe_knode(fe, lun, p), name,
 						    (size_t)len);
 		else
 			fuse_lowlevel_notify_inval_entry(
 				fe->se, FUSEFE_ROOT_INO, name, (size_t)len);
-		fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_INO(lun, p), -1,
-						 0);
+		/* an open file keeps its inode: its pages must go too */
+		fuse_lowlevel_notify_inval_inode(fe->se, fe_knode(fe, lun, p),
+						 fe->page ? 0 : -1, 0);
 	}
+}
+
+/* The highest partition number to invalidate for LUN @lun. */
+static unsigned int fe_top(struct fusefe *fe, uint32_t lun, int maxnum)
+{
+	struct lun_info li;
+	unsigned int top = fe->max_parts, now;
+
+	if (maxnum > (int)top)
+		top = (unsigned int)maxnum;
+	if (!lun_get(fe->luns, lun, &li)) {
+		now = fe_max_part(fe, &li, NULL);
+		if (now > top)
+			top = now;
+		lun_put(fe->luns, &li);
+	}
+	return top;
+}
+
+/*
+ * Drop the kernel's pages of blocks [@lba, @lba + @n) of LUN @lun in
+ * every file they overlap, but @skip (the writer's own file: the kernel
+ * already holds what it wrote). Cost: one notify for the disk and one per
+ * partition it overlaps; the table walk is computed or cached.
+ */
+static void fe_inval_data(struct fusefe *fe, uint32_t lun, uint64_t lba,
+			  uint64_t n, fuse_ino_t skip)
+{
+	struct lun_info li;
+	struct fe_win w;
+	unsigned int p;
+	uint64_t a, b;
+	uint32_t bs;
+
+	if (lun_get(fe->luns, lun, &li))
+		return; /* removed: its own job drops everything */
+	bs = li.block_size;
+	if (lba >= li.nblocks || !n)
+		goto out_put;
+	if (n > li.nblocks - lba)
+		n = li.nblocks - lba;
+	if (fe_nodeid(li.gen, lun, 0) != skip)
+		fuse_lowlevel_notify_inval_inode(fe->se, fe_nodeid(li.gen, lun, 0),
+						 (off_t)(lba * bs),
+						 (off_t)(n * bs));
+	for (p = fe_next_part(fe, &li, 1, &w); p;
+	     p = p < PTABLE_MAX_NUMBER ? fe_next_part(fe, &li, p + 1, &w) : 0) {
+		a = lba > w.start ? lba : w.start;
+		b = lba + n < w.start + w.nblocks ? lba + n
+						  : w.start + w.nblocks;
+		if (a >= b || fe_nodeid(li.gen, lun, p) == skip)
+			continue;
+		fuse_lowlevel_notify_inval_inode(fe->se, fe_nodeid(li.gen, lun, p),
+						 (off_t)((a - w.start) * bs),
+						 (off_t)((b - a) * bs));
+	}
+out_put:
+	lun_put(fe->luns, &li);
+}
+
+static int64_t fe_realtime_ns(void);
+
+/* The directory's entries changed: its mtime and the kernel's copy. */
+static void fe_root_changed(struct fusefe *fe)
+{
+	atomic_store(&fe->root_mtime_ns, fe_realtime_ns());
+	fuse_lowlevel_notify_inval_inode(fe->se, FUSEFE_ROOT_INO, -1, 0);
+}
+
+static void fe_notify_gone(struct fusefe *fe, uint32_t lun);
+
+static void fe_run_job(struct fusefe *fe, const struct fe_job *j)
+{
+	unsigned int p, top;
+
+	switch (j->kind) {
+	case LUN_CHANGE_DATA:
+	case LUN_CHANGE_FAULT:
+		fe_inval_data(fe, j->lun, j->lba, j->nblocks, j->skip);
+		break;
+	case LUN_CHANGE_SIZE:
+		/* the synthetic table follows the size: names may change */
+		top = fe_top(fe, j->lun, fe_cache_drop(fe, j->lun));
+		fe_inval_parts(fe, j->lun, 0, top, false);
+		break;
+	case LUN_CHANGE_STATE:
+		/* an offline LUN's reads fail: none may come from a cache */
+		top = fe_top(fe, j->lun, -1);
+		for (p = 0; p <= top; p++)
+			fuse_lowlevel_notify_inval_inode(
+				fe->se, fe_knode(fe, j->lun, p),
+				fe->page ? 0 : -1, 0);
+		break;
+	case LUN_CHANGE_ADDED:
+		/* negative entries of its names the kernel may hold */
+		top = fe_top(fe, j->lun, fe_cache_drop(fe, j->lun));
+		fe_inval_parts(fe, j->lun, 0, top, false);
+		fe_root_changed(fe);
+		break;
+	case LUN_CHANGE_REMOVED:
+		fe_notify_gone(fe, j->lun);
+		fe_root_changed(fe);
+		break;
+	}
+}
+
+/* The job queue overflowed: every file of every LUN the kernel holds. */
+static void fe_run_all(struct fusefe *fe)
+{
+	uint32_t l;
+
+	for (l = 0; l < fe->max_luns; l++) {
+		if (atomic_load(&fe->stopping))
+			return;
+		if (!fe_held(fe, l))
+			continue;
+		fe_inval_parts(fe, l, 0, fe_top(fe, l, fe_cache_drop(fe, l)),
+			       !lun_exists(fe->luns, l));
+	}
+	fe_root_changed(fe);
+}
+
+/*
+ * Queue @j (if @j) and a table rewrite of @table_lun (if @table), then
+ * wait for the notifier to have told the kernel, at most FE_INVAL_WAIT_NS.
+ */
+static void fe_post(struct fusefe *fe, const struct fe_job *j, bool table,
+		    uint32_t table_lun)
+{
+	struct timespec ts;
+	uint64_t my, end;
+
+	pthread_mutex_lock(&fe->notify_lock);
+	if (table)
+		fe_table_dirty_locked(fe, table_lun);
+	if (j) {
+		if (fe->njobs < FE_JOBS)
+			fe->jobs[fe->njobs++] = *j;
+		else
+			fe->jobs_overflow = true;
+	}
+	my = ++fe->posted;
+	pthread_cond_signal(&fe->notify_cond);
+	end = now_ns() + FE_INVAL_WAIT_NS;
+	ts.tv_sec = (time_t)(end / FE_NS);
+	ts.tv_nsec = (long)(end % FE_NS);
+	while (fe->done < my && !atomic_load(&fe->stopping)) {
+		if (pthread_cond_timedwait(&fe->done_cond, &fe->notify_lock,
+					   &ts) == ETIMEDOUT) {
+			log_lun_debug(j ? j->lun : table_lun,
+				      "fuse: invalidation still running after "
+				      "1 s; the writer goes on");
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fe->notify_lock);
+}
+
+/* The file a FUSE write of this thread is for (0: none). */
+static __thread fuse_ino_t fe_writer;
+
+/* lun_watch_add()'s callback: any change, from any path. */
+static void fe_lun_changed(void *arg, const struct lun_change *c)
+{
+	struct fusefe *fe = arg;
+	struct fe_job j = {.kind = c->kind, .lun = c->lun_first};
+	struct lun_info li;
+	bool table = false;
+	uint32_t l;
+
+	/* seq_cst: a prefetch that read the store before this sees it */
+	atomic_fetch_add(&fe->changes, 1);
+	if (fe->prefetch)
+		for (l = c->lun_first; l <= c->lun_last && l < fe->max_luns;
+		     l++) {
+			atomic_fetch_and(&fe->pushed[l / 64],
+					 ~(1ull << (l % 64)));
+			if (l == UINT32_MAX)
+				break;
+		}
+
+	switch (c->kind) {
+	case LUN_CHANGE_DATA:
+		if (!fe_held(fe, c->lun_first))
+			return; /* the kernel holds nothing of this LUN */
+		if (!lun_get(fe->luns, c->lun_first, &li)) {
+			table = fe_touches_table(fe, &li, c->lba, c->nblocks);
+			lun_put(fe->luns, &li);
+		}
+		if (!fe->page || !fe_paged(fe, c->lun_first)) {
+			if (table)
+				fe_post(fe, NULL, true, c->lun_first);
+			return;
+		}
+		j.lba = c->lba;
+		j.nblocks = c->nblocks;
+		j.skip = fe_writer;
+		fe_post(fe, &j, table, c->lun_first);
+		return;
+	case LUN_CHANGE_FAULT:
+		if (!fe->page)
+			return;
+		j.lba = c->lba;
+		j.nblocks = c->nblocks;
+		pthread_mutex_lock(&fe->notify_lock);
+		for (l = c->lun_first; l <= c->lun_last && l < fe->max_luns;
+		     l++) {
+			if (!fe_paged(fe, l))
+				continue;
+			j.lun = l;
+			if (fe->njobs < FE_JOBS)
+				fe->jobs[fe->njobs++] = j;
+			else
+				fe->jobs_overflow = true;
+			if (l == UINT32_MAX)
+				break;
+		}
+		pthread_mutex_unlock(&fe->notify_lock);
+		fe_post(fe, NULL, false, c->lun_first);
+		return;
+	case LUN_CHANGE_ADDED:
+	case LUN_CHANGE_REMOVED:
+	case LUN_CHANGE_SIZE:
+	case LUN_CHANGE_STATE:
+		if (c->kind != LUN_CHANGE_ADDED && !fe_held(fe, c->lun_first))
+			return;
+		/* a state change drops pages only */
+		if (c->kind == LUN_CHANGE_STATE &&
+		    (!fe->page || !fe_paged(fe, c->lun_first)))
+			return;
+		fe_post(fe, &j, false, 0);
+		return;
+	}
+}
+
+/* fault_watch_set()'s callback: reads of the rule's range must reach us. */
+static void fe_fault_added(void *arg, const struct fault_rule *r)
+{
+	struct fusefe *fe = arg;
+	struct lun_change c = {
+		.kind = LUN_CHANGE_FAULT,
+		.lun_first = r->lun_first,
+		.lun_last = r->lun_last,
+		.lba = r->lba_first,
+		.nblocks = r->lba_last == UINT64_MAX
+				   ? UINT64_MAX
+				   : r->lba_last - r->lba_first + 1,
+	};
+
+	if (r->kind == FAULT_UA || !(r->ops & FAULT_OP_READ))
+		return;
+	fe_lun_changed(fe, &c);
 }
 
 /* A table was rewritten: partitions may have come, gone or moved. */
@@ -685,6 +1125,20 @@ static void fe_notify_gone(struct fusefe *fe, uint32_t lun)
 	if (maxnum > (int)top)
 		top = (unsigned int)maxnum;
 	fe_inval_parts(fe, lun, 0, top, true);
+}
+
+/* The notifier's pass over what the LUN layer told it. */
+static void fe_run_jobs(struct fusefe *fe, const struct fe_job *jobs,
+			unsigned int n, bool all)
+{
+	unsigned int i;
+
+	if (all) {
+		fe_run_all(fe);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		fe_run_job(fe, &jobs[i]);
 }
 
 static int64_t fe_realtime_ns(void)
@@ -734,18 +1188,6 @@ static void fe_scan(struct fusefe *fe)
 	}
 }
 
-/* The kernel is about to hold an entry of LUN @lun. */
-static void fe_mark(struct fusefe *fe, uint32_t lun)
-{
-	uint64_t bit = 1ull << (lun % 64);
-
-	_Atomic uint64_t *word = &fe->shadow[lun / 64];
-
-	/* relaxed: the scan's exchange orders what matters */
-	if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
-}
-
 /* The dirty queue overflowed: every partition entry of every LUN. */
 static void fe_notify_all(struct fusefe *fe)
 {
@@ -766,14 +1208,17 @@ static void *fe_notifier(void *arg)
 {
 	struct fusefe *fe = arg;
 	struct fe_dirty batch[FE_DIRTY_MAX];
-	uint64_t next = now_ns() + FE_POLL_NS;
+	struct fe_job *jobs = fe->job_batch;
+	uint64_t next = now_ns() + FE_POLL_NS, upto;
 	struct timespec ts;
-	unsigned int n, i;
-	bool all;
+	unsigned int n, i, nj;
+	bool all, jall;
 
 	pthread_mutex_lock(&fe->notify_lock);
 	while (!atomic_load(&fe->stopping)) {
-		if (!fe->ndirty && !fe->dirty_overflow && now_ns() < next) {
+		if (!fe->ndirty && !fe->dirty_overflow && !fe->njobs &&
+		    !fe->jobs_overflow && fe->done == fe->posted &&
+		    now_ns() < next) {
 			ts.tv_sec = (time_t)(next / FE_NS);
 			ts.tv_nsec = (long)(next % FE_NS);
 			pthread_cond_timedwait(&fe->notify_cond,
@@ -785,6 +1230,12 @@ static void *fe_notifier(void *arg)
 		all = fe->dirty_overflow;
 		fe->ndirty = 0;
 		fe->dirty_overflow = false;
+		nj = fe->njobs;
+		memcpy(jobs, fe->jobs, nj * sizeof(jobs[0]));
+		jall = fe->jobs_overflow;
+		fe->njobs = 0;
+		fe->jobs_overflow = false;
+		upto = fe->posted;
 		pthread_mutex_unlock(&fe->notify_lock);
 
 		if (all)
@@ -792,12 +1243,19 @@ static void *fe_notifier(void *arg)
 		else
 			for (i = 0; i < n; i++)
 				fe_notify_table(fe, &batch[i]);
+		fe_run_jobs(fe, jobs, nj, jall);
+		pthread_mutex_lock(&fe->notify_lock);
+		fe->done = upto;
+		pthread_cond_broadcast(&fe->done_cond);
+		pthread_mutex_unlock(&fe->notify_lock);
 		if (now_ns() >= next) {
 			fe_scan(fe);
 			next = now_ns() + FE_POLL_NS;
 		}
 		pthread_mutex_lock(&fe->notify_lock);
 	}
+	/* wake any writer still waiting: nothing more will be done */
+	pthread_cond_broadcast(&fe->done_cond);
 	pthread_mutex_unlock(&fe->notify_lock);
 	return NULL;
 }
@@ -943,7 +1401,7 @@ static void fe_entry(struct fusefe *fe, const struct lun_info *li,
 		     struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->ino = FUSEFE_INO(li->lun, part);
+	e->ino = fe_nodeid(li->gen, li->lun, part);
 	e->generation = li->gen;
 	e->attr_timeout = fe->timeout;
 	e->entry_timeout = fe->timeout;
@@ -952,15 +1410,42 @@ static void fe_entry(struct fusefe *fe, const struct lun_info *li,
 
 /* ---- directory and attribute operations -------------------------------- */
 
+/*
+ * What the kernel offers. Page cache needs FUSE_NO_OPEN_SUPPORT (no OPEN:
+ * Linux 3.14) and is refused without it, never served some other way;
+ * READDIRPLUS is asked for always, not AUTO (which sends only the first
+ * few hundred entries of a listing as READDIRPLUS, so a cold pass would
+ * still LOOKUP every name). fusefe_start() waits for this.
+ */
 static void fe_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fusefe *fe = userdata;
+
+	pthread_mutex_lock(&fe->init_lock);
+	if (fe->page && !(conn->capable & FUSE_CAP_NO_OPEN_SUPPORT))
+		snprintf(fe->init_err, sizeof(fe->init_err),
+			 "[fuse] cache = page needs the kernel's "
+			 "FUSE_NO_OPEN_SUPPORT (Linux 3.14 or later), which "
+			 "this kernel does not offer; use cache = direct");
 	/* O_TRUNC on a disk means nothing (as on a block device) */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
-	/* the data is served from plain buffers; nothing to splice */
+	if (conn->capable & FUSE_CAP_READDIRPLUS) {
+		conn->want |= FUSE_CAP_READDIRPLUS;
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	}
+	/*
+	 * The data is served from plain buffers (nothing to splice); writes
+	 * go through at once (no writeback cache: a write must reach the
+	 * store before it returns, for the other paths to see it); pages
+	 * are dropped when they change, not when an mtime moves.
+	 */
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
-			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_WRITEBACK_CACHE);
+			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_WRITEBACK_CACHE |
+			FUSE_CAP_AUTO_INVAL_DATA);
+	fe->init_done = true;
+	pthread_cond_broadcast(&fe->init_cond);
+	pthread_mutex_unlock(&fe->init_lock);
 }
 
 static void fe_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -972,18 +1457,35 @@ static void fe_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	unsigned int part;
 	uint32_t index;
 
+	fe_count(fe, FE_OP_LOOKUP);
 	if (parent != FUSEFE_ROOT_INO) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	/* the name is the whole key: a parse, then one LUN pin */
+	/*
+	 * The name is the whole key: a parse, then one LUN pin. A name that
+	 * can never exist (not a disk or partition name, a disk past
+	 * max_luns, a partition past the most a table holds) is a negative
+	 * entry for as long as names are kept; one that may appear (a LUN
+	 * added, a table rewritten) only for FE_NEG_MAYBE_S, since an
+	 * invalidation can overtake a negative reply still on its way.
+	 */
 	if (sdnum_parse_len(fe->prefix, name, strlen(name), &index, &part) ||
-	    fe_pin(fe, index, part, &li, &w)) {
-		fuse_reply_err(req, ENOENT);
+	    index >= fe->max_luns || part > PTABLE_MAX_NUMBER) {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fe->timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (fe_pin(fe, index, part, &li, &w)) {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fe->timeout < FE_NEG_MAYBE_S ? fe->timeout
+							       : FE_NEG_MAYBE_S;
+		fuse_reply_entry(req, &e);
 		return;
 	}
 	fe_entry(fe, &li, part, &w, &e);
-	fe_mark(fe, index);
+	fe_mark(fe, index, li.gen);
 	lun_put(fe->luns, &li);
 	fuse_reply_entry(req, &e);
 }
@@ -999,6 +1501,7 @@ static void fe_getattr(fuse_req_t req, fuse_ino_t ino,
 	int ret;
 
 	(void)fi;
+	fe_count(fe, FE_OP_GETATTR);
 	if (ino == FUSEFE_ROOT_INO) {
 		fe_root_attr(fe, &st);
 		fuse_reply_attr(req, &st, fe->timeout);
@@ -1057,6 +1560,146 @@ static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fuse_reply_attr(req, &st, fe->timeout);
 }
 
+/* Forget the LUN's push: the kernel dropped one of its inodes (and so its
+ * pages), or the LUN changed. */
+static void fe_unpush(struct fusefe *fe, fuse_ino_t ino)
+{
+	uint32_t lun;
+	unsigned int part;
+
+	if (fe->prefetch && fe_ino_decode(fe, ino, &lun, &part))
+		atomic_fetch_and(&fe->pushed[lun / 64], ~(1ull << (lun % 64)));
+}
+
+static void fe_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)nlookup;
+	fe_unpush(fuse_req_userdata(req), ino);
+	fuse_reply_none(req);
+}
+
+static void fe_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		fe_unpush(fe, forgets[i].ino);
+	fuse_reply_none(req);
+}
+
+static int fe_read_blocks(struct fusefe *fe, const struct lun_info *li,
+			  uint64_t lba, uint32_t n, void *buf);
+
+/* Push the head of file (@li, @part, @w) into the kernel's page cache. */
+static void fe_push_one(struct fusefe *fe, const struct lun_info *li,
+			unsigned int part, const struct fe_win *w, char *buf)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	uint64_t bytes = w->nblocks * li->block_size, c0;
+	uint32_t n;
+
+	if (bytes > fe->prefetch)
+		bytes = fe->prefetch;
+	n = (uint32_t)(bytes / li->block_size);
+	if (!n)
+		return;
+	fe_mark_paged(fe, li->lun);
+	c0 = atomic_load(&fe->changes);
+	if (fe_read_blocks(fe, li, w->start, n, buf))
+		return;
+	bv.buf[0].mem = buf;
+	bv.buf[0].size = (size_t)n * li->block_size;
+	fuse_lowlevel_notify_store(fe->se, fe_nodeid(li->gen, li->lun, part), 0,
+				   &bv, 0);
+	/* a change since the read may have been invalidated before the
+	 * store landed: take the pushed copy back */
+	if (atomic_load(&fe->changes) != c0)
+		fuse_lowlevel_notify_inval_inode(
+			fe->se, fe_nodeid(li->gen, li->lun, part), 0,
+			(off_t)bv.buf[0].size);
+}
+
+/*
+ * The kernel asks for the reply after offset @off: it has made the inodes
+ * of the reply that ended there. Push the heads of their files, unless
+ * their LUN's were pushed already. Cost: one store read and one
+ * notify_store (a copy into a new page) a file.
+ */
+static void fe_push(struct fusefe *fe, uint64_t off)
+{
+	uint64_t start = 0, pos, end = 0;
+	uint32_t lun, last;
+	unsigned int i, part;
+	struct lun_info li;
+	struct fe_win w;
+	bool found = false;
+	char *buf;
+	int l;
+
+	pthread_mutex_lock(&fe->pend_lock);
+	for (i = 0; i < FE_PENDING; i++) {
+		if (fe->pending[i].end == off && off) {
+			start = fe->pending[i].start;
+			end = fe->pending[i].end;
+			fe->pending[i].end = 0;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fe->pend_lock);
+	if (!found || end <= FE_DIR_BASE)
+		return;
+	if (start < FE_DIR_BASE)
+		start = FE_DIR_BASE;
+	/* malloc: the thread's scratch holds the reply being built */
+	buf = malloc(fe->prefetch);
+	if (!buf)
+		return;
+	lun = (uint32_t)((start - FE_DIR_BASE) >> FE_PART_BITS);
+	last = (uint32_t)((end - 1 - FE_DIR_BASE) >> FE_PART_BITS);
+	for (l = lun_next(fe->luns, lun, fe->max_luns);
+	     l >= 0 && (uint32_t)l <= last;
+	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+		uint64_t bit = 1ull << (l % 64);
+
+		if (atomic_load(&fe->pushed[l / 64]) & bit)
+			continue;
+		if (lun_get(fe->luns, (uint32_t)l, &li))
+			continue;
+		w.start = 0;
+		w.nblocks = li.nblocks;
+		for (part = 0;;) {
+			pos = FE_DIR_BASE + ((uint64_t)l << FE_PART_BITS) + part;
+			if (pos >= end)
+				break;
+			if (pos >= start)
+				fe_push_one(fe, &li, part, &w, buf);
+			if (part >= PTABLE_MAX_NUMBER)
+				break;
+			part = fe_next_part(fe, &li, part + 1, &w);
+			if (!part)
+				break;
+		}
+		/* the whole LUN's files were in replies up to here */
+		if (pos >= end || part == 0)
+			atomic_fetch_or(&fe->pushed[l / 64], bit);
+		lun_put(fe->luns, &li);
+	}
+	free(buf);
+}
+
+/* A READDIRPLUS reply covers offsets [@start, @end): push it later. */
+static void fe_push_later(struct fusefe *fe, uint64_t start, uint64_t end)
+{
+	pthread_mutex_lock(&fe->pend_lock);
+	fe->pending[fe->pend_next].start = start;
+	fe->pending[fe->pend_next].end = end;
+	fe->pend_next = (fe->pend_next + 1) % FE_PENDING;
+	pthread_mutex_unlock(&fe->pend_lock);
+}
+
 /*
  * One reply's worth of entries from directory offset @off. Entries come in
  * (LUN, partition) order; a LUN pinned for its entries is one lun_get().
@@ -1073,6 +1716,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	uint32_t lun;
 	unsigned int part;
 	size_t used = 0, need;
+	uint64_t first_off = (uint64_t)off, last_off = (uint64_t)off;
 	char *buf;
 	int l, len;
 
@@ -1080,6 +1724,8 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
+	if (plus && fe->prefetch)
+		fe_push(fe, (uint64_t)off);
 	buf = fe_scratch(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -1117,7 +1763,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		if (lun_get(fe->luns, lun, &li))
 			continue;
 		if (plus)
-			fe_mark(fe, lun);
+			fe_mark(fe, lun, li.gen);
 		if (part == 0) {
 			w.start = 0;
 			w.nblocks = li.nblocks;
@@ -1152,6 +1798,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 				goto out_reply;
 			}
 			used += need;
+			last_off = pos + 1;
 			if (part >= PTABLE_MAX_NUMBER)
 				break;
 			part = fe_next_part(fe, &li, part + 1, &w);
@@ -1161,6 +1808,8 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		lun_put(fe->luns, &li);
 	}
 out_reply:
+	if (plus && fe->prefetch && used)
+		fe_push_later(fe, (uint64_t)first_off, (uint64_t)last_off);
 	fuse_reply_buf(req, buf, used);
 }
 
@@ -1168,6 +1817,7 @@ static void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	(void)fi;
+	fe_count(fuse_req_userdata(req), FE_OP_READDIR);
 	fe_readdir_common(req, ino, size, off, false);
 }
 
@@ -1175,6 +1825,7 @@ static void fe_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi)
 {
 	(void)fi;
+	fe_count(fuse_req_userdata(req), FE_OP_READDIRPLUS);
 	fe_readdir_common(req, ino, size, off, true);
 }
 
@@ -1240,10 +1891,12 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 /* ---- file operations ---------------------------------------------------- */
 
 /*
- * Every open is direct I/O: a disk and its partitions are different files
- * over the same blocks, so a page cache per file could not stay coherent.
- * The handle remembers the LUN's generation: a handle whose LUN was
- * removed (and maybe added again) gets ENXIO.
+ * Page cache: ENOSYS, which the kernel takes (FUSE_NO_OPEN_SUPPORT) as
+ * "opens need no request" from then on; files keep their cache across
+ * opens (FOPEN_KEEP_CACHE) and send no RELEASE. The LUN generation is
+ * checked against the node id's (fe_nodeid()). Direct: every open is
+ * direct I/O, and the handle remembers the LUN's generation: a handle
+ * whose LUN was removed (and maybe added again) gets ENXIO.
  */
 static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -1253,6 +1906,7 @@ static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	unsigned int part;
 	int ret;
 
+	fe_count(fe, FE_OP_OPEN);
 	if (ino == FUSEFE_ROOT_INO) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -1262,12 +1916,39 @@ static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fi->fh = li.gen;
+	if (fe->page) {
+		lun_put(fe->luns, &li);
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	fi->fh = FE_FH_GEN | li.gen;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
 	fi->noflush = 1;
 	lun_put(fe->luns, &li);
 	fuse_reply_open(req, fi);
+}
+
+/* Nothing is buffered here: ENOSYS tells the kernel to send no more. */
+static void fe_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+
+	(void)ino;
+	(void)fi;
+	fe_count(fe, FE_OP_FLUSH);
+	fuse_reply_err(req, ENOSYS);
+}
+
+static void fe_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fusefe *fe = fuse_req_userdata(req);
+
+	(void)ino;
+	(void)fi;
+	fe_count(fe, FE_OP_RELEASE);
+	fuse_reply_err(req, 0);
 }
 
 /* Locks the stripes of blocks @a and @b (in order: no deadlock). */
@@ -1359,11 +2040,13 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = NULL;
 	int ret;
 
+	fe_count(fe, FE_OP_READ);
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	fe_mark_paged(fe, li.lun);
 	bs = li.block_size;
 	bytes = w.nblocks * bs;
 	if (off < 0 || (uint64_t)off >= bytes || !size) {
@@ -1404,14 +2087,15 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	unsigned int part;
 	uint64_t bytes, doff, lba;
 	uint32_t bs, n;
-	bool dirty;
 	int ret;
 
+	fe_count(fe, FE_OP_WRITE);
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	fe_mark_paged(fe, li.lun);
 	bs = li.block_size;
 	bytes = w.nblocks * bs;
 	if (off < 0 || !size || (uint64_t)off >= bytes) {
@@ -1430,13 +2114,14 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	lba = doff / bs;
 	n = (uint32_t)((doff % bs + size + bs - 1) / bs);
 	ret = fe_faults(fe, req, li.lun, lba, n, FAULT_OP_WRITE);
-	if (!ret)
+	if (!ret) {
+		/* fe_lun_changed() leaves this file's own pages alone */
+		fe_writer = ino;
 		ret = fe_write_bytes(fe, &li, doff, src, size,
 				     fi->flags & O_DSYNC ? LUN_IO_FUA : 0);
-	dirty = fe_touches_table(fe, &li, lba, n);
+		fe_writer = 0;
+	}
 	lun_put(fe->luns, &li);
-	if (dirty)
-		fe_table_dirty(fe, li.lun);
 	if (ret) {
 		log_lun_debug(li.lun, "fuse: write of %zu at %" PRIu64 ": %s",
 			      size, doff, strerror(-ret));
@@ -1526,7 +2211,6 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	struct fe_win w;
 	unsigned int part;
 	uint64_t bytes, end, doff, dend, lba, n;
-	bool dirty = false;
 	int ret;
 
 	if ((mode & ~known) || punch == zero || (punch && !keep)) {
@@ -1558,13 +2242,14 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	lba = doff / li.block_size;
 	n = (dend + li.block_size - 1) / li.block_size - lba;
 	ret = fe_faults(fe, req, li.lun, lba, n, FAULT_OP_WRITE);
-	if (!ret)
+	if (!ret) {
+		/* the kernel drops this file's pages of the range itself */
+		fe_writer = ino;
 		ret = fe_zero_bytes(fe, &li, doff, dend, punch);
-	dirty = fe_touches_table(fe, &li, lba, n);
+		fe_writer = 0;
+	}
 out_put:
 	lun_put(fe->luns, &li);
-	if (dirty)
-		fe_table_dirty(fe, li.lun);
 	fuse_reply_err(req,
 		       ret ? (ret == -EINVAL ? EINVAL : fe_errno(ret)) : 0);
 }
@@ -1679,16 +2364,59 @@ static int fe_xattr_value(struct fusefe *fe, const struct lun_info *li,
 	return ret < 0 || (size_t)ret >= len ? -ENODATA : ret;
 }
 
+/*
+ * The directory's one attribute: the requests served so far, by opcode,
+ * "lookup=N getattr=N ..." (FE_OPS counters; reading it is one "other").
+ */
+#define FE_XATTR_REQUESTS FE_XATTR_PREFIX "requests"
+
+static int fe_requests(struct fusefe *fe, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < FE_OPS; i++) {
+		n = snprintf(buf + used, len - used, "%s%s=%" PRIu64,
+			     i ? " " : "", fe_op_names[i],
+			     atomic_load_explicit(&fe->ops[i],
+						  memory_order_relaxed));
+		if (n < 0 || (size_t)n >= len - used)
+			return -ERANGE;
+		used += (size_t)n;
+	}
+	return (int)used;
+}
+
+static void fe_reply_value(fuse_req_t req, const char *val, int len,
+			   size_t size)
+{
+	if (len < 0)
+		fuse_reply_err(req, -len);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)len);
+	else if (size < (size_t)len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, val, (size_t)len);
+}
+
 static void fe_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			size_t size)
 {
 	struct fusefe *fe = fuse_req_userdata(req);
 	struct lun_info li;
 	struct fe_win w;
-	char val[64];
+	char val[256];
 	unsigned int part, i;
 	int ret;
 
+	fe_count(fe, FE_OP_OTHER);
+	if (ino == FUSEFE_ROOT_INO && !strcmp(name, FE_XATTR_REQUESTS)) {
+		fe_reply_value(req, val, fe_requests(fe, val, sizeof(val)),
+			       size);
+		return;
+	}
 	for (i = 0; i < FE_NXATTRS && strcmp(name, fe_xattrs[i]); i++)
 		;
 	if (ino == FUSEFE_ROOT_INO || i == FE_NXATTRS) {
@@ -1702,14 +2430,7 @@ static void fe_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	}
 	ret = fe_xattr_value(fe, &li, part, i, val, sizeof(val));
 	lun_put(fe->luns, &li);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)ret);
-	else if (size < (size_t)ret)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, val, (size_t)ret);
+	fe_reply_value(req, val, ret, size);
 }
 
 static void fe_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -1737,6 +2458,10 @@ static void fe_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			used += n;
 		}
 		lun_put(fe->luns, &li);
+	} else {
+		n = strlen(FE_XATTR_REQUESTS) + 1;
+		memcpy(list, FE_XATTR_REQUESTS, n);
+		used = n;
 	}
 	if (!size)
 		fuse_reply_xattr(req, used);
@@ -1771,11 +2496,15 @@ static const struct fuse_lowlevel_ops fe_ops = {
 	.getattr = fe_getattr,
 	.setattr = fe_setattr,
 	.open = fe_open,
+	.flush = fe_flush,
+	.release = fe_release,
 	.read = fe_read,
 	.write = fe_write,
 	.fsync = fe_fsync,
 	.readdir = fe_readdir,
 	.readdirplus = fe_readdirplus,
+	.forget = fe_forget,
+	.forget_multi = fe_forget_multi,
 	.statfs = fe_statfs,
 	.setxattr = fe_setxattr,
 	.getxattr = fe_getxattr,
@@ -1877,6 +2606,52 @@ static unsigned int fe_group_parts(const struct cfg *cfg)
 	return max;
 }
 
+/*
+ * Prefetch is on when every file the groups make at start gets its
+ * [fuse] prefetch bytes within [fuse] prefetch_budget (files of LUNs added
+ * later are not counted), and only with the page cache.
+ */
+static void fe_prefetch_setup(struct fusefe *fe, const struct cfg *cfg)
+{
+	struct ptable_geom g;
+	uint64_t files = 0, need;
+	unsigned int i;
+	int n;
+
+	if (!fe->page || !cfg->fuse.prefetch)
+		return;
+	for (i = 0; i < cfg->ngroups; i++) {
+		const struct lun_group *lg = &cfg->groups[i];
+
+		n = 0;
+		if (lg->nparts && lg->ptable != PTABLE_NONE) {
+			g = (struct ptable_geom){
+				.kind = lg->ptable,
+				.block_size = lg->block_size,
+				.nblocks = lg->size / lg->block_size,
+				.nparts = lg->nparts,
+				.sizes = lg->nsizes ? lg->part_sizes : NULL,
+				.nsizes = lg->nsizes,
+			};
+			n = ptable_count(&g);
+		}
+		files += (uint64_t)lg->count * (1 + (n > 0 ? (unsigned int)n : 0));
+	}
+	need = files * cfg->fuse.prefetch;
+	if (need > cfg->fuse.prefetch_budget) {
+		log_notice("fuse: no prefetch: %" PRIu64 " files x %" PRIu64
+			   " bytes = %" PRIu64 " MiB of page cache is over "
+			   "[fuse] prefetch_budget (%" PRIu64 " MiB)",
+			   files, cfg->fuse.prefetch, need >> 20,
+			   cfg->fuse.prefetch_budget >> 20);
+		return;
+	}
+	fe->prefetch = (uint32_t)cfg->fuse.prefetch;
+	log_info("fuse: prefetch of the first %u bytes of each file at "
+		 "READDIRPLUS (%" PRIu64 " files, up to %" PRIu64 " MiB)",
+		 fe->prefetch, files, need >> 20);
+}
+
 static void *fe_loop(void *arg)
 {
 	struct fusefe *fe = arg;
@@ -1909,12 +2684,21 @@ static void fe_free(struct fusefe *fe)
 	for (i = 0; i < FE_STRIPES; i++)
 		pthread_mutex_destroy(&fe->stripes[i]);
 	pthread_mutex_destroy(&fe->stat_lock);
+	pthread_cond_destroy(&fe->done_cond);
+	pthread_cond_destroy(&fe->init_cond);
+	pthread_mutex_destroy(&fe->init_lock);
 	pthread_cond_destroy(&fe->notify_cond);
 	pthread_mutex_destroy(&fe->notify_lock);
 	pthread_mutex_destroy(&fe->cache_lock);
 	if (fe->loop_cfg)
 		fuse_loop_cfg_destroy(fe->loop_cfg);
 	free(fe->shadow);
+	free(fe->held);
+	free(fe->kgen);
+	free(fe->job_batch);
+	free(fe->pushed);
+	free(fe->paged);
+	pthread_mutex_destroy(&fe->pend_lock);
 	free(fe);
 }
 
@@ -1942,11 +2726,14 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	snprintf(fe->mountpoint, sizeof(fe->mountpoint), "%s",
 		 cfg->fuse.mountpoint);
 	fe->timeout = cfg->fuse.attr_timeout;
+	fe->page = cfg->fuse.cache == CFG_FUSE_CACHE_PAGE;
+	fe->lun_watch_id = -1;
 	clock_gettime(CLOCK_REALTIME, &fe->t0);
 	atomic_init(&fe->root_mtime_ns, fe_realtime_ns());
 	fe->uid = getuid();
 	fe->gid = getgid();
 	fe->max_parts = fe_group_parts(cfg);
+	fe_prefetch_setup(fe, cfg);
 	/* the kernel's extended minors as sdnum_extmap predicts them */
 	fe->ext.ndisks = fe->max_luns;
 	fe->ext.parts = fe->max_parts > 15 ? fe->max_parts : 0;
@@ -1958,15 +2745,27 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&fe->notify_cond, &ca);
+	pthread_cond_init(&fe->done_cond, &ca);
+	pthread_cond_init(&fe->init_cond, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&fe->init_lock, NULL);
+	pthread_mutex_init(&fe->pend_lock, NULL);
 	pthread_mutex_init(&fe->stat_lock, NULL);
 	for (w = 0; w < FE_STRIPES; w++)
 		pthread_mutex_init(&fe->stripes[w], NULL);
 
 	words = (fe->max_luns + 63) / 64;
 	fe->shadow = calloc(words ? words : 1, sizeof(*fe->shadow));
+	fe->held = calloc(words ? words : 1, sizeof(*fe->held));
+	/* 4 bytes a LUN; pages of LUNs never looked up stay untouched */
+	fe->kgen = calloc(fe->max_luns ? fe->max_luns : 1, sizeof(*fe->kgen));
+	fe->job_batch = calloc(FE_JOBS, sizeof(*fe->job_batch));
+	fe->pushed = calloc(words ? words : 1, sizeof(*fe->pushed));
+	fe->paged = calloc(words ? words : 1, sizeof(*fe->paged));
 	fe->loop_cfg = fuse_loop_cfg_create();
-	if (!fe->shadow || !fe->loop_cfg) {
+	if (!fe->shadow || !fe->held || !fe->kgen || !fe->job_batch ||
+	    !fe->pushed || !fe->paged ||
+	    !fe->loop_cfg) {
 		fe_free(fe);
 		return -ENOMEM;
 	}
@@ -2014,6 +2813,31 @@ static int fe_session(struct fusefe *fe, const struct cfg *cfg)
 	return 0;
 }
 
+/* Wait for fe_init(): the cache mode stands or falls with what it found. */
+static int fe_wait_init(struct fusefe *fe)
+{
+	uint64_t end = now_ns() + FE_INIT_WAIT_NS;
+	struct timespec ts = {.tv_sec = (time_t)(end / FE_NS),
+			      .tv_nsec = (long)(end % FE_NS)};
+	int ret = 0;
+
+	pthread_mutex_lock(&fe->init_lock);
+	while (!fe->init_done &&
+	       pthread_cond_timedwait(&fe->init_cond, &fe->init_lock, &ts) !=
+		       ETIMEDOUT)
+		;
+	if (!fe->init_done) {
+		log_err("fuse: the kernel sent no INIT to %s within %llu s",
+			fe->mountpoint, FE_INIT_WAIT_NS / FE_NS);
+		ret = -ETIMEDOUT;
+	} else if (fe->init_err[0]) {
+		log_err("fuse: %s", fe->init_err);
+		ret = -EOPNOTSUPP;
+	}
+	pthread_mutex_unlock(&fe->init_lock);
+	return ret;
+}
+
 int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
 {
 	struct fusefe *fe;
@@ -2038,10 +2862,24 @@ int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
 	ret = -pthread_create(&fe->notify_thread, NULL, fe_notifier, fe);
 	if (ret)
 		goto out_loop;
+	ret = fe_wait_init(fe);
+	if (!ret) {
+		fe->lun_watch_id = lun_watch_add(fe->luns, fe_lun_changed, fe);
+		ret = fe->lun_watch_id < 0 ? fe->lun_watch_id : 0;
+	}
+	if (!ret) {
+		ret = fault_watch_set(fe->faults, fe_fault_added, fe);
+		fe->fault_watching = !ret;
+	}
+	if (ret) {
+		fusefe_stop(fe);
+		return ret;
+	}
 	log_notice("fuse: %u LUNs mounted on %s (%s scheme, prefix %s, "
-		   "%u threads)",
+		   "%u threads, cache = %s, names and attributes kept %g s)",
 		   lun_count(fe->luns), fe->mountpoint, fe->scheme->name,
-		   fe->prefix, cfg->fuse.threads ? cfg->fuse.threads : 4);
+		   fe->prefix, cfg->fuse.threads ? cfg->fuse.threads : 4,
+		   fe->page ? "page" : "direct", fe->timeout);
 	*state = fe;
 	return 0;
 
@@ -2075,6 +2913,11 @@ void fusefe_stop(void *state)
 
 	if (!fe)
 		return;
+	/* first: a writer in a watcher waits for the notifier */
+	if (fe->fault_watching)
+		fault_watch_set(fe->faults, NULL, NULL);
+	if (fe->lun_watch_id >= 0)
+		lun_watch_remove(fe->luns, fe->lun_watch_id);
 	atomic_store(&fe->stopping, true);
 	pthread_mutex_lock(&fe->notify_lock);
 	pthread_cond_signal(&fe->notify_cond);

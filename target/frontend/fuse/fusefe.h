@@ -20,7 +20,10 @@ struct scsi_target;
  * table while the host has not written its own (ptable_layout()), and
  * afterwards the numbers ptable_parse() finds on the disk, up to 255.
  *
- * Inode numbers: the directory is 1; (L, N) is 2 + L * 256 + N. Directory
+ * Inode numbers: the directory is 1; (L, N) is 2 + L * 256 + N (st_ino);
+ * the FUSE node id the kernel keys its inodes by adds the LUN's generation
+ * in its high 32 bits, so a LUN removed and added again is new inodes
+ * (new page caches), and the old ones answer ENXIO. Directory
  * offsets: "." and ".." end at 1 and 2; the entry (L, N) sits at
  * 3 + L * 256 + N, so a telldir() cookie stays valid across LUNs coming
  * and going.
@@ -38,8 +41,9 @@ struct scsi_target;
 /**
  * fusefe_start() - mount the front end and start serving it.
  * @cfg: the configuration: [fuse] (mountpoint, threads, options,
- *	attr_timeout), [target] scheme and name_prefix, and the groups'
- *	partition counts (to predict dev_ts past partition 15).
+ *	attr_timeout, cache, prefetch, prefetch_budget), [target] scheme and
+ *	name_prefix, and the groups' partition counts (to predict dev_ts past
+ *	partition 15, and the files prefetch would fill).
  * @tgt: the target's shared state (its LUN table and fault rules); must
  *	outlive the front end.
  * @state: out, the front end (for fusefe_stop()), only on 0.
@@ -48,7 +52,10 @@ struct scsi_target;
  * [fuse] options after them, serves with up to [fuse] threads workers
  * (one cloned /dev/fuse descriptor each) and starts a thread that notices
  * LUNs added and removed once a second and rewritten partition tables at
- * once, and tells the kernel to drop what it cached about them. A stale
+ * once, and tells the kernel to drop what it cached about them. Waits for
+ * the kernel's INIT: [fuse] cache = page without FUSE_NO_OPEN_SUPPORT is
+ * refused. Subscribes to the LUN layer's and the fault table's changes
+ * (lun_watch_add(), fault_watch_set()). A stale
  * mount left by a daemon that died (the mount point answers ENOTCONN) is
  * reported with the commands that clear it, and nothing is mounted.
  *
@@ -56,7 +63,9 @@ struct scsi_target;
  * Installs a no-op handler for SIGRTMIN + 5 (how fusefe_stop() wakes the
  * session loop) and routes libfuse's messages to the log.
  * Return: 0 running; 1 when [fuse] has no mount point (nothing started);
- * -ENOTCONN for a stale mount; -EBUSY if the mount point already is a FUSE
+ * -ENOTCONN for a stale mount; -EOPNOTSUPP for a cache mode the kernel
+ * does not offer; -ETIMEDOUT with no INIT in 10 s; -ENOSPC with every
+ * change watcher slot taken; -EBUSY if the mount point already is a FUSE
  * mount; -ENOENT or -ENOTDIR for a bad mount point; -ENODEV when there is
  * no /dev/fuse; -EINVAL when libfuse rejects the options; the -errno of
  * the mount (-EPERM without the privilege); -ENOMEM; the -errno of
