@@ -159,8 +159,15 @@ static void buf_release(struct iscsi_conn *c, struct iscsi_task *t)
 
 static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 {
-	/* a big transfer's buffer goes: idle connections stay small */
-	if (t->buf_cap > ISCSI_BUF_KEEP)
+	/*
+	 * A big transfer's buffer goes: idle connections stay small. So do
+	 * all while the daemon's buffers are over half their budget: kept
+	 * buffers of idle connections must not leave others only BUSY.
+	 */
+	if (t->buf_cap > ISCSI_BUF_KEEP ||
+	    (t->buf && 2 * atomic_load_explicit(&c->fe->buf_total,
+						memory_order_relaxed) >
+			       c->fe->icfg.max_buffer))
 		buf_release(c, t);
 	if (!t->immediate && !t->accounted)
 		c->nfree_cmd++;
@@ -687,13 +694,15 @@ static int cmd_header(struct iscsi_conn *c)
 	}
 	t = task_get(c, imm);
 	if (!t) {
-		if (v == ISCSI_SN_EXPECTED && !imm)
-			c->exp_cmd_sn++;
-		else if (v == ISCSI_SN_AHEAD)
-			sn_used_add(c, cmdsn);
 		c->cur_reject = imm ? ISCSI_REJECT_IMMEDIATE
 				    : ISCSI_REJECT_LONG_OP;
-		return 0;
+		if (v == ISCSI_SN_AHEAD)
+			sn_used_add(c, cmdsn);
+		if (v != ISCSI_SN_EXPECTED || imm)
+			return 0;
+		/* its CmdSN is spent: what was held behind it goes on */
+		c->exp_cmd_sn++;
+		return sn_release(c);
 	}
 	/*
 	 * In the window past a gap: the command is taken (its slot, its
