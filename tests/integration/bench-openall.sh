@@ -132,7 +132,7 @@ check "text has both rows" grep -q 'sync open+pread+close' "$T/out.txt"
 check "text has the latency table" grep -q '^io_uring chain' "$T/out.txt"
 
 "$B" open-all "$S/tree" --depth 0 >/dev/null 2>"$T/err"
-expect_eq "--depth 0 exits 1" 1 $?
+expect_eq "--depth 0 exits 2 (usage)" 2 $?
 check "--depth 0 says why" grep -q -- "--depth '0'" "$T/err"
 "$B" open-all "$S/nonexistent" >/dev/null 2>&1
 expect_eq "a missing DIR exits 1" 1 $?
