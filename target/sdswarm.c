@@ -71,6 +71,10 @@ static void die_usage(const char *fmt, ...)
  * close to one of @words (its options or ops; NULL-terminated). */
 static void unexpected(const char *cmd, const char *arg,
 		       const char *const *words, const char *synopsis)
+	__attribute__((noreturn));
+
+static void unexpected(const char *cmd, const char *arg,
+		       const char *const *words, const char *synopsis)
 {
 	size_t n = 0;
 	const char *best;
@@ -78,6 +82,8 @@ static void unexpected(const char *cmd, const char *arg,
 	while (words && words[n])
 		n++;
 	best = n ? cli_suggest(arg, words, n) : NULL;
+	if (best && strcmp(best, arg) == 0)
+		die_usage("%s: %s needs a value", cmd, arg);
 	if (best)
 		die_usage("%s: unexpected '%s' (did you mean %s?)", cmd, arg,
 			  best);
@@ -119,7 +125,9 @@ static void usage(FILE *f)
 		"error. See sdswarm(8).\n");
 }
 
-static void connect_daemon(struct client *cl)
+/* Connects on the first request; @pending (that request) is freed if the
+ * connection fails, so the exit leaves nothing behind. */
+static void connect_daemon(struct client *cl, json_t *pending)
 {
 	static char def[CFG_SOCKET_PATH_MAX + 1];
 	int fd;
@@ -131,12 +139,16 @@ static void connect_daemon(struct client *cl)
 			cl->path = env;
 	}
 	if (!cl->path) {
-		if (ctl_default_path(def, sizeof(def)) < 0)
+		if (ctl_default_path(def, sizeof(def)) < 0) {
+			json_decref(pending);
 			die("the default control socket path is too long; use "
 			    "--control");
+		}
 		cl->path = def;
 	}
 	fd = ctl_connect(cl->path);
+	if (fd < 0)
+		json_decref(pending);
 	if (fd == -ENOENT)
 		die("cannot reach sdswarmd at %s: no control socket there "
 		    "(is sdswarmd running? see --control)",
@@ -237,7 +249,7 @@ static json_t *call(struct client *cl, json_t *req, bool raw)
 
 	/* the first request connects: the arguments are all checked */
 	if (cl->fd < 0)
-		connect_daemon(cl);
+		connect_daemon(cl, req);
 	send_request(cl, req);
 	read_reply(cl);
 	if (raw && strncmp(cl->line, ok, sizeof(ok) - 1) == 0) {

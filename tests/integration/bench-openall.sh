@@ -143,7 +143,7 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 	check "a readdir row" grep -q '^readdir ' "$T/cold.txt"
 fi
 "$B" open-all "$S/tree" --depth 0 >/dev/null 2>"$T/err"
-expect_eq "--depth 0 exits 1" 1 $?
+expect_eq "--depth 0 exits 2 (usage)" 2 $?
 check "--depth 0 says why" grep -q -- "--depth '0'" "$T/err"
 "$B" open-all "$S/nonexistent" >/dev/null 2>&1
 expect_eq "a missing DIR exits 1" 1 $?

@@ -19,13 +19,13 @@ check "--help lists numbering" grep -q '^  numbering ' <("$B" --help)
 check "numbering --help" grep -q -- '--quick' <("$B" numbering --help)
 check "help numbering" grep -q 'usage: sdswarm-bench numbering' <("$B" help numbering)
 "$B" bogus >/dev/null 2>"$T/err"
-expect_eq "unknown command exits 1" 1 $?
+expect_eq "unknown command exits 2 (usage)" 2 $?
 check "unknown command is named" grep -q "unknown command 'bogus'" "$T/err"
 "$B" numbering --reps 0 >/dev/null 2>"$T/err"
-expect_eq "--reps 0 exits 1" 1 $?
+expect_eq "--reps 0 exits 2 (usage)" 2 $?
 check "--reps 0 says why" grep -q -- "--reps '0'" "$T/err"
 "$B" numbering extra >/dev/null 2>&1
-expect_eq "stray argument exits 1" 1 $?
+expect_eq "stray argument exits 2 (usage)" 2 $?
 
 # --quick is meant for exactly this: seconds, not a minute.
 t0=$(date +%s.%N)

@@ -22,6 +22,6 @@ for r in d["results"]:
     assert r["ns_per_op"] > 0, r
 PY
 "$B" target --luns 0 >/dev/null 2>"$T/err"
-expect_eq "--luns 0 exits 1" 1 $?
+expect_eq "--luns 0 exits 2 (usage)" 2 $?
 check "--luns 0 says why" grep -q -- "--luns '0'" "$T/err"
 finish

@@ -146,13 +146,15 @@ raw_error() { # DESC TEXT WANT-ERROR
 }
 raw_error "garbage" $'garbage\n' "not JSON: '[' or '{' expected near 'garbage' (line 1, column 7)"
 raw_error "an array" $'[1,2]\n' 'a request is a JSON object, like {"cmd":"status"}'
-raw_error "no cmd" $'{"op":"add"}\n' '"cmd" is required: a string (status, lun, fault, stats, names, alua)'
-raw_error "unknown cmd" $'{"cmd":"explode"}\n' 'unknown cmd "explode" (status, lun, fault, stats, names, alua)'
+raw_error "no cmd" $'{"op":"add"}
+' '"cmd" is required: a string (status, lun, fault, stats, names, metrics, alua)'
+raw_error "unknown cmd" $'{"cmd":"explode"}
+' 'unknown cmd "explode" (status, lun, fault, stats, names, metrics, alua)'
 raw_error "unknown field" $'{"cmd":"status","colour":1}\n' 'unknown field "colour" for status'
 raw_error "lun not a number" $'{"cmd":"lun","op":"remove","lun":"x"}\n' '"lun" must be an integer from 0 to 4095'
 raw_error "lun past max" $'{"cmd":"lun","op":"online","lun":4096}\n' '"lun" must be an integer from 0 to 4095'
 raw_error "resize without size" $'{"cmd":"lun","op":"resize","lun":1}\n' '"size" is required for op resize: bytes, or a string like "2G"'
-raw_error "unknown op" $'{"cmd":"lun","op":"explode","lun":1}\n' 'unknown op "explode" (add, remove, resize, offline, online)'
+raw_error "unknown op" $'{"cmd":"lun","op":"explode","lun":1}\n' 'unknown op "explode" (add, remove, resize, offline, online, list)'
 raw_error "empty line" $'\n' 'empty request: send one JSON object per line, like {"cmd":"status"}'
 # jansson words these two; what matters is that they are refused as JSON
 raw_prefix() { # DESC TEXT WANT-PREFIX
