@@ -10,7 +10,7 @@
 # assertion: with `blacklist { devnode "^sda[0-9]*" }`, `multipath -v3 -d`
 #            reports sdab blacklisted by devnode, and not sdb (control)
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED; 2: cannot tell.
-echo "multipath-tools: $(multipath -V 2>&1 | head -1)"
+echo "multipath-tools: $(multipath -h 2>&1 | grep -m1 -o 'multipath-tools v[^ ]*')"
 grep -q '^sdab ' "$SDSWARM_DISK_LIST" || { echo "the guest has no sdab"; exit 2; }
 modprobe dm_multipath || { echo "no dm_multipath"; exit 2; }
 mkdir -p /etc/multipath
