@@ -111,7 +111,10 @@ static void portal_start(struct portal *p, const char *conf)
 		abort();
 	}
 	cfg_parser_destroy(cp);
-	p->cfg->iscsi.port = 0; /* the listener is unused: any free port */
+	/* the listeners are unused: any free port */
+	p->cfg->iscsi.port = 0;
+	for (i = 0; i < p->cfg->iscsi.nportals; i++)
+		p->cfg->iscsi.portals[i].port = 0;
 	tp = (struct lun_table_params){.max_luns = p->cfg->target.max_luns,
 				       .seed = p->cfg->target.seed};
 	if (store_mem_create(&p->store, NULL))

@@ -98,8 +98,10 @@ check "no busy loop while out of descriptors (cpu $(((c1 - c0) * 1000 / hz)) ms 
 	test $(((c1 - c0) * 1000 / hz)) -lt 1000
 n=$(grep -c "iscsi: accept:" "$DAEMON_LOG")
 check "accept warnings are paced ($n, at most one a second)" test "$n" -le 10
-check "control accept hit the limit" \
-	grep -q "control: accept: Too many open files; not accepting for a second" "$DAEMON_LOG"
+# iSCSI closes connections that would take the descriptors kept for the
+# daemon, so the control client above is accepted during the flood (checked
+# by "answers during the flood"); should the control listener run out all
+# the same, its warnings must be paced like iSCSI's
 n=$(grep -c "control: accept:" "$DAEMON_LOG")
 check "control accept warnings are paced ($n, at most one a second)" test "$n" -le 10
 wait $holder
