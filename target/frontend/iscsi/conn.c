@@ -1143,8 +1143,18 @@ static int logout(struct iscsi_conn *c)
 	bhs[1] = ISCSI_FLAG_F;
 	bhs[2] = response;
 	memcpy(bhs + 16, req + 16, 4);
-	if (!response)
+	if (!response) {
 		iscsi_conn_abort_all(c);
+		/*
+		 * The I_T nexus ends here, not when the socket closes: an
+		 * initiator that logs in again at once must find this
+		 * nexus's prevention and RESERVE(6) gone (libiscsi's
+		 * PreventAllow.Logout). iscsi_conn_destroy() repeats it,
+		 * which changes nothing.
+		 */
+		if (c->registered && !c->discovery)
+			scsi_pr_nexus_lost(c->fe->tgt, (uint32_t)c->id);
+	}
 	iscsi_conn_fill_sn(c, bhs, true);
 	/* Time2Wait and Time2Retain stay 0: nothing to reconnect to */
 	ret = iscsi_conn_queue_pdu(c, bhs, NULL, 0);
