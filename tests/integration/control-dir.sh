@@ -82,6 +82,10 @@ check "mode 1777 is named" grep -q "has mode 1777: writable by group or others" 
 mkdir -m 1777 "$T/tmp"
 chmod 1777 "$T/tmp"
 cp "$T/ctl.conf" "$T/tmp/ctl.conf"
+# the daemon from inside the new /tmp: where it was built (a clone under
+# /tmp, say) is hidden by the bind mount
+cp "$SDSWARMD" "$T/tmp/sdswarmd"
+chmod 0755 "$T/tmp/sdswarmd"
 mkdir -m 1777 "$T/tmp/sdswarm-65534"
 chmod 1777 "$T/tmp/sdswarm-65534"
 chown 65533:65533 "$T/tmp/sdswarm-65534"
@@ -90,7 +94,7 @@ if unshare -m --propagation private true 2>/dev/null; then
 		mount --bind "$1" /tmp || exit 99
 		shift
 		exec env -u XDG_RUNTIME_DIR timeout 10 "$@" --config /tmp/ctl.conf
-	' - "$T/tmp" "${nobody[@]}" "$SDSWARMD" >"$T/out" 2>&1
+	' - "$T/tmp" "${nobody[@]}" /tmp/sdswarmd >"$T/out" 2>&1
 	rc=$?
 	expect_eq "a non-root daemon in another user's /tmp/sdswarm-UID: exit" 1 "$rc"
 	check "it names the directory and its owner" \
