@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "array.h"
 #include "bench.h"
 
 /* ---- options ------------------------------------------------------- */
@@ -418,7 +419,7 @@ void bench_machine_get(struct bench_machine *m)
 	f = fopen("/proc/cpuinfo", "re");
 	if (!f)
 		return;
-	for (i = 0; i < BENCH_ARRAY_SIZE(keys); i++)
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
 		if (cpuinfo_value(f, keys[i], m->cpu_model,
 				  sizeof(m->cpu_model)))
 			break;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "array.h"
+
 /*
  * The subcommands, in --help order: X(function, "name", "summary").
  *
@@ -39,9 +41,6 @@
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);
 BENCH_COMMANDS(BENCH_DECLARE)
 #undef BENCH_DECLARE
-
-/* Elements in an array (not a pointer). */
-#define BENCH_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------ */
 /* Options every subcommand takes                                     */

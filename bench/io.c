@@ -27,6 +27,7 @@
 #include <jansson.h>
 #include <liburing.h>
 
+#include "array.h"
 #include "bench.h"
 #include "cli.h"
 #include "sdnum.h"
@@ -480,7 +481,7 @@ static int io_ring_init(struct io_ctx *c)
 	unsigned int i;
 	int ret = -EINVAL;
 
-	for (i = 0; i < BENCH_ARRAY_SIZE(tries); i++) {
+	for (i = 0; i < ARRAY_SIZE(tries); i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = tries[i];
 		ret = io_uring_queue_init_params(c->o.depth, &c->ring, &p);

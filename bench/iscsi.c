@@ -24,6 +24,8 @@
 #include <iscsi/scsi-lowlevel.h>
 #include <jansson.h>
 
+#include "array.h"
+#include "bytes.h"
 #include "bench.h"
 #include "cli.h"
 
@@ -482,12 +484,6 @@ static void isb_logout(struct iscsi_context *ctx, bool clean)
 	iscsi_destroy_context(ctx);
 }
 
-static uint32_t isb_be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 /*
  * "all": the target's LUNs (REPORT LUNS) that are connected disks
  * (INQUIRY: qualifier 0, direct access; tgt's LUN 0 is its controller), as
@@ -515,9 +511,9 @@ static int isb_find_luns(struct isb_run *r, struct iscsi_context *ctx,
 	}
 	/* The header says how long the whole list is: ask again for all of
 	 * it (16,384 LUNs are 128 KiB). */
-	alloc = (int)(isb_be32(task->datain.data) > (1u << 20)
+	alloc = (int)(get_be32(task->datain.data) > (1u << 20)
 			      ? (1u << 20) + 8
-			      : isb_be32(task->datain.data) + 8);
+			      : get_be32(task->datain.data) + 8);
 	scsi_free_scsi_task(task);
 	ret = isb_sync(ctx, 0, "REPORT LUNS", isb_report_luns, &alloc, &task,
 		       msg, len);
@@ -1199,10 +1195,10 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			isb_usage(stdout);
 			return 0;
 		case ISB_OPT_RW:
-			for (i = 0; i < BENCH_ARRAY_SIZE(isb_rw_name); i++)
+			for (i = 0; i < ARRAY_SIZE(isb_rw_name); i++)
 				if (strcmp(optarg, isb_rw_name[i]) == 0)
 					break;
-			if (i == BENCH_ARRAY_SIZE(isb_rw_name)) {
+			if (i == ARRAY_SIZE(isb_rw_name)) {
 				isb_err("--rw '%s': randread, randwrite, "
 					"seqread or seqwrite",
 					optarg);

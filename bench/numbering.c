@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "bench.h"
 #include "cli.h"
 #include "sdnum.h"
@@ -582,7 +583,7 @@ static int bench_idx(struct nb *b)
 
 	if (!ids)
 		return nb_fail("idx", -ENOMEM);
-	for (i = 0; i < BENCH_ARRAY_SIZE(nb_sizes) && !ret; i++)
+	for (i = 0; i < ARRAY_SIZE(nb_sizes) && !ret; i++)
 		ret = bench_idx_at(b, nb_sizes[i], ids);
 	free(ids);
 	return ret;
@@ -809,7 +810,7 @@ out_destroy:
 
 static int bench_registry(struct nb *b)
 {
-	uint32_t nmax = nb_sizes[BENCH_ARRAY_SIZE(nb_sizes) - 1];
+	uint32_t nmax = nb_sizes[ARRAY_SIZE(nb_sizes) - 1];
 	uint32_t *base, *dev, *disk;
 	struct chain_hist hist = { 0 };
 	unsigned int i;
@@ -823,7 +824,7 @@ static int bench_registry(struct nb *b)
 		goto out_free;
 	}
 	ret = 0;
-	for (i = 0; i < BENCH_ARRAY_SIZE(nb_sizes) && !ret; i++)
+	for (i = 0; i < ARRAY_SIZE(nb_sizes) && !ret; i++)
 		ret = bench_reg_at(b, nb_sizes[i], base, dev, disk,
 				   &hist);
 out_free:

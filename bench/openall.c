@@ -30,6 +30,7 @@
 #include <jansson.h>
 #include <liburing.h>
 
+#include "array.h"
 #include "bench.h"
 #include "cli.h"
 #include "sdnum.h"
@@ -749,7 +750,7 @@ static void oa_ring_flags_str(unsigned int flags, char *buf, size_t len)
 	size_t used = 0, i;
 
 	buf[0] = '\0';
-	for (i = 0; i < BENCH_ARRAY_SIZE(names); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (!(flags & names[i].flag))
 			continue;
 		used += (size_t)snprintf(buf + used, len - used, "%s%s",
@@ -780,7 +781,7 @@ static int oa_ring_init(struct io_uring *ring, unsigned int entries,
 	unsigned int i;
 	int ret = -EINVAL;
 
-	for (i = 0; i < BENCH_ARRAY_SIZE(tries); i++) {
+	for (i = 0; i < ARRAY_SIZE(tries); i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = tries[i];
 		ret = io_uring_queue_init_params(entries, ring, &p);
@@ -1405,7 +1406,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (!ret)
 		ret = oa_spawn_gnuplot(path);
 out_rm:
-	for (i = 0; i < BENCH_ARRAY_SIZE(files); i++) {
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", tmp, files[i]);
 		unlink(path);
 	}

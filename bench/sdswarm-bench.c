@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "bench.h"
 #include "cli.h"
 
@@ -31,7 +32,7 @@ static const struct bench_cmd cmds[] = {
 #undef BENCH_ENTRY
 };
 
-#define NCMDS BENCH_ARRAY_SIZE(cmds)
+#define NCMDS ARRAY_SIZE(cmds)
 
 static void usage(FILE *f)
 {

@@ -46,6 +46,7 @@
 #include <iscsi/scsi-lowlevel.h>
 #include <jansson.h>
 
+#include "array.h"
 #include "bench.h"
 #include "sdnum.h"
 
@@ -1286,7 +1287,7 @@ join:
 							? "fuse+iscsi"
 						: r.use_fuse ? "fuse"
 							     : "iscsi"));
-		for (i = 0; i < BENCH_ARRAY_SIZE(nums); i++)
+		for (i = 0; i < ARRAY_SIZE(nums); i++)
 			json_object_set_new(j, nums[i].key,
 					    json_integer((json_int_t)nums[i].v));
 		json_object_set_new(j, "daemon_fds_start", json_integer(fds0));

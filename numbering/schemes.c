@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "array.h"
 #include "sdnum.h"
 
 /* ---- majors -------------------------------------------------------- */
@@ -380,7 +381,7 @@ static const struct sdnum_scheme *const schemes[] = {
 
 const struct sdnum_scheme *sdnum_scheme_at(unsigned int i)
 {
-	return i < sizeof(schemes) / sizeof(schemes[0]) ? schemes[i] : NULL;
+	return i < ARRAY_SIZE(schemes) ? schemes[i] : NULL;
 }
 
 const struct sdnum_scheme *sdnum_scheme_find(const char *name)
@@ -389,7 +390,7 @@ const struct sdnum_scheme *sdnum_scheme_find(const char *name)
 
 	if (!name)
 		return NULL;
-	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(schemes); i++)
 		if (strcmp(schemes[i]->name, name) == 0)
 			return schemes[i];
 	return NULL;

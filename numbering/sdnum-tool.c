@@ -16,6 +16,7 @@
 #include <string.h>
 #include <search.h>
 
+#include "array.h"
 #include "cli.h"
 #include "sdnum.h"
 
@@ -836,7 +837,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sdnum [--prefix P] [--scheme S] [--parts N [--disks N] [--ext-base M]]\n"
 		"             [--json] COMMAND [ARGS | -]\n\ncommands:\n");
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].usage);
 	fprintf(f,
 		"\nname INDEX [PART]   the kernel's name for 0-based disk INDEX (sda, sdaa1)\n"
@@ -869,7 +870,7 @@ static const struct cmd *find_cmd(const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (strcmp(cmds[i].name, name) == 0)
 			return &cmds[i];
 	return NULL;
@@ -921,7 +922,7 @@ int main(int argc, char **argv)
 	};
 	static const char *const scheme_names[] = {
 		"legacy", "naive", "wilcox", "linux", "dynamic", NULL };
-	const char *cmd_names[sizeof(cmds) / sizeof(cmds[0]) + 1];
+	const char *cmd_names[ARRAY_SIZE(cmds) + 1];
 	const struct cmd *c;
 	const char *why = NULL, *best;
 	int opt, nargs, ret, help = 0;
@@ -995,7 +996,7 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (!c) {
-		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+		for (k = 0; k < ARRAY_SIZE(cmds); k++)
 			cmd_names[k] = cmds[k].name;
 		best = cli_suggest(argv[optind], cmd_names, k);
 		if (best)

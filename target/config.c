@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cli.h"
 #include "config.h"
 #include "log.h"
@@ -1300,10 +1301,9 @@ static const struct key fuse_keys[] = {
 	    1ull << 40),
 };
 
-#define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
-_Static_assert(NKEYS(group_keys) <= MAX_KEYS, "MAX_KEYS too small");
-_Static_assert(NKEYS(iscsi_keys) <= MAX_KEYS, "MAX_KEYS too small");
+_Static_assert(ARRAY_SIZE(group_keys) <= MAX_KEYS, "MAX_KEYS too small");
+_Static_assert(ARRAY_SIZE(iscsi_keys) <= MAX_KEYS, "MAX_KEYS too small");
 
 struct section {
 	const char *name;
@@ -1313,14 +1313,14 @@ struct section {
 };
 
 static const struct section sections[] = {
-	{"target", S_TARGET, target_keys, NKEYS(target_keys)},
-	{"luns", S_GROUP, group_keys, NKEYS(group_keys)},
-	{"store", S_STORE, store_keys, NKEYS(store_keys)},
+	{"target", S_TARGET, target_keys, ARRAY_SIZE(target_keys)},
+	{"luns", S_GROUP, group_keys, ARRAY_SIZE(group_keys)},
+	{"store", S_STORE, store_keys, ARRAY_SIZE(store_keys)},
 	{"faults", S_FAULTS, NULL, 0},
-	{"iscsi", S_ISCSI, iscsi_keys, NKEYS(iscsi_keys)},
-	{"tcmu", S_TCMU, tcmu_keys, NKEYS(tcmu_keys)},
-	{"fuse", S_FUSE, fuse_keys, NKEYS(fuse_keys)},
-	{"port_group", S_PGROUP, pg_keys, NKEYS(pg_keys)},
+	{"iscsi", S_ISCSI, iscsi_keys, ARRAY_SIZE(iscsi_keys)},
+	{"tcmu", S_TCMU, tcmu_keys, ARRAY_SIZE(tcmu_keys)},
+	{"fuse", S_FUSE, fuse_keys, ARRAY_SIZE(fuse_keys)},
+	{"port_group", S_PGROUP, pg_keys, ARRAY_SIZE(pg_keys)},
 };
 
 #define SECTION_LIST                                                           \
@@ -1331,7 +1331,7 @@ static const struct section *section_by_id(enum sect id)
 {
 	size_t i;
 
-	for (i = 0; i < NKEYS(sections); i++)
+	for (i = 0; i < ARRAY_SIZE(sections); i++)
 		if (sections[i].id == id)
 			return &sections[i];
 	return NULL;
@@ -1666,12 +1666,12 @@ static void begin_section(struct cfg_parser *p, int line, const char *name)
 		begin_group(p, line, name, name + 5);
 		return;
 	}
-	for (i = 0; i < NKEYS(sections); i++) {
+	for (i = 0; i < ARRAY_SIZE(sections); i++) {
 		if (strcmp(name, sections[i].name) == 0 &&
 		    sections[i].id != S_PGROUP)
 			break;
 	}
-	if (i == NKEYS(sections)) {
+	if (i == ARRAY_SIZE(sections)) {
 		msg(p, line,
 		    "[%s]: unknown section (sections: " SECTION_LIST ")", name);
 		p->sect = S_BAD;
@@ -2038,7 +2038,7 @@ int cfg_override(struct cfg_parser *p, const char *section, const char *key,
 	const struct section *sec = NULL;
 	size_t i;
 
-	for (i = 0; i < NKEYS(sections); i++)
+	for (i = 0; i < ARRAY_SIZE(sections); i++)
 		if (strcmp(section, sections[i].name) == 0)
 			sec = &sections[i];
 	if (!sec || sec->id == S_GROUP || sec->id == S_FAULTS ||
@@ -2647,7 +2647,7 @@ static int parse_delay(const char *v, uint64_t *ns)
 	buf[digits] = '\0';
 	if (parse_u64(buf, &n))
 		return -EINVAL;
-	for (i = 0; i < NKEYS(units); i++) {
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(v + digits, units[i].unit) == 0) {
 			if (n > UINT64_MAX / units[i].mult)
 				return -ERANGE;
@@ -2737,10 +2737,10 @@ int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
 			return -EINVAL;
 		}
 		*eq = '\0';
-		for (i = 0; i < NKEYS(fields); i++)
+		for (i = 0; i < ARRAY_SIZE(fields); i++)
 			if (strcmp(tok, fields[i]) == 0)
 				break;
-		if (i == NKEYS(fields)) {
+		if (i == ARRAY_SIZE(fields)) {
 			snprintf(why, whylen,
 				 "unknown field '%s' (luns, lba, "
 				 "ops, delay, count, asc, ascq)",

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cli.h"
 #include "config.h"
 #include "control.h"
@@ -1520,10 +1521,10 @@ static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		goto out;
 	}
 	cmd = json_string_value(v);
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		if (strcmp(cmd, commands[i].name) == 0)
 			break;
-	if (i == sizeof(commands) / sizeof(commands[0])) {
+	if (i == ARRAY_SIZE(commands)) {
 		send_error(c, "unknown cmd \"%.64s\" (" CMD_LIST ")", cmd);
 		goto out;
 	}

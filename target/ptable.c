@@ -16,6 +16,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bytes.h"
 #include "ptable.h"
 
 #define MIB (1024u * 1024u)
@@ -50,39 +51,6 @@ static const uint8_t linux_data_guid[16] = {
 };
 
 static const uint8_t zero_guid[16];
-
-/* ------------------------------------------------------------------ */
-/* Little-endian fields                                               */
-/* ------------------------------------------------------------------ */
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	put_le16(p, (uint16_t)v);
-	put_le16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
 
 /* ------------------------------------------------------------------ */
 /* Identity: GUIDs and the MBR signature                              */

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cli.h"
 #include "config.h"
 #include "control.h"
@@ -835,7 +836,7 @@ int main(int argc, char **argv)
 	    strcmp(cmd, "names") && strcmp(cmd, "metrics") &&
 	    strcmp(cmd, "alua")) {
 		best = cli_suggest(cmd, commands,
-				   sizeof(commands) / sizeof(commands[0]));
+				   ARRAY_SIZE(commands));
 		if (best)
 			fprintf(stderr,
 				"sdswarm: unknown command '%s' (did you mean "

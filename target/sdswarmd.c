@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cli.h"
 #include "config.h"
 #include "control.h"
@@ -59,7 +60,7 @@ static const struct frontend frontends[] = {
 	{.name = NULL},
 };
 
-#define NFRONTENDS (sizeof(frontends) / sizeof(frontends[0]))
+#define NFRONTENDS (ARRAY_SIZE(frontends))
 
 struct opts {
 	const char *config;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "scsi_i.h"
 
 static const char *const state_names[] = {
@@ -20,7 +21,7 @@ static const char *const state_names[] = {
 
 const char *scsi_alua_state_name(enum scsi_alua_state state)
 {
-	if ((unsigned int)state >= sizeof(state_names) / sizeof(state_names[0]))
+	if ((unsigned int)state >= ARRAY_SIZE(state_names))
 		return "?";
 	return state_names[state];
 }
@@ -44,7 +45,7 @@ int scsi_alua_state_parse(const char *text, enum scsi_alua_state *out)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (!strcasecmp(text, names[i].name)) {
 			*out = names[i].state;
 			return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "fault.h"
 #include "scsi_i.h"
 
@@ -265,8 +266,6 @@ static const struct scsi_op receive_copy_results_ops[] = {
 	RCR_OP(0x04, "RECEIVE_COPY_RESULTS_FAILED_SEGMENT_DETAILS"),
 };
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 const struct scsi_op scsi_ops[256] = {
 	[TEST_UNIT_READY] = {
 		.name = "TEST_UNIT_READY", .fn = spc_test_unit_ready,
@@ -436,23 +435,23 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[PERSISTENT_RESERVE_IN] = {
 		.name = "PERSISTENT_RESERVE_IN", .cdb_len = 10,
-		.nsa = NELEM(pr_in_ops), .sa_ops = pr_in_ops,
+		.nsa = ARRAY_SIZE(pr_in_ops), .sa_ops = pr_in_ops,
 	},
 	[PERSISTENT_RESERVE_OUT] = {
 		.name = "PERSISTENT_RESERVE_OUT", .cdb_len = 10,
-		.nsa = NELEM(pr_out_ops), .sa_ops = pr_out_ops,
+		.nsa = ARRAY_SIZE(pr_out_ops), .sa_ops = pr_out_ops,
 	},
 	[SANITIZE] = {
 		.name = "SANITIZE", .cdb_len = 10,
-		.nsa = NELEM(sanitize_ops), .sa_ops = sanitize_ops,
+		.nsa = ARRAY_SIZE(sanitize_ops), .sa_ops = sanitize_ops,
 	},
 	[EXTENDED_COPY] = {
 		.name = "EXTENDED_COPY", .cdb_len = 16,
-		.nsa = NELEM(extended_copy_ops), .sa_ops = extended_copy_ops,
+		.nsa = ARRAY_SIZE(extended_copy_ops), .sa_ops = extended_copy_ops,
 	},
 	[RECEIVE_COPY_RESULTS] = {
 		.name = "RECEIVE_COPY_RESULTS", .cdb_len = 16,
-		.nsa = NELEM(receive_copy_results_ops),
+		.nsa = ARRAY_SIZE(receive_copy_results_ops),
 		.sa_ops = receive_copy_results_ops,
 	},
 	[READ_16] = {
@@ -516,7 +515,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[SERVICE_ACTION_IN_16] = {
 		.name = "SERVICE_ACTION_IN_16", .cdb_len = 16,
-		.nsa = NELEM(service_action_in16_ops),
+		.nsa = ARRAY_SIZE(service_action_in16_ops),
 		.sa_ops = service_action_in16_ops,
 	},
 	[REPORT_LUNS] = {
@@ -529,7 +528,7 @@ const struct scsi_op scsi_ops[256] = {
 	},
 	[MAINTENANCE_IN] = {
 		.name = "MAINTENANCE_IN", .cdb_len = 12,
-		.nsa = NELEM(maintenance_in_ops),
+		.nsa = ARRAY_SIZE(maintenance_in_ops),
 		.sa_ops = maintenance_in_ops,
 	},
 	[READ_12] = {

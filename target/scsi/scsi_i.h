@@ -6,6 +6,7 @@
 #ifndef SDSWARM_SCSI_I_H
 #define SDSWARM_SCSI_I_H
 
+#include "bytes.h"
 #include "lun.h"
 #include "scsi.h"
 
@@ -182,55 +183,6 @@ size_t scsi_copy_in_at(struct scsi_ctx *c, const void *buf, size_t len,
 		       size_t off);
 /* from the host (Data-Out) */
 size_t scsi_copy_out(struct scsi_ctx *c, void *buf, size_t len, size_t off);
-
-/* Big-endian field access. */
-static inline uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t get_be24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static inline uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
-static inline void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put_be24(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)v;
-}
-
-static inline void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
 
 /* The handlers, by file. spc.c: primary commands; sbc.c: block commands. */
 enum scsi_disposition spc_test_unit_ready(struct scsi_ctx *c);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "array.h"
 #include "scsi_i.h"
 
 #define MODE_SELECT_10 0x55
@@ -378,7 +379,7 @@ static const struct spc_vpd spc_vpds[] = {
 	{ 0xb2, spc_vpd_lbp },
 };
 
-_Static_assert(sizeof(spc_vpds) / sizeof(spc_vpds[0]) == sizeof(spc_vpd_list),
+_Static_assert(ARRAY_SIZE(spc_vpds) == sizeof(spc_vpd_list),
 	       "VPD page 00h lists every page");
 
 enum scsi_disposition spc_inquiry(struct scsi_ctx *c)
@@ -401,7 +402,7 @@ enum scsi_disposition spc_inquiry(struct scsi_ctx *c)
 		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x25, 0x00);
 		return SCSI_DONE;
 	}
-	for (i = 0; i < sizeof(spc_vpds) / sizeof(spc_vpds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(spc_vpds); i++) {
 		if (spc_vpds[i].page == page) {
 			spc_respond(c, buf, spc_vpds[i].fn(c, buf), alloc);
 			return SCSI_DONE;
@@ -503,7 +504,7 @@ static const struct spc_mode_page spc_mode_pages[] = {
 	{ 0x1c, 12, { 0x1c, 0x0a, 0x00, 0x06 } },
 };
 
-#define SPC_NPAGES (sizeof(spc_mode_pages) / sizeof(spc_mode_pages[0]))
+#define SPC_NPAGES (ARRAY_SIZE(spc_mode_pages))
 
 /* @mask bits of byte @byte are @value when @bit is set, else zero. */
 struct spc_mode_field {
@@ -524,7 +525,7 @@ static const struct spc_mode_field spc_mode_fields[] = {
 	{ 0x1c, 2, 0x04, 0x04, LUN_MODE_TEST },
 };
 
-#define SPC_NFIELDS (sizeof(spc_mode_fields) / sizeof(spc_mode_fields[0]))
+#define SPC_NFIELDS (ARRAY_SIZE(spc_mode_fields))
 
 enum { PC_CURRENT = 0, PC_CHANGEABLE, PC_DEFAULT, PC_SAVED };
 

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
+#include "bytes.h"
 #include "ptable.h"
 #include "sdnum.h"
 
@@ -42,40 +44,16 @@ static void put8(struct buf *b, uint8_t v)
 	put(b, &v, 1);
 }
 
-static void put_le16(struct buf *b, uint16_t v)
+static void buf_le16(struct buf *b, uint16_t v)
 {
 	put8(b, (uint8_t)v);
 	put8(b, (uint8_t)(v >> 8));
 }
 
-static void put_le32(struct buf *b, uint32_t v)
+static void buf_le32(struct buf *b, uint32_t v)
 {
-	put_le16(b, (uint16_t)v);
-	put_le16(b, (uint16_t)(v >> 16));
-}
-
-static void be16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void be24(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	be16(p + 1, v);
-}
-
-static void be32(uint8_t *p, uint32_t v)
-{
-	be16(p, v >> 16);
-	be16(p + 2, v);
-}
-
-static void be64(uint8_t *p, uint64_t v)
-{
-	be32(p, (uint32_t)(v >> 32));
-	be32(p + 4, (uint32_t)v);
+	buf_le16(b, (uint16_t)v);
+	buf_le16(b, (uint16_t)(v >> 16));
 }
 
 static void mkdir_p(const char *path)
@@ -119,7 +97,7 @@ static void cdb_cmd(struct buf *b, uint8_t lun, uint8_t flags,
 	put8(b, lun);
 	put8(b, flags);
 	put8(b, cdb_len);
-	put_le16(b, xfer);
+	buf_le16(b, xfer);
 	put(b, cdb, cdb_len);
 	if ((flags & 3) == DIR_WRITE && xfer)
 		put(b, dout, xfer);
@@ -190,10 +168,10 @@ static void gen_cdb(void)
 	CDB(b, 0, DIR_WRITE, 512, data, 0x93, 0x08, 0, 0, 0, 0, 0, 0, 0, 100,
 	    0, 0, 0, 16, 0, 0);
 	memset(p, 0, sizeof(p));
-	be16(p, 22);
-	be16(p + 2, 16);
-	be64(p + 8, 200);
-	be32(p + 16, 8);
+	put_be16(p, 22);
+	put_be16(p + 2, 16);
+	put_be64(p + 8, 200);
+	put_be32(p + 16, 8);
 	CDB(b, 0, DIR_WRITE, 24, p, 0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0);
 	CDB(b, 0, DIR_READ, 64, NULL, 0x9e, 0x12, 0, 0, 0, 0, 0, 0, 0, 100, 0,
 	    0, 0, 64, 0, 0);
@@ -222,15 +200,15 @@ static void gen_cdb(void)
 	/* persistent reservations from two nexuses */
 	b->n = 0;
 	memset(p, 0, sizeof(p));
-	be64(p + 8, 0x1111);
+	put_be64(p + 8, 0x1111);
 	CDB(b, 1, DIR_WRITE | 0x4, 24, p, 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24,
 	    0);
 	memset(p, 0, sizeof(p));
-	be64(p + 8, 0x2222);
+	put_be64(p + 8, 0x2222);
 	CDB(b, 1, DIR_WRITE | 0x8, 24, p, 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24,
 	    0);
 	memset(p, 0, sizeof(p));
-	be64(p, 0x1111);
+	put_be64(p, 0x1111);
 	CDB(b, 1, DIR_WRITE | 0x4, 24, p, 0x5f, 0x01, 0x05, 0, 0, 0, 0, 0,
 	    24, 0);
 	CDB(b, 1, DIR_READ | 0x4, 256, NULL, 0x5e, 0x03, 0, 0, 0, 0, 0, 1, 0,
@@ -238,8 +216,8 @@ static void gen_cdb(void)
 	CDB(b, 1, DIR_WRITE | 0x8, 512, data, 0x2a, 0, 0, 0, 0, 0, 0, 0, 1,
 	    0);
 	memset(p, 0, sizeof(p));
-	be64(p, 0x2222);
-	be64(p + 8, 0x1111);
+	put_be64(p, 0x2222);
+	put_be64(p + 8, 0x1111);
 	CDB(b, 1, DIR_WRITE | 0x8, 24, p, 0x5f, 0x05, 0x05, 0, 0, 0, 0, 0,
 	    24, 0);
 	CDB(b, 1, DIR_NONE | 0x4, 0, NULL, 0x16, 0, 0, 0, 0, 0);
@@ -253,8 +231,8 @@ static void gen_cdb(void)
 	memset(p, 0, sizeof(p));
 	p[0] = 1; /* list id */
 	p[1] = 0x10; /* list id usage: none */
-	be16(p + 2, 64); /* two 32-byte identification descriptors */
-	be32(p + 8, 28); /* one block-to-block segment */
+	put_be16(p + 2, 64); /* two 32-byte identification descriptors */
+	put_be32(p + 8, 28); /* one block-to-block segment */
 	emit("cdb", "xcopy-head", b->b, b->n);
 	{
 		uint8_t x[128];
@@ -270,11 +248,11 @@ static void gen_cdb(void)
 		x[53] = 0x03;
 		x[55] = 16;
 		x[80] = 0x02; /* block to block */
-		be16(x + 82, 0x18);
-		be16(x + 86, 1);
-		be16(x + 90, 2);
-		be64(x + 92, 0);
-		be64(x + 100, 16);
+		put_be16(x + 82, 0x18);
+		put_be16(x + 86, 1);
+		put_be16(x + 90, 2);
+		put_be64(x + 92, 0);
+		put_be64(x + 100, 16);
 		CDB(b, 0, DIR_WRITE, 108, x, 0x83, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 		    0, 108, 0, 0, 0, 0);
 		CDB(b, 0, DIR_READ, 64, NULL, 0x84, 0x00, 1, 0, 0, 0, 0, 0, 0,
@@ -322,7 +300,7 @@ static void pdu(struct ini *s, const uint8_t bhs[48], const void *data,
 	uint8_t h[48];
 
 	memcpy(h, bhs, 48);
-	be24(h + 5, (uint32_t)len);
+	put_be24(h + 5, (uint32_t)len);
 	put(s->b, h, 48);
 	if (len) {
 		put(s->b, data, len);
@@ -341,10 +319,10 @@ static void login(struct ini *s, uint8_t flags, const char *keys, size_t len,
 	h[10] = 0x02;
 	h[11] = 0x3d;
 	h[13] = 0x01;
-	be16(h + 14, tsih);
-	be32(h + 16, s->itt);
-	be32(h + 24, s->cmdsn);
-	be32(h + 28, s->expstatsn++);
+	put_be16(h + 14, tsih);
+	put_be32(h + 16, s->itt);
+	put_be32(h + 24, s->cmdsn);
+	put_be32(h + 28, s->expstatsn++);
 	pdu(s, h, keys, len);
 }
 
@@ -355,10 +333,10 @@ static void scsi(struct ini *s, uint8_t lun, uint8_t rw, uint32_t edtl,
 	uint8_t h[48] = {0x01, (uint8_t)(0x80 | rw | 0x01)};
 
 	h[9] = lun;
-	be32(h + 16, ++s->itt);
-	be32(h + 20, edtl);
-	be32(h + 24, s->cmdsn++);
-	be32(h + 28, s->expstatsn);
+	put_be32(h + 16, ++s->itt);
+	put_be32(h + 20, edtl);
+	put_be32(h + 24, s->cmdsn++);
+	put_be32(h + 28, s->expstatsn);
 	memcpy(h + 32, cdb, cdb_len);
 	pdu(s, h, imm, imm_len);
 }
@@ -369,11 +347,11 @@ static void data_out(struct ini *s, uint8_t lun, uint32_t ttt, uint32_t off,
 	uint8_t h[48] = {0x05, final ? 0x80 : 0x00};
 
 	h[9] = lun;
-	be32(h + 16, s->itt);
-	be32(h + 20, ttt);
-	be32(h + 28, s->expstatsn);
-	be32(h + 36, datasn);
-	be32(h + 40, off);
+	put_be32(h + 16, s->itt);
+	put_be32(h + 20, ttt);
+	put_be32(h + 28, s->expstatsn);
+	put_be32(h + 36, datasn);
+	put_be32(h + 40, off);
 	pdu(s, h, d, len);
 }
 
@@ -413,9 +391,9 @@ static void logout(struct ini *s)
 {
 	uint8_t h[48] = {0x46, 0x80};
 
-	be32(h + 16, ++s->itt);
-	be32(h + 24, s->cmdsn);
-	be32(h + 28, s->expstatsn);
+	put_be32(h + 16, ++s->itt);
+	put_be32(h + 24, s->cmdsn);
+	put_be32(h + 28, s->expstatsn);
 	pdu(s, h, NULL, 0);
 }
 
@@ -441,10 +419,10 @@ static void gen_iscsi(void)
 	memset(h, 0, sizeof(h));
 	h[0] = 0x04;
 	h[1] = 0x80;
-	be32(h + 16, ++s.itt);
-	be32(h + 20, 0xffffffff);
-	be32(h + 24, s.cmdsn++);
-	be32(h + 28, s.expstatsn);
+	put_be32(h + 16, ++s.itt);
+	put_be32(h + 20, 0xffffffff);
+	put_be32(h + 24, s.cmdsn++);
+	put_be32(h + 28, s.expstatsn);
 	pdu(&s, h, KEYS("SendTargets=All"));
 	logout(&s);
 	emit("iscsi", "discovery", b->b, b->n);
@@ -507,10 +485,10 @@ static void gen_iscsi(void)
 	memset(h, 0, sizeof(h));
 	h[0] = 0x40;
 	h[1] = 0x80;
-	be32(h + 16, ++s.itt);
-	be32(h + 20, 0xffffffff);
-	be32(h + 24, s.cmdsn);
-	be32(h + 28, s.expstatsn);
+	put_be32(h + 16, ++s.itt);
+	put_be32(h + 20, 0xffffffff);
+	put_be32(h + 24, s.cmdsn);
+	put_be32(h + 28, s.expstatsn);
 	pdu(&s, h, "ping", 4);
 	memset(cdb, 0, sizeof(cdb));
 	cdb[0] = 0x28;
@@ -521,23 +499,23 @@ static void gen_iscsi(void)
 	h[0] = 0x42;
 	h[1] = 0x81; /* ABORT TASK */
 	h[9] = 2;
-	be32(h + 16, s.itt + 1);
-	be32(h + 20, s.itt);
-	be32(h + 24, s.cmdsn);
-	be32(h + 28, s.expstatsn);
-	be32(h + 32, s.cmdsn - 1);
+	put_be32(h + 16, s.itt + 1);
+	put_be32(h + 20, s.itt);
+	put_be32(h + 24, s.cmdsn);
+	put_be32(h + 28, s.expstatsn);
+	put_be32(h + 32, s.cmdsn - 1);
 	s.itt++;
 	pdu(&s, h, NULL, 0);
 	h[1] = 0x85; /* LOGICAL UNIT RESET */
-	be32(h + 16, ++s.itt);
+	put_be32(h + 16, ++s.itt);
 	pdu(&s, h, NULL, 0);
 	memset(h, 0, sizeof(h));
 	h[0] = 0x04;
 	h[1] = 0x80;
-	be32(h + 16, ++s.itt);
-	be32(h + 20, 0xffffffff);
-	be32(h + 24, s.cmdsn++);
-	be32(h + 28, s.expstatsn);
+	put_be32(h + 16, ++s.itt);
+	put_be32(h + 20, 0xffffffff);
+	put_be32(h + 24, s.cmdsn++);
+	put_be32(h + 28, s.expstatsn);
 	pdu(&s, h, KEYS("SendTargets=All\0MaxRecvDataSegmentLength=8192"));
 	logout(&s);
 	emit("iscsi", "tmf-nop-text", b->b, b->n);
@@ -604,7 +582,7 @@ static void gen_one_ptable(const char *name, enum ptable_kind kind,
 		exit(1);
 	}
 	put8(b, (uint8_t)sel);
-	put_le32(b, (uint32_t)nblocks);
+	buf_le32(b, (uint32_t)nblocks);
 	while (ptable_next_synthetic(&g, lba, &next) == 1) {
 		bool tail = kind == PTABLE_GPT && next > nblocks / 2;
 
@@ -616,7 +594,7 @@ static void gen_one_ptable(const char *name, enum ptable_kind kind,
 			exit(1);
 		}
 		/* the backup GPT counts back from the last block */
-		put_le32(b, tail ? 0x80000000u | (uint32_t)(nblocks - 1 - next)
+		buf_le32(b, tail ? 0x80000000u | (uint32_t)(nblocks - 1 - next)
 				 : (uint32_t)next);
 		put(b, blk, bs);
 	}
@@ -670,7 +648,7 @@ static void gen_sdnum(void)
 	char name[32];
 	uint32_t dev;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		b.n = 0;
 		put8(&b, 0); /* prefix "sd" */
 		put(&b, names[i], strlen(names[i]));
@@ -696,15 +674,15 @@ static void gen_sdnum(void)
 		put8(&b, 5);
 		put8(&b, 0);
 		put8(&b, 0);
-		for (j = 0; j < sizeof(disks) / sizeof(disks[0]); j++) {
+		for (j = 0; j < ARRAY_SIZE(disks); j++) {
 			unsigned int k;
 
-			for (k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+			for (k = 0; k < ARRAY_SIZE(parts); k++)
 				if (disks[j] < sc->max_disks &&
 				    parts[k] <= sc->max_parts &&
 				    sc->encode(NULL, disks[j], parts[k],
 					       &dev) == 0)
-					put_le32(&b, dev);
+					buf_le32(&b, dev);
 		}
 		snprintf(name, sizeof(name), "dev-%s", sc->name);
 		emit("sdnum", name, b.b, b.n);
@@ -728,7 +706,7 @@ static void gen_fault(void)
 	char name[32];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(rules); i++) {
 		snprintf(name, sizeof(name), "rule-%u", i);
 		emit_str("fault", name, rules[i]);
 	}

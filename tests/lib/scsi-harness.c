@@ -12,13 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "bytes.h"
 #include "scsi-harness.h"
-
-static uint32_t get_be32_h(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
 
 struct harness *h_new(uint32_t max_luns)
 {
@@ -180,7 +175,7 @@ bool h_sense_parse(const uint8_t *s, size_t len, struct h_sense *out)
 		out->asc = s[12];
 		out->ascq = s[13];
 		out->info_valid = s[0] & 0x80;
-		out->info = get_be32_h(s + 3);
+		out->info = get_be32(s + 3);
 		if (len >= 18 && (s[15] & 0x80)) {
 			out->sks_valid = true;
 			out->cd = s[15] & 0x40;
@@ -205,8 +200,8 @@ bool h_sense_parse(const uint8_t *s, size_t len, struct h_sense *out)
 				return false;
 			if (d[0] == 0x00 && d[1] == 0x0a) {
 				out->info_valid = d[2] & 0x80;
-				out->info = (uint64_t)get_be32_h(d + 4) << 32 |
-					    get_be32_h(d + 8);
+				out->info = (uint64_t)get_be32(d + 4) << 32 |
+					    get_be32(d + 8);
 			} else if (d[0] == 0x02 && d[1] == 0x06 &&
 				   (d[4] & 0x80)) {
 				out->sks_valid = true;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "config.h"
 #include "log.h"
 
@@ -517,7 +518,7 @@ static void test_sizes(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		v = 12345;
 		if (cfg_parse_size(cases[i].text, &v) != cases[i].ret)
 			fail_msg("'%s': want %d", cases[i].text, cases[i].ret);
@@ -647,7 +648,7 @@ static void test_fault_errors(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		why[0] = '\0';
 		if (cfg_fault_parse(cases[i].rule, 100, &r, why, sizeof(why)) !=
 		    -EINVAL)
@@ -685,7 +686,7 @@ static void test_fault_round_trip(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		if (cfg_fault_parse(cases[i].in, LUN_MAX_LUNS, &r, why,
 				    sizeof(why)))
 			fail_msg("'%s': %s", cases[i].in, why);

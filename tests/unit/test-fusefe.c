@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "config.h"
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
@@ -294,7 +295,7 @@ static void test_bad_names(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		if (stat_err(bad[i]) != ENOENT)
 			fail_msg("%s: %s", bad[i], strerror(stat_err(bad[i])));
 	}

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "array.h"
 #include "config.h"
 #include "frontend/iscsi/iscsi_i.h"
 
@@ -164,7 +165,7 @@ static void test_bad_numbers(void **state)
 	struct run r;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		run_init(&r, &offer);
 		assert_string_equal(ask(&r, bad[i][0], bad[i][1], true),
 				    "Reject");
@@ -304,11 +305,11 @@ static void test_login_keys_once(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
 		assert_int_equal(iscsi_login_key_declare(&declared, keys[i]),
 				 1);
 	/* RFC 7143 6.2: the second one is an initiator error */
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
 		assert_int_equal(iscsi_login_key_declare(&declared, keys[i]),
 				 -EPROTO);
 	/* operational keys are iscsi_neg_key()'s; others are not login keys */

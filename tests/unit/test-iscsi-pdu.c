@@ -66,7 +66,7 @@ static size_t make_pdu(uint8_t *out, uint32_t dlen, bool hd, bool dd)
 
 	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
 	bhs[1] = ISCSI_FLAG_F;
-	iscsi_put32(bhs + 16, 0x1234);
+	put_be32(bhs + 16, 0x1234);
 	for (i = 0; i < dlen; i++)
 		data[i] = (uint8_t)(i * 7);
 	return iscsi_pdu_build(out, bhs, data, dlen, hd, dd);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "lun.h"
 
 #define LUN_SIZE (256ull << 20)
@@ -215,7 +216,7 @@ static void check_store(size_t chunk)
 	else
 		snprintf(what, sizeof(what), "file");
 	for (i = 0; i < 2; i++) {
-		for (k = 0; k < sizeof(layouts) / sizeof(layouts[0]); k++) {
+		for (k = 0; k < ARRAY_SIZE(layouts); k++) {
 			struct store *s = new_store(chunk);
 
 			cases += check_layout(s, bss[i], &layouts[k], what);

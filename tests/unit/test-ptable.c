@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "array.h"
+#include "bytes.h"
 #include "ptable.h"
 
 #define MIB (1024ull * 1024ull)
@@ -35,31 +37,6 @@ static const uint8_t linux_guid[16] = {
 	0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
 	0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4,
 };
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
-static void set_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static void set_le64(uint8_t *p, uint64_t v)
-{
-	set_le32(p, (uint32_t)v);
-	set_le32(p + 4, (uint32_t)(v >> 32));
-}
 
 static struct ptable_geom geom(enum ptable_kind kind, uint32_t bs,
 			       uint64_t bytes, unsigned int n)
@@ -186,23 +163,23 @@ static void check_header(const struct ptable_geom *g, const uint8_t *h,
 	uint8_t copy[92], disk[16];
 
 	assert_memory_equal(h, "EFI PART", 8);
-	assert_int_equal(le32(h + 8), 0x00010000);
-	assert_int_equal(le32(h + 12), 92);
-	assert_int_equal(le32(h + 20), 0);
-	assert_int_equal(le64(h + 24), my);
-	assert_int_equal(le64(h + 32), alt);
-	assert_int_equal(le64(h + 40), 2 + e);
-	assert_int_equal(le64(h + 48), g->nblocks - 2 - e);
+	assert_int_equal(get_le32(h + 8), 0x00010000);
+	assert_int_equal(get_le32(h + 12), 92);
+	assert_int_equal(get_le32(h + 20), 0);
+	assert_int_equal(get_le64(h + 24), my);
+	assert_int_equal(get_le64(h + 32), alt);
+	assert_int_equal(get_le64(h + 40), 2 + e);
+	assert_int_equal(get_le64(h + 48), g->nblocks - 2 - e);
 	ptable_disk_guid(g->wwn, g->lun, disk);
 	assert_memory_equal(h + 56, disk, 16);
-	assert_int_equal(le64(h + 72), entries);
-	assert_int_equal(le32(h + 80), 128);
-	assert_int_equal(le32(h + 84), 128);
+	assert_int_equal(get_le64(h + 72), entries);
+	assert_int_equal(get_le32(h + 80), 128);
+	assert_int_equal(get_le32(h + 84), 128);
 	/* CRCs recomputed here with zlib, independently of ptable.c. */
-	assert_int_equal(le32(h + 88), (uint32_t)crc32(0, array, 16384));
+	assert_int_equal(get_le32(h + 88), (uint32_t)crc32(0, array, 16384));
 	memcpy(copy, h, 92);
 	memset(copy + 16, 0, 4);
-	assert_int_equal(le32(h + 16), (uint32_t)crc32(0, copy, 92));
+	assert_int_equal(get_le32(h + 16), (uint32_t)crc32(0, copy, 92));
 	assert_true(all_zero(h + 92, g->block_size - 92));
 }
 
@@ -230,8 +207,8 @@ static void check_gpt(uint32_t bs, uint64_t bytes, unsigned int n)
 	assert_int_equal(mbr[2], 2);
 	assert_int_equal(mbr[3], 0);
 	assert_int_equal(mbr[4], 0xee);
-	assert_int_equal(le32(mbr + 8), 1);
-	assert_int_equal(le32(mbr + 12),
+	assert_int_equal(get_le32(mbr + 8), 1);
+	assert_int_equal(get_le32(mbr + 12),
 			 last > 0xffffffffu ? 0xffffffffu : (uint32_t)last);
 	assert_true(all_zero(mbr + 16, 48));
 	assert_int_equal(pm[510], 0x55);
@@ -255,9 +232,9 @@ static void check_gpt(uint32_t bs, uint64_t bytes, unsigned int n)
 		assert_int_equal(ptable_layout(&g, i, &p), 0);
 		assert_memory_equal(en, linux_guid, 16);
 		assert_memory_equal(en + 16, p.guid, 16);
-		assert_int_equal(le64(en + 32), p.start);
-		assert_int_equal(le64(en + 40), p.start + p.nblocks - 1);
-		assert_int_equal(le64(en + 48), 0);
+		assert_int_equal(get_le64(en + 32), p.start);
+		assert_int_equal(get_le64(en + 40), p.start + p.nblocks - 1);
+		assert_int_equal(get_le64(en + 48), 0);
 		len = snprintf(name, sizeof(name), "sdswarm-%u", i + 1);
 		for (k = 0; k < 36; k++) {
 			uint16_t want = k < len ? (uint16_t)name[k] : 0;
@@ -289,7 +266,7 @@ static void test_gpt_structure(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		check_gpt(512, 4 * GIB, ns[i]);
 		check_gpt(4096, 4 * GIB, ns[i]);
 	}
@@ -307,7 +284,7 @@ static void test_gpt_huge_disk(void **state)
 	(void)state;
 	check_gpt(512, 512ull << 33, 63);
 	assert_int_equal(ptable_read(&g, 0, 1, b), 0);
-	assert_int_equal(le32(b + 446 + 12), 0xffffffffu);
+	assert_int_equal(get_le32(b + 446 + 12), 0xffffffffu);
 	assert_int_equal(b[446 + 5], 0xff);
 	assert_int_equal(b[446 + 6], 0xff);
 	assert_int_equal(b[446 + 7], 0xff);
@@ -440,7 +417,7 @@ static void test_roundtrip(void **state)
 	unsigned int i, j;
 
 	(void)state;
-	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		for (j = 0; j < 2; j++) {
 			struct ptable_geom g = geom(PTABLE_GPT, bss[j],
 						    4 * GIB, ns[i]);
@@ -634,16 +611,16 @@ static void test_mbr_sized_logicals(void **state)
 	 * the end of its logical. */
 	assert_int_equal(ptable_read(&g, 8192, 1, b), 0);
 	assert_int_equal(b[446 + 4], 0x83);
-	assert_int_equal(le32(b + 446 + 8), 2048);
-	assert_int_equal(le32(b + 446 + 12), 1001);
+	assert_int_equal(get_le32(b + 446 + 8), 2048);
+	assert_int_equal(get_le32(b + 446 + 12), 1001);
 	assert_int_equal(b[446 + 16 + 4], 0x05);
-	assert_int_equal(le32(b + 446 + 16 + 8), 12288 - 8192);
-	assert_int_equal(le32(b + 446 + 16 + 12), 2048 + 4096);
+	assert_int_equal(get_le32(b + 446 + 16 + 8), 12288 - 8192);
+	assert_int_equal(get_le32(b + 446 + 16 + 12), 2048 + 4096);
 	assert_true(all_zero(b + 446 + 32, 32));
 	assert_int_equal(b[510], 0x55);
 	assert_int_equal(b[511], 0xaa);
 	assert_int_equal(ptable_read(&g, 0, 1, b), 0);
-	assert_int_equal(le32(b + 440), ptable_mbr_signature(g.wwn, g.lun));
+	assert_int_equal(get_le32(b + 440), ptable_mbr_signature(g.wwn, g.lun));
 }
 
 /* ---------------------------------------------------------------- */
@@ -727,7 +704,7 @@ static void test_synthetic_blocks(void **state)
 	unsigned int i, j;
 
 	(void)state;
-	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		for (j = 0; j < 2; j++) {
 			/* 1.5 MiB, 1 MiB, one block, the rest. */
 			uint64_t sizes[4] = { 3 * MIB / 2 / bss[j],
@@ -765,12 +742,12 @@ static int parse_image(struct image *im, struct ptable_part *parts,
 /* Recompute a GPT header's CRC after editing it (512-byte blocks). */
 static void fix_header_crc(uint8_t *h)
 {
-	uint32_t size = le32(h + 12);
+	uint32_t size = get_le32(h + 12);
 
 	if (size < 92 || size > 512)
 		size = 92;
-	set_le32(h + 16, 0);
-	set_le32(h + 16, (uint32_t)crc32(0, h, size));
+	put_le32(h + 16, 0);
+	put_le32(h + 16, (uint32_t)crc32(0, h, size));
 }
 
 static void test_hostile_gpt(void **state)
@@ -807,21 +784,21 @@ static void test_hostile_gpt(void **state)
 
 	/* Giant entry counts, with a correct header CRC: rejected (the
 	 * kernel's 4 MiB bound), without reading gigabytes. */
-	set_le32(blk(&im, 1) + 80, 0xffffffffu);
+	put_le32(blk(&im, 1) + 80, 0xffffffffu);
 	fix_header_crc(blk(&im, 1));
 	im.reads = 0;
 	expect_parse_is_layout(&g, read_image, &im);
 	assert_true(im.reads < 100);
 	/* 32768 entries is 4 MiB, the most the kernel reads: read, and
 	 * rejected for its CRC. */
-	set_le32(blk(&im, 1) + 80, 32768);
+	put_le32(blk(&im, 1) + 80, 32768);
 	fix_header_crc(blk(&im, 1));
 	im.reads = 0;
 	expect_parse_is_layout(&g, read_image, &im);
 	assert_true(im.reads > 1024 && im.reads < 1100);
 	/* An array that would run past the end of the disk. */
-	set_le32(blk(&im, 1) + 80, 128);
-	set_le64(blk(&im, 1) + 72, last - 10);
+	put_le32(blk(&im, 1) + 80, 128);
+	put_le64(blk(&im, 1) + 72, last - 10);
 	fix_header_crc(blk(&im, 1));
 	im.reads = 0;
 	expect_parse_is_layout(&g, read_image, &im);
@@ -829,20 +806,20 @@ static void test_hostile_gpt(void **state)
 	/* Entry size not 128, header size huge or tiny, own LBA wrong,
 	 * usable range outside the disk: each one rejected. */
 	memcpy(im.data, save, g.nblocks * 512);
-	set_le32(blk(&im, 1) + 84, 256);
+	put_le32(blk(&im, 1) + 84, 256);
 	fix_header_crc(blk(&im, 1));
 	expect_parse_is_layout(&g, read_image, &im);
 	memcpy(im.data, save, g.nblocks * 512);
-	set_le32(blk(&im, 1) + 12, 0xffffffffu);
+	put_le32(blk(&im, 1) + 12, 0xffffffffu);
 	expect_parse_is_layout(&g, read_image, &im);
-	set_le32(blk(&im, 1) + 12, 91);
+	put_le32(blk(&im, 1) + 12, 91);
 	expect_parse_is_layout(&g, read_image, &im);
 	memcpy(im.data, save, g.nblocks * 512);
-	set_le64(blk(&im, 1) + 24, 2);
+	put_le64(blk(&im, 1) + 24, 2);
 	fix_header_crc(blk(&im, 1));
 	expect_parse_is_layout(&g, read_image, &im);
 	memcpy(im.data, save, g.nblocks * 512);
-	set_le64(blk(&im, 1) + 48, last + 1);
+	put_le64(blk(&im, 1) + 48, last + 1);
 	fix_header_crc(blk(&im, 1));
 	expect_parse_is_layout(&g, read_image, &im);
 	memcpy(im.data, save, g.nblocks * 512);
@@ -863,11 +840,11 @@ static void test_hostile_gpt(void **state)
 		uint8_t *e = blk(&im, 2);
 
 		memset(e + 0 * 128, 0, 16);       /* 1: unused slot */
-		set_le64(e + 1 * 128 + 32, last + 1); /* 2: past the end */
-		set_le64(e + 2 * 128 + 40, last + 5); /* 3: end past it */
-		set_le64(e + 3 * 128 + 40, 5);    /* 4: end < start */
+		put_le64(e + 1 * 128 + 32, last + 1); /* 2: past the end */
+		put_le64(e + 2 * 128 + 40, last + 5); /* 3: end past it */
+		put_le64(e + 3 * 128 + 40, 5);    /* 4: end < start */
 		memcpy(e + 9 * 128, e + 4 * 128, 128); /* 10: a copy of 5 */
-		set_le32(blk(&im, 1) + 88, (uint32_t)crc32(0, e, 16384));
+		put_le32(blk(&im, 1) + 88, (uint32_t)crc32(0, e, 16384));
 		fix_header_crc(blk(&im, 1));
 		assert_int_equal(parse_image(&im, parts, 16, &nfound),
 				 PTABLE_GPT);
@@ -910,8 +887,8 @@ static void mbr_entry(uint8_t *sect, int slot, uint8_t type, uint32_t start,
 
 	memset(e, 0, 16);
 	e[4] = type;
-	set_le32(e + 8, start);
-	set_le32(e + 12, size);
+	put_le32(e + 8, start);
+	put_le32(e + 12, size);
 	sect[510] = 0x55;
 	sect[511] = 0xaa;
 }

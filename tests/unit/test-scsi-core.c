@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "array.h"
 #include "scsi-harness.h"
 #include "scsi/scsi_i.h"
 
@@ -82,7 +83,7 @@ static void test_lun_encode_decode(void **state)
 	assert_int_equal(scsi_lun_encode(16384, f), -ERANGE);
 	assert_int_equal(scsi_lun_encode(UINT32_MAX, f), -ERANGE);
 
-	for (lun = 0; lun < sizeof(bad) / sizeof(bad[0]); lun++)
+	for (lun = 0; lun < ARRAY_SIZE(bad); lun++)
 		assert_int_equal(scsi_lun_decode(bad[lun], &got), -EINVAL);
 }
 
@@ -365,7 +366,7 @@ static void test_states(void **state)
 
 	(void)state;
 	h_clear_ua(h, 0);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		assert_int_equal(lun_set_state(h->luns, 0, cases[i].st), 0);
 		run_tur(h, 0);
 		h_expect_sense(h, SK_NOT_READY, 0x04, cases[i].ascq);
@@ -612,7 +613,7 @@ static void test_errno_mapping(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		memset(&cmd, 0, sizeof(cmd));
 		scsi_sense_errno(&c, cases[i].err, cases[i].write, 1234);
 		assert_int_equal(cmd.status, SCSI_CHECK_CONDITION);

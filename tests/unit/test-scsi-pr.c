@@ -20,6 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "array.h"
 #include "scsi-harness.h"
 #include "scsi/scsi_i.h"
 
@@ -545,7 +546,7 @@ static void test_access_rules(void **state)
 	unsigned int r;
 
 	(void)state;
-	for (r = 0; r < sizeof(access_rows) / sizeof(access_rows[0]); r++) {
+	for (r = 0; r < ARRAY_SIZE(access_rows); r++) {
 		const struct access_row *a = &access_rows[r];
 		struct harness *h = setup();
 		bool we = !(a->type == EA || a->type == EA_RO ||

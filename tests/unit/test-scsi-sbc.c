@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bytes.h"
 #include "fault.h"
 #include "lun.h"
 #include "scsi/scsi.h"
@@ -277,12 +278,6 @@ static void cdb16(uint8_t *cdb, uint8_t op, uint8_t b1, uint64_t lba,
 	cdb[1] = b1;
 	put(cdb + 2, lba, 8);
 	put(cdb + 10, n, 4);
-}
-
-static void put_be64_t(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
 }
 
 static void fill(uint8_t *buf, size_t len, unsigned int seed)
@@ -1444,7 +1439,7 @@ static void test_write_atomic(void **state)
 	fill(data, 600 * 512, 41);
 	memset(cdb, 0, sizeof(cdb));
 	cdb[0] = 0x9c;
-	put_be64_t(cdb + 2, 1000);
+	put_be64(cdb + 2, 1000);
 	cdb[12] = 600 >> 8;
 	cdb[13] = 600 & 0xff;
 	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 600 * 512);
@@ -1468,7 +1463,7 @@ static void test_write_atomic(void **state)
 	cdb[13] = (MAX_XFER_THIN + 1) & 0xff;
 	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, sizeof(data));
 	h_expect_invalid_cdb(h, 12, -1);
-	put_be64_t(cdb + 2, THIN_BLOCKS - 1);
+	put_be64(cdb + 2, THIN_BLOCKS - 1);
 	cdb[12] = 0;
 	cdb[13] = 2;
 	exec(h, L_THIN, cdb, SCSI_DIR_WRITE, data, 1024);

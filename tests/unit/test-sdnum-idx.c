@@ -14,10 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "array.h"
 #include "sdnum.h"
 
 static const enum sdnum_idx_kind kinds[] = {SDNUM_IDX_BITMAP, SDNUM_IDX_TREE};
-#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+#define NKINDS (ARRAY_SIZE(kinds))
 
 static struct sdnum_idx *idx_new(enum sdnum_idx_kind kind, uint32_t max)
 {
@@ -175,7 +176,7 @@ static void test_odd_sizes(void **state)
 
 	(void)state;
 	for (k = 0; k < NKINDS; k++) {
-		for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 			uint32_t n = sizes[s];
 			struct sdnum_idx *idx = idx_new(kinds[k], n);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "sdnum.h"
 
 static void check_name(uint32_t index, const char *want)
@@ -142,7 +143,7 @@ static void test_exhaustive(void **state)
 						  18278, 262143, 1048575 };
 		unsigned int d;
 
-		for (d = 0; d < sizeof(disks) / sizeof(disks[0]); d++) {
+		for (d = 0; d < ARRAY_SIZE(disks); d++) {
 			assert_true(sdnum_name_part("sd", disks[d], i, buf,
 						    sizeof(buf)) > 0);
 			assert_int_equal(sdnum_parse("sd", buf, &index, &part), 0);
@@ -192,7 +193,7 @@ static void test_reject(void **state)
 	unsigned int i, part = 77;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		int ret = sdnum_parse("sd", bad[i].name, &index, &part);
 
 		if (ret != bad[i].err)

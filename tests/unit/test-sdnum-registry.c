@@ -14,10 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "array.h"
 #include "sdnum.h"
 
 static const enum sdnum_reg_kind kinds[] = {SDNUM_REG_CHAIN, SDNUM_REG_RADIX};
-#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+#define NKINDS (ARRAY_SIZE(kinds))
 
 /* The objects registered: only their addresses matter. */
 static char objs[8];
@@ -223,7 +224,7 @@ static void test_overlap(void **state)
 		assert_int_equal(sdnum_reg_add(r, d8 + 40, 1, OBJ(1)), 0);
 		assert_int_equal(sdnum_reg_add(r, d8 + 100, 100, OBJ(2)), 0);
 		bytes = sdnum_reg_bytes(r);
-		for (c = 0; c < sizeof(clash) / sizeof(clash[0]); c++) {
+		for (c = 0; c < ARRAY_SIZE(clash); c++) {
 			if (sdnum_reg_add(r, d8 + clash[c].minor,
 					  clash[c].count, OBJ(7)) != -EEXIST)
 				fail_msg("kind %zu: 8:%u+%u was not -EEXIST", k,

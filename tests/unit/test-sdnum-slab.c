@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "array.h"
 #include "sdnum.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -70,7 +71,7 @@ static void test_alignment(void **state)
 	size_t c, i;
 
 	(void)state;
-	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
 		size_t align =
 			cases[c].align ? cases[c].align : alignof(max_align_t);
 		struct sdnum_slab *s =
@@ -106,7 +107,7 @@ static void test_distinct(void **state)
 
 	(void)state;
 	assert_non_null(objs);
-	for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+	for (z = 0; z < ARRAY_SIZE(sizes); z++) {
 		size_t size = sizes[z];
 		struct sdnum_slab *s = slab_new(size, size < 8 ? 1 : 8, 0);
 

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "config.h"
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
@@ -2324,7 +2325,7 @@ static const char *const fe_xattrs[] = {
 	FE_XATTR_PREFIX "serial",
 };
 
-#define FE_NXATTRS (sizeof(fe_xattrs) / sizeof(fe_xattrs[0]))
+#define FE_NXATTRS (ARRAY_SIZE(fe_xattrs))
 
 /*
  * Attribute @i of (LUN, partition) into @buf. devt is the number the

@@ -67,9 +67,9 @@ static void window_update(struct iscsi_conn *c)
 void iscsi_conn_fill_sn(struct iscsi_conn *c, uint8_t *bhs, bool status)
 {
 	window_update(c);
-	iscsi_put32(bhs + 24, status ? c->stat_sn++ : c->stat_sn);
-	iscsi_put32(bhs + 28, c->exp_cmd_sn);
-	iscsi_put32(bhs + 32, c->max_cmd_sn);
+	put_be32(bhs + 24, status ? c->stat_sn++ : c->stat_sn);
+	put_be32(bhs + 28, c->exp_cmd_sn);
+	put_be32(bhs + 32, c->max_cmd_sn);
 }
 
 /* Digests apply in full feature phase only. */
@@ -118,7 +118,7 @@ static int send_reject(struct iscsi_conn *c, uint8_t reason,
 	bhs[0] = ISCSI_OP_REJECT;
 	bhs[1] = ISCSI_FLAG_F;
 	bhs[2] = reason;
-	iscsi_put32(bhs + 16, ISCSI_RSVD_TAG);
+	put_be32(bhs + 16, ISCSI_RSVD_TAG);
 	iscsi_conn_fill_sn(c, bhs, true);
 	log_debug("iscsi: %s: reject opcode 0x%02x: reason 0x%02x", c->peer,
 		  bad[0] & ISCSI_OP_MASK, reason);
@@ -419,18 +419,18 @@ static bool task_emit(struct iscsi_conn *c, struct iscsi_task *t)
 		if (last || n == t->burst_left)
 			bhs[1] |= ISCSI_FLAG_F;
 		memcpy(bhs + 8, t->lun_field, 8);
-		iscsi_put32(bhs + 16, t->itt);
-		iscsi_put32(bhs + 20, ISCSI_RSVD_TAG);
+		put_be32(bhs + 16, t->itt);
+		put_be32(bhs + 20, ISCSI_RSVD_TAG);
 		if (collapse) {
 			bhs[1] |= ISCSI_DATA_S;
 			bhs[3] = cmd->status;
 			residual(t, &bhs[1], &count);
-			iscsi_put32(bhs + 44, count);
+			put_be32(bhs + 44, count);
 			task_account(c, t);
 		}
 		iscsi_conn_fill_sn(c, bhs, collapse);
-		iscsi_put32(bhs + 36, t->datasn++);
-		iscsi_put32(bhs + 40, t->in_off);
+		put_be32(bhs + 36, t->datasn++);
+		put_be32(bhs + 40, t->in_off);
 		c->otail += iscsi_pdu_build(p, bhs, t->buf + t->in_off, n, hd,
 					    dd);
 		t->in_off += n;
@@ -449,15 +449,15 @@ static bool task_emit(struct iscsi_conn *c, struct iscsi_task *t)
 	bhs[1] = ISCSI_FLAG_F;
 	bhs[2] = 0; /* command completed at target */
 	bhs[3] = cmd->status;
-	iscsi_put32(bhs + 16, t->itt);
+	put_be32(bhs + 16, t->itt);
 	residual(t, &bhs[1], &count);
 	task_account(c, t);
 	iscsi_conn_fill_sn(c, bhs, true);
 	/* ExpDataSN: the Data-In and R2T PDUs the command had */
-	iscsi_put32(bhs + 36, t->datasn + t->r2tsn);
-	iscsi_put32(bhs + 44, count);
+	put_be32(bhs + 36, t->datasn + t->r2tsn);
+	put_be32(bhs + 44, count);
 	if (dlen) {
-		iscsi_put16(sense, cmd->sense_len);
+		put_be16(sense, cmd->sense_len);
 		memcpy(sense + 2, cmd->sense, cmd->sense_len);
 	}
 	c->otail += iscsi_pdu_build(p, bhs, sense, dlen, hd, dd);
@@ -578,12 +578,12 @@ static int send_r2ts(struct iscsi_conn *c, struct iscsi_task *t)
 		bhs[0] = ISCSI_OP_R2T;
 		bhs[1] = ISCSI_FLAG_F;
 		memcpy(bhs + 8, t->lun_field, 8);
-		iscsi_put32(bhs + 16, t->itt);
-		iscsi_put32(bhs + 20, r->ttt);
+		put_be32(bhs + 16, t->itt);
+		put_be32(bhs + 20, r->ttt);
 		iscsi_conn_fill_sn(c, bhs, false);
-		iscsi_put32(bhs + 36, t->r2tsn++);
-		iscsi_put32(bhs + 40, r->offset);
-		iscsi_put32(bhs + 44, len);
+		put_be32(bhs + 36, t->r2tsn++);
+		put_be32(bhs + 40, r->offset);
+		put_be32(bhs + 44, len);
 		ret = iscsi_conn_queue_pdu(c, bhs, NULL, 0);
 		if (ret)
 			return ret;
@@ -670,7 +670,7 @@ static int cmd_header(struct iscsi_conn *c)
 	const uint8_t *bhs = c->cur_bhs;
 	bool imm = bhs[0] & ISCSI_OP_IMMEDIATE, r = bhs[1] & ISCSI_CMD_R,
 	     w = bhs[1] & ISCSI_CMD_W, fin = bhs[1] & ISCSI_FLAG_F;
-	uint32_t dlen = c->rx.data_len, cmdsn = iscsi_get32(bhs + 24), vlun;
+	uint32_t dlen = c->rx.data_len, cmdsn = get_be32(bhs + 24), vlun;
 	struct iscsi_task *t;
 	enum iscsi_sn_verdict v = ISCSI_SN_EXPECTED;
 	struct scsi_cmd *cmd;
@@ -724,13 +724,13 @@ static int cmd_header(struct iscsi_conn *c)
 	memcpy(t->cdb, bhs + 32, 16);
 	/* an extended CDB AHS (type 1) carries bytes 16 onwards */
 	if (c->rx.ahs_len >= 4 && c->rx.ahs[2] == 1) {
-		extra = iscsi_get16(c->rx.ahs);
+		extra = get_be16(c->rx.ahs);
 		extra = extra ? extra - 1 : 0;
 		if (extra > SCSI_CDB_MAX - 16 || extra + 4 > c->rx.ahs_len)
 			return -EPROTO;
 		memcpy(t->cdb + 16, c->rx.ahs + 4, extra);
 	}
-	t->edtl = iscsi_get32(bhs + 20);
+	t->edtl = get_be32(bhs + 20);
 	t->dir = w ? SCSI_DIR_WRITE : r ? SCSI_DIR_READ : SCSI_DIR_NONE;
 	if (!r && !w)
 		t->edtl = 0;
@@ -829,8 +829,8 @@ static int cmd_pdu(struct iscsi_conn *c)
 static int dataout_header(struct iscsi_conn *c)
 {
 	const uint8_t *bhs = c->cur_bhs;
-	uint32_t itt = iscsi_bhs_itt(bhs), ttt = iscsi_get32(bhs + 20);
-	uint32_t datasn = iscsi_get32(bhs + 36), off = iscsi_get32(bhs + 40);
+	uint32_t itt = iscsi_bhs_itt(bhs), ttt = get_be32(bhs + 20);
+	uint32_t datasn = get_be32(bhs + 36), off = get_be32(bhs + 40);
 	uint32_t dlen = c->rx.data_len, slot;
 	struct iscsi_task *t = NULL;
 	struct iscsi_r2t *r;
@@ -944,7 +944,7 @@ static int dataout_pdu(struct iscsi_conn *c)
 /* A non-SCSI request's CmdSN: immediate ones take none. */
 static bool cmdsn_accept(struct iscsi_conn *c, const uint8_t *bhs)
 {
-	uint32_t sn = iscsi_get32(bhs + 24);
+	uint32_t sn = get_be32(bhs + 24);
 
 	if (bhs[0] & ISCSI_OP_IMMEDIATE)
 		return true;
@@ -968,7 +968,7 @@ static bool cmdsn_accept(struct iscsi_conn *c, const uint8_t *bhs)
 static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 {
 	const uint8_t *req = c->cur_bhs;
-	uint32_t itt = iscsi_bhs_itt(req), ttt = iscsi_get32(req + 20);
+	uint32_t itt = iscsi_bhs_itt(req), ttt = get_be32(req + 20);
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 
 	if (itt == ISCSI_RSVD_TAG) {
@@ -982,8 +982,8 @@ static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 	bhs[0] = ISCSI_OP_NOP_IN;
 	bhs[1] = ISCSI_FLAG_F;
 	memcpy(bhs + 8, req + 8, 8);
-	iscsi_put32(bhs + 16, itt);
-	iscsi_put32(bhs + 20, ISCSI_RSVD_TAG);
+	put_be32(bhs + 16, itt);
+	put_be32(bhs + 20, ISCSI_RSVD_TAG);
 	iscsi_conn_fill_sn(c, bhs, true);
 	/* the ping data comes back, as much as the initiator takes */
 	if (dlen > c->p.max_xmit_dsl)
@@ -1049,7 +1049,7 @@ static int tmf(struct iscsi_conn *c)
 {
 	const uint8_t *req = c->cur_bhs;
 	uint8_t func = req[1] & 0x7f;
-	uint32_t rtt = iscsi_get32(req + 20), ref = iscsi_get32(req + 32);
+	uint32_t rtt = get_be32(req + 20), ref = get_be32(req + 32);
 	struct lun_table *luns = c->fe->tgt->luns;
 	uint32_t vlun, tlun = UINT32_MAX;
 	bool lun_ok;
@@ -1133,7 +1133,7 @@ static int logout(struct iscsi_conn *c)
 
 	if (!cmdsn_accept(c, req))
 		return 0;
-	if (reason == 1 && iscsi_get16(req + 20) != c->cid)
+	if (reason == 1 && get_be16(req + 20) != c->cid)
 		response = 1; /* CID not found */
 	else if (reason == 2)
 		response = 2; /* connection recovery is not supported */
@@ -1356,8 +1356,8 @@ static void send_ping(struct iscsi_conn *c, uint64_t now)
 		return;
 	bhs[0] = ISCSI_OP_NOP_IN;
 	bhs[1] = ISCSI_FLAG_F;
-	iscsi_put32(bhs + 16, ISCSI_RSVD_TAG);
-	iscsi_put32(bhs + 20, c->ping_ttt);
+	put_be32(bhs + 16, ISCSI_RSVD_TAG);
+	put_be32(bhs + 20, c->ping_ttt);
 	iscsi_conn_fill_sn(c, bhs, false);
 	iscsi_conn_queue_pdu(c, bhs, NULL, 0);
 }
@@ -1369,7 +1369,7 @@ static bool send_luns_changed(struct iscsi_conn *c)
 
 	if (!tx_has_room(c, sizeof(data)))
 		return false;
-	iscsi_put16(data, 18);
+	put_be16(data, 18);
 	data[2] = 0x70;
 	data[2 + 2] = SK_UNIT_ATTENTION;
 	data[2 + 7] = 10;
@@ -1377,7 +1377,7 @@ static bool send_luns_changed(struct iscsi_conn *c)
 	data[2 + 13] = 0x0e;
 	bhs[0] = ISCSI_OP_ASYNC;
 	bhs[1] = ISCSI_FLAG_F;
-	iscsi_put32(bhs + 16, ISCSI_RSVD_TAG);
+	put_be32(bhs + 16, ISCSI_RSVD_TAG);
 	iscsi_conn_fill_sn(c, bhs, true);
 	bhs[36] = 0; /* AsyncEvent: a SCSI asynchronous event */
 	return iscsi_conn_queue_pdu(c, bhs, data, sizeof(data)) == 0;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "bytes.h"
 #include "config.h"
 #include "scsi/scsi.h"
 
@@ -129,46 +130,6 @@
 #define ISCSI_FD_RESERVE 64u
 #define ISCSI_NAME_MAX CFG_ISCSI_NAME_MAX
 
-/* ---- big-endian fields ------------------------------------------------- */
-
-static inline uint16_t iscsi_get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t iscsi_get24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static inline uint32_t iscsi_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void iscsi_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void iscsi_put24(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)v;
-}
-
-static inline void iscsi_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-/* Padding that brings @len to a multiple of 4. */
 static inline uint32_t iscsi_pad(uint32_t len)
 {
 	return (4 - (len & 3)) & 3;
@@ -189,12 +150,12 @@ static inline uint32_t iscsi_bhs_ahs_len(const uint8_t *bhs)
 
 static inline uint32_t iscsi_bhs_data_len(const uint8_t *bhs)
 {
-	return iscsi_get24(bhs + 5);
+	return get_be24(bhs + 5);
 }
 
 static inline uint32_t iscsi_bhs_itt(const uint8_t *bhs)
 {
-	return iscsi_get32(bhs + 16);
+	return get_be32(bhs + 16);
 }
 
 /**

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "iscsi_i.h"
 #include "log.h"
 
@@ -147,7 +148,7 @@ static const struct key_def key_defs[] = {
 	{"ErrorRecoveryLevel", ISCSI_KEY_ERL, KT_NUM_MIN, KU_LO, 0, 2},
 };
 
-#define NKEYS (sizeof(key_defs) / sizeof(key_defs[0]))
+#define NKEYS (ARRAY_SIZE(key_defs))
 
 /*
  * A numerical value: decimal or 0x hex (RFC 7143 5.1), no sign, no
@@ -398,7 +399,7 @@ bool iscsi_key_unknown(const char *key)
 
 	if (find_key(key) || obsolete_key(key))
 		return false;
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(known); i++)
 		if (!strcmp(key, known[i]))
 			return false;
 	return true;
@@ -417,7 +418,7 @@ int iscsi_login_key_declare(uint32_t *declared, const char *key)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
 		if (strcmp(key, keys[i]))
 			continue;
 		if (*declared & (1u << i))
@@ -560,7 +561,7 @@ static int login_respond(struct iscsi_conn *c, const uint8_t *req,
 	bhs[2] = 0; /* version-max */
 	bhs[3] = 0; /* version-active */
 	memcpy(bhs + 8, req + 8, 6); /* ISID */
-	iscsi_put16(bhs + 14, status ? 0 : c->login.tsih);
+	put_be16(bhs + 14, status ? 0 : c->login.tsih);
 	memcpy(bhs + 16, req + 16, 4); /* ITT */
 	iscsi_conn_fill_sn(c, bhs, true);
 	bhs[36] = (uint8_t)(status >> 8);
@@ -821,10 +822,10 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 		/* the first request fixes ISID, TSIH, CID and the CmdSN */
 		memcpy(c->isid, req + 8, 6);
 		memcpy(l->isid, req + 8, 6);
-		l->tsih = iscsi_get16(req + 14);
-		l->cid = iscsi_get16(req + 20);
+		l->tsih = get_be16(req + 14);
+		l->cid = get_be16(req + 20);
 		c->cid = l->cid;
-		l->cmdsn = iscsi_get32(req + 24);
+		l->cmdsn = get_be32(req + 24);
 		c->exp_cmd_sn = l->cmdsn;
 		c->max_cmd_sn = l->cmdsn + c->nfree_cmd - 1;
 		l->stage = csg;
@@ -841,8 +842,8 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 					     false, csg, nsg, &out);
 		}
 	} else if (memcmp(req + 8, l->isid, 6) ||
-		   iscsi_get16(req + 14) != l->tsih ||
-		   iscsi_get16(req + 20) != l->cid) {
+		   get_be16(req + 14) != l->tsih ||
+		   get_be16(req + 20) != l->cid) {
 		return login_respond(c, req, ISCSI_LOGIN_INITIATOR_ERROR,
 				     false, csg, nsg, &out);
 	}
@@ -968,7 +969,7 @@ static int text_respond(struct iscsi_conn *c, const uint8_t *req,
 	memcpy(bhs + 8, req + 8, 8);   /* LUN */
 	memcpy(bhs + 16, req + 16, 4); /* ITT */
 	/* a continuation asks for more with a TTT; a final answer has none */
-	iscsi_put32(bhs + 20, final ? ISCSI_RSVD_TAG : c->next_ttt++);
+	put_be32(bhs + 20, final ? ISCSI_RSVD_TAG : c->next_ttt++);
 	iscsi_conn_fill_sn(c, bhs, true);
 	return iscsi_conn_queue_pdu(c, bhs, t->buf, (uint32_t)t->len);
 }
