@@ -68,6 +68,9 @@ pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 # Only common/cli.c sees it: a new commit rebuilds one object, not all.
 VERSION := 0.1.0
 SDSWARM_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo $(VERSION))
+# The full commit the build was made from (benchmark JSON records it); empty
+# outside a repository.
+SDSWARM_COMMIT := $(shell git rev-parse --verify -q HEAD 2>/dev/null)
 
 # --- common/: libsdcli, what every tool shares ----------------------------
 CLI_SRCS := $(sort $(wildcard common/*.c))
@@ -128,13 +131,15 @@ deps:
 # only then.
 $(O)/version: FORCE
 	@mkdir -p $(@D)
-	@echo '$(SDSWARM_VERSION)' | cmp -s - $@ || echo '$(SDSWARM_VERSION)' > $@
+	@echo '$(SDSWARM_VERSION) $(SDSWARM_COMMIT)' | cmp -s - $@ || \
+		echo '$(SDSWARM_VERSION) $(SDSWARM_COMMIT)' > $@
 
 # Object rules: each component adds its pkg-config cflags.
 $(O)/obj/common/%.o: common/%.c $(O)/version
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -DSDSWARM_VERSION='"$(SDSWARM_VERSION)"' -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -DSDSWARM_VERSION='"$(SDSWARM_VERSION)"' \
+		-DSDSWARM_COMMIT='"$(SDSWARM_COMMIT)"' -c -o $@ $<
 
 $(O)/obj/numbering/%.o: numbering/%.c
 	$(call say,CC,$<)
