@@ -1783,8 +1783,11 @@ static void oa_series_keep(struct oa_series *s, struct oa_pass **p,
 	if (!s->best || (*p)->ns < s->best->ns) {
 		oa_pass_free(s->best);
 		s->best = *p;
-		*p = NULL;
+	} else {
+		/* a slower pass is not kept, only its time */
+		oa_pass_free(*p);
 	}
+	*p = NULL;
 }
 
 static void oa_series_result(struct oa_series *s, uint64_t nodes,
