@@ -263,7 +263,7 @@ bench:
 run:
 	$(Q)scripts/install-deps run
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/run-main $(O)/bin $(CONFIG)
+	$(Q)V=$(V) scripts/run-main $(O)/bin $(CONFIG)
 
 # --- install --------------------------------------------------------------
 MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
