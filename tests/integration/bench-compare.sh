@@ -163,6 +163,8 @@ d = json.load(open(sys.argv[1]))
 assert [(r["group"], r["n"]) for r in d["results"]] == [("luns", 20000)], d["results"]
 assert all("LUN" in t["name"] for t in d["targets"]), d["targets"]
 PY
+rc 0 "--only io before the command (io is also a command's name)" "$B" --only luns --luns 64 target --json
+check "... is target's option" python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["bench"] == "target" and [r["n"] for r in d["results"]] == [64], d' "$T/out"
 rc 0 "numbering without -v" "$B" numbering --quick --only names --sweep 1024
 check "... the internals are left out, and it says so" grep -qE '^  \(2 notes on how it was measured: -v\)$' "$T/out"
 check "... no batch note" lacks 'best of' "$T/out"
