@@ -51,14 +51,22 @@ names = [t["name"] for t in d["targets"]]
 assert not any("radix" in n for n in names), "a target of a group not run"
 assert all("noisy" in t for t in d["targets"])
 PY
-rc 0 "compare A B --threshold 1000 (two real runs)" \
-	"$B" compare "$T/a.json" "$T/b.json" --threshold 1000
-check "... a row per figure, both runs' ns/op and ratios" \
-	grep -qE '^idx +fill tree +256 .*x +[0-9.]+x +(same|faster)$' "$T/out"
+# Two real runs differ by noise, which on a loaded machine can pass any
+# threshold in 2 ms batches: their verdict is not judged, their table is.
+"$B" compare "$T/a.json" "$T/b.json" --threshold 1000 >"$T/out" 2>"$T/err"
+rc=$?
+check "compare A B (two real runs): exit 0 or 3, not an error (got $rc)" test "$rc" = 0 -o "$rc" = 3
+nrows=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$T/a.json")
+expect_eq "... a row per figure" "$nrows" \
+	"$(grep -cE '^(names|idx) +[a-z ]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+% +' "$T/out")"
+check "... both runs' ratios beside the change" \
+	grep -qE '^idx +fill tree +256 +[0-9.]+ +[0-9.]+ +[-+][0-9.]+% +[0-9.]+x +[0-9.]+x +(same|faster|REGRESSED)$' "$T/out"
 check "... both runs named with their version" grep -q "^A: $T/a.json: numbering, version $version" "$T/out"
-check "... the summary" grep -qE '^0 of [0-9]+ figures regressed by more than 1000%' "$T/out"
+check "... the summary" grep -qE "^[0-9]+ of $nrows figures regressed by more than 1000%" "$T/out"
 check "... nothing on stderr" test ! -s "$T/err"
-rc 0 "options before the command" "$B" --threshold 1000 compare "$T/a.json" "$T/b.json"
+rc 0 "a run against itself" "$B" compare "$T/a.json" "$T/a.json"
+expect_eq "... every row the same, +0.0%" "$nrows" "$(grep -cE ' \+0\.0% .* same$' "$T/out")"
+rc 0 "options before the command" "$B" --threshold 5 compare "$T/a.json" "$T/a.json"
 
 # --- a crafted regression ----------------------------------------------------
 python3 - "$T/a.json" "$T/c.json" <<'PY'
@@ -163,8 +171,9 @@ d = json.load(open(sys.argv[1]))
 assert [(r["group"], r["n"]) for r in d["results"]] == [("luns", 20000)], d["results"]
 assert all("LUN" in t["name"] for t in d["targets"]), d["targets"]
 PY
-rc 0 "--only io before the command (io is also a command's name)" "$B" --only luns --luns 64 target --json
-check "... is target's option" python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["bench"] == "target" and [r["n"] for r in d["results"]] == [64], d' "$T/out"
+rc 0 "--only io before the command (io is also a command's name)" \
+	"$B" --only io --quick --working-set 1048576 target --json
+check "... is target's option: its io rows over 256 blocks" python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["bench"] == "target" and {(r["group"], r["n"]) for r in d["results"]} == {("io", 256)}, d' "$T/out"
 rc 0 "numbering without -v" "$B" numbering --quick --only names --sweep 1024
 check "... the internals are left out, and it says so" grep -qE '^  \(2 notes on how it was measured: -v\)$' "$T/out"
 check "... no batch note" lacks 'best of' "$T/out"
