@@ -976,6 +976,18 @@ static int json_target(json_t *arr, const struct report_target *t, bool noisy)
 	return append(arr, o);
 }
 
+int bench_json_stamp(json_t *obj)
+{
+	const char *commit = cli_commit();
+
+	if (set(obj, "schema", json_integer(BENCH_SCHEMA)) ||
+	    set(obj, "tool", json_string("sdswarm-bench")) ||
+	    set(obj, "version", json_string(cli_version())) ||
+	    set(obj, "commit", *commit ? json_string(commit) : json_null()))
+		return -ENOMEM;
+	return 0;
+}
+
 static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 {
 	static const char *const keys[] = { "machine", "notes", "results",
@@ -991,11 +1003,7 @@ static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 	part[3] = json_array();
 	if (!root || !part[0] || !part[1] || !part[2] || !part[3])
 		goto out_parts;
-	if (set(root, "schema", json_integer(BENCH_SCHEMA)) ||
-	    set(root, "tool", json_string("sdswarm-bench")) ||
-	    set(root, "version", json_string(cli_version())) ||
-	    set(root, "commit", *cli_commit() ? json_string(cli_commit())
-					       : json_null()) ||
+	if (bench_json_stamp(root) ||
 	    set(root, "bench", json_string(r->bench)) ||
 	    set(root, "noisy", json_boolean(r->noisy)))
 		goto out_parts;

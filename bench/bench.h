@@ -520,6 +520,16 @@ int bench_report_print(const struct bench_report *r, FILE *f, bool json);
 struct json_t;
 
 /**
+ * bench_json_stamp() - what every JSON this program prints begins with:
+ * "schema" (BENCH_SCHEMA), "tool" ("sdswarm-bench"), "version" (the
+ * build's) and "commit" (40 hex digits, null outside git).
+ * @obj: a jansson object; the keys are set (replaced if there).
+ *
+ * Return: 0, -ENOMEM.
+ */
+int bench_json_stamp(struct json_t *obj);
+
+/**
  * bench_report_print_json() - the report as JSON, as bench_report_print()
  * prints it, with @extra's keys (a jansson object: a command's own figures)
  * after the common ones.

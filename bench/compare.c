@@ -439,16 +439,23 @@ static int print_json_out(const struct cmp_run *a, const struct cmp_run *b,
 			  double threshold, struct cmp_out *o)
 {
 	json_t *root = json_pack(
-		"{s:i, s:s, s:s, s:s, s:f, s:o, s:o, s:O, s:O, s:O, s:O, s:i}",
-		"schema", BENCH_SCHEMA, "tool", "sdswarm-bench", "version",
-		cli_version(), "bench", a->bench, "threshold_pct", threshold,
+		"{s:s, s:f, s:o, s:o, s:O, s:O, s:O, s:O, s:i}",
+		"bench", a->bench, "threshold_pct", threshold,
 		"a", run_json(a), "b", run_json(b), "rows", o->jrows,
 		"only_in_a", o->only_a, "only_in_b", o->only_b, "targets",
 		o->jtg, "regressions", (int)o->regressions);
+	json_t *out = json_object();
 	int ret;
 
-	if (!root)
+	/* the stamp first, then the comparison */
+	if (!root || !out || bench_json_stamp(out) ||
+	    json_object_update(out, root)) {
+		json_decref(root);
+		json_decref(out);
 		return -ENOMEM;
+	}
+	json_decref(root);
+	root = out;
 	ret = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 					       JSON_REAL_PRECISION(6))
 		      ? -EIO

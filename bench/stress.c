@@ -1280,7 +1280,7 @@ join:
 			{"daemon_rss_after_removal", rss_end},
 		};
 
-		if (!j)
+		if (!j || bench_json_stamp(j))
 			goto out;
 		json_object_set_new(j, "bench", json_string("stress"));
 		json_object_set_new(j, "seconds", json_real(secs));
