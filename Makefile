@@ -56,13 +56,26 @@ endif
 SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
+# A shared library names every library it needs (-z defs), except under
+# clang's sanitizers, whose runtime only an executable links.
+ifneq ($(filter thread fuzz,$(SANITIZE)),)
+SO_DEFS :=
+else
+SO_DEFS := -Wl,-z,defs
+endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
-# pkg-config is asked only for the libraries a component uses; a missing one
-# is reported by name (run scripts/install-deps).
-pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
-pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+# pkg-config is asked once per set of libraries (memoised), only for the
+# libraries a component uses; `check-deps`, which every object waits on,
+# names a missing one (run scripts/install-deps) instead of letting the
+# compiler fail on its header.
+pc_memo = $(if $(filter undefined,$(origin pc_$(1)_$(2))),$(eval pc_$(1)_$(2) := \
+	$(shell $(PKG_CONFIG) --$(1) $(3) 2>/dev/null)))$(pc_$(1)_$(2))
+pc_cflags = $(call pc_memo,cflags,$(subst $(space),_,$(strip $(1))),$(1))
+pc_libs = $(call pc_memo,libs,$(subst $(space),_,$(strip $(1))),$(1))
+empty :=
+space := $(empty) $(empty)
 
 # --- the version: `git describe` in a repository, else VERSION -----------
 # Only common/cli.c sees it: a new commit rebuilds one object, not all.
@@ -98,6 +111,7 @@ BENCH_OBJS := $(BENCH_SRCS:%.c=$(O)/obj/%.o)
 
 # --- tests/ ---------------------------------------------------------------
 TEST_PKGS := cmocka libiscsi
+ALL_PKGS = $(sort $(TARGET_PKGS) $(BENCH_PKGS) $(TEST_PKGS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
 TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
@@ -120,12 +134,20 @@ LIBS_ALL := $(LIBSDTARGET) $(LIBSDCLI) $(LIBSDNUM)
 endif
 
 .SECONDARY:
-.PHONY: FORCE all deps test test-unit test-vm bench run install clean check-deps format \
-	sd-module tsan-build
+.PHONY: FORCE all deps check-deps test test-build test-vm bench run install clean \
+	format sd-module tsan-build
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
 	$(Q)scripts/install-deps all
+
+# Every library pkg-config must know, checked once before anything compiles.
+check-deps:
+	@missing=; for p in $(ALL_PKGS); do \
+		$(PKG_CONFIG) --exists $$p || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "make: pkg-config does not know:$$missing (run scripts/install-deps)" >&2; \
+		exit 1; fi
 
 # The version file changes only when the version does, so cli.o is rebuilt
 # only then.
@@ -135,28 +157,28 @@ $(O)/version: FORCE
 		echo '$(SDSWARM_VERSION) $(SDSWARM_COMMIT)' > $@
 
 # Object rules: each component adds its pkg-config cflags.
-$(O)/obj/common/%.o: common/%.c $(O)/version
+$(O)/obj/common/%.o: common/%.c $(O)/version | check-deps
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -DSDSWARM_VERSION='"$(SDSWARM_VERSION)"' \
 		-DSDSWARM_COMMIT='"$(SDSWARM_COMMIT)"' -c -o $@ $<
 
-$(O)/obj/numbering/%.o: numbering/%.c
+$(O)/obj/numbering/%.o: numbering/%.c | check-deps
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(O)/obj/target/%.o: target/%.c
+$(O)/obj/target/%.o: target/%.c | check-deps
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(call pc_cflags,$(TARGET_PKGS)) -c -o $@ $<
 
-$(O)/obj/bench/%.o: bench/%.c
+$(O)/obj/bench/%.o: bench/%.c | check-deps
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(call pc_cflags,$(BENCH_PKGS) $(TARGET_PKGS)) -c -o $@ $<
 
-$(O)/obj/tests/%.o: tests/%.c
+$(O)/obj/tests/%.o: tests/%.c | check-deps
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(call pc_cflags,$(TEST_PKGS) $(TARGET_PKGS)) -c -o $@ $<
@@ -169,7 +191,11 @@ $(LIBSDNUM): $(NUM_OBJS)
 $(LIBSDNUM_SO): $(NUM_OBJS)
 	$(call say,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -shared -Wl,-soname,libsdnum.so.0 $(ALL_LDFLAGS) -o $@ $^
+	$(Q)$(CC) -shared -Wl,-soname,libsdnum.so.0 \
+		-Wl,--version-script=numbering/libsdnum.map $(SO_DEFS) \
+		$(ALL_LDFLAGS) -o $@ $(NUM_OBJS)
+
+$(LIBSDNUM_SO): numbering/libsdnum.map
 
 $(LIBSDCLI): $(CLI_OBJS)
 	$(call say,AR,$@)
