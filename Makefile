@@ -81,6 +81,9 @@ space := $(empty) $(empty)
 # Only common/cli.c sees it: a new commit rebuilds one object, not all.
 VERSION := 0.1.0
 SDSWARM_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo $(VERSION))
+# The full commit the build was made from (benchmark JSON records it); empty
+# outside a repository.
+SDSWARM_COMMIT := $(shell git rev-parse --verify -q HEAD 2>/dev/null)
 
 # --- common/: libsdcli, what every tool shares ----------------------------
 CLI_SRCS := $(sort $(wildcard common/*.c))
@@ -150,13 +153,15 @@ check-deps:
 # only then.
 $(O)/version: FORCE
 	@mkdir -p $(@D)
-	@echo '$(SDSWARM_VERSION)' | cmp -s - $@ || echo '$(SDSWARM_VERSION)' > $@
+	@echo '$(SDSWARM_VERSION) $(SDSWARM_COMMIT)' | cmp -s - $@ || \
+		echo '$(SDSWARM_VERSION) $(SDSWARM_COMMIT)' > $@
 
 # Object rules: each component adds its pkg-config cflags.
 $(O)/obj/common/%.o: common/%.c $(O)/version | check-deps
 	$(call say,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -DSDSWARM_VERSION='"$(SDSWARM_VERSION)"' -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -DSDSWARM_VERSION='"$(SDSWARM_VERSION)"' \
+		-DSDSWARM_COMMIT='"$(SDSWARM_COMMIT)"' -c -o $@ $<
 
 $(O)/obj/numbering/%.o: numbering/%.c | check-deps
 	$(call say,CC,$<)
@@ -284,7 +289,7 @@ bench:
 run:
 	$(Q)scripts/install-deps run
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/run-main $(O)/bin $(CONFIG)
+	$(Q)V=$(V) scripts/run-main $(O)/bin $(CONFIG)
 
 # --- install --------------------------------------------------------------
 MAN_PAGES := $(sort $(wildcard man/*.[1-8]))

@@ -15,6 +15,7 @@
 
 #include "array.h"
 #include "bench.h"
+#include "cli.h"
 
 /* ---- options ------------------------------------------------------- */
 
@@ -57,9 +58,129 @@ int bench_common_opt(struct bench_opts *o, int opt, const char *arg,
 		}
 		o->reps = (unsigned int)v;
 		return 1;
+	case BENCH_OPT_ONLY:
+		o->only = arg;
+		return 1;
+	case 'v':
+		o->verbose = true;
+		return 1;
 	default:
 		return 0;
 	}
+}
+
+int bench_parse_list(const char *s, uint64_t min, uint64_t max,
+		     uint64_t *out, unsigned int maxn, unsigned int *n)
+{
+	char buf[32];
+	const char *p = s, *comma;
+	unsigned int k = 0;
+	size_t len;
+	int ret;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!len || len >= sizeof(buf))
+			return -EINVAL;
+		if (k == maxn)
+			return -E2BIG;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		ret = bench_parse_u64(buf, min, max, &out[k]);
+		if (ret)
+			return ret;
+		k++;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*n = k;
+	return 0;
+}
+
+/* "a, b, c" for a message. */
+static void groups_str(char *buf, size_t len, const char *const *groups,
+		       unsigned int n)
+{
+	size_t used = 0;
+	unsigned int i;
+	int w;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && used < len; i++) {
+		w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			     groups[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+int bench_only(const struct bench_opts *o, const char *cmd,
+	       const char *const *groups, unsigned int ngroups,
+	       uint32_t *mask)
+{
+	char list[256], word[64];
+	const char *p, *comma, *best;
+	unsigned int i;
+	size_t len;
+	uint32_t m = 0;
+
+	if (!o->only) {
+		*mask = ngroups >= 32 ? UINT32_MAX : (1u << ngroups) - 1;
+		return 0;
+	}
+	if (!groups || !ngroups) {
+		fprintf(stderr,
+			"sdswarm-bench %s: --only: this command has no groups "
+			"to choose from (the commands that have: numbering, "
+			"target)\n",
+			cmd);
+		return -EINVAL;
+	}
+	groups_str(list, sizeof(list), groups, ngroups);
+	p = o->only;
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!len) {
+			fprintf(stderr,
+				"sdswarm-bench %s: --only '%s': an empty group "
+				"name; groups: %s\n",
+				cmd, o->only, list);
+			return -EINVAL;
+		}
+		if (len >= sizeof(word))
+			len = sizeof(word) - 1;
+		memcpy(word, p, len);
+		word[len] = '\0';
+		for (i = 0; i < ngroups; i++)
+			if (!strcmp(word, groups[i]))
+				break;
+		if (i == ngroups) {
+			best = cli_suggest(word, groups, ngroups);
+			if (best)
+				fprintf(stderr,
+					"sdswarm-bench %s: --only: no group "
+					"'%s' (did you mean %s?); groups: %s\n",
+					cmd, word, best, list);
+			else
+				fprintf(stderr,
+					"sdswarm-bench %s: --only: no group "
+					"'%s'; groups: %s\n",
+					cmd, word, list);
+			return -EINVAL;
+		}
+		m |= 1u << i;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*mask = m;
+	return 0;
 }
 
 void bench_cfg_init(struct bench_cfg *cfg, const struct bench_opts *o)
@@ -447,7 +568,11 @@ struct bench_report {
 	char *bench;
 	struct bench_machine machine;
 	char **notes;
+	/* per note: a detail (printed in text only with -v) */
+	bool *detail;
 	size_t nnotes;
+	bool verbose;
+	bool noisy;
 	struct report_row *rows;
 	size_t nrows, rows_cap;
 	struct report_target *targets;
@@ -488,6 +613,7 @@ void bench_report_destroy(struct bench_report *r)
 	for (i = 0; i < r->ntargets; i++)
 		free(r->targets[i].name);
 	free(r->notes);
+	free(r->detail);
 	free(r->rows);
 	free(r->targets);
 	free(r->bench);
@@ -511,17 +637,14 @@ static int grow(void **v, size_t size, size_t used, size_t *cap)
 	return 0;
 }
 
-int bench_report_note(struct bench_report *r, const char *fmt, ...)
+static int report_vnote(struct bench_report *r, bool detail, const char *fmt,
+			va_list ap)
 {
 	char **notes;
-	va_list ap;
+	bool *flags;
 	char *s;
-	int ret;
 
-	va_start(ap, fmt);
-	ret = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (ret < 0)
+	if (vasprintf(&s, fmt, ap) < 0)
 		return -ENOMEM;
 	notes = realloc(r->notes, (r->nnotes + 1) * sizeof(*notes));
 	if (!notes) {
@@ -529,8 +652,55 @@ int bench_report_note(struct bench_report *r, const char *fmt, ...)
 		return -ENOMEM;
 	}
 	r->notes = notes;
+	flags = realloc(r->detail, (r->nnotes + 1) * sizeof(*flags));
+	if (!flags) {
+		free(s);
+		return -ENOMEM;
+	}
+	r->detail = flags;
+	r->detail[r->nnotes] = detail;
 	r->notes[r->nnotes++] = s;
 	return 0;
+}
+
+int bench_report_note(struct bench_report *r, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = report_vnote(r, false, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int bench_report_detail(struct bench_report *r, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = report_vnote(r, true, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+void bench_report_set_verbose(struct bench_report *r, bool verbose)
+{
+	r->verbose = verbose;
+}
+
+int bench_report_noisy(struct bench_report *r, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = report_vnote(r, false, fmt, ap);
+	va_end(ap);
+	if (!ret)
+		r->noisy = true;
+	return ret;
 }
 
 int bench_report_add(struct bench_report *r, const char *group,
@@ -712,7 +882,8 @@ static int print_targets(const struct bench_report *r, FILE *f)
 		ret = bench_table_add(t, "%s", tg->name) ?:
 		      bench_table_add(t, "%s", value) ?:
 		      bench_table_add(t, "%s %s", cmp_str(tg->cmp), limit) ?:
-		      bench_table_add(t, "%s", verdict[target_met(tg) + 1]);
+		      bench_table_add(t, "%s%s", verdict[target_met(tg) + 1],
+				      r->noisy ? " (noisy)" : "");
 	}
 	if (!ret)
 		ret = bench_table_print(t, f);
@@ -722,14 +893,22 @@ static int print_targets(const struct bench_report *r, FILE *f)
 
 static int print_text(const struct bench_report *r, FILE *f)
 {
-	size_t i;
+	size_t i, hidden = 0;
 	int ret;
 
 	fprintf(f, "sdswarm-bench %s: %ld CPU%s, %s\n", r->bench,
 		r->machine.nproc, r->machine.nproc == 1 ? "" : "s",
 		r->machine.cpu_model);
-	for (i = 0; i < r->nnotes; i++)
+	for (i = 0; i < r->nnotes; i++) {
+		if (r->detail[i] && !r->verbose) {
+			hidden++;
+			continue;
+		}
 		fprintf(f, "  %s\n", r->notes[i]);
+	}
+	if (hidden)
+		fprintf(f, "  (%zu note%s on how it was measured: -v)\n", hidden,
+			hidden == 1 ? "" : "s");
 	fputc('\n', f);
 	ret = print_results(r, f);
 	if (ret || !r->ntargets)
@@ -779,7 +958,7 @@ static int json_row(json_t *arr, const struct report_row *row)
 	return append(arr, o);
 }
 
-static int json_target(json_t *arr, const struct report_target *t)
+static int json_target(json_t *arr, const struct report_target *t, bool noisy)
 {
 	json_t *o = json_object();
 	int met = target_met(t);
@@ -790,11 +969,24 @@ static int json_target(json_t *arr, const struct report_target *t)
 	    set(o, "value", json_num(t->value)) ||
 	    set(o, "cmp", json_string(cmp_str(t->cmp))) ||
 	    set(o, "limit", json_num(t->limit)) ||
-	    set(o, "met", met < 0 ? json_null() : json_boolean(met))) {
+	    set(o, "met", met < 0 ? json_null() : json_boolean(met)) ||
+	    set(o, "noisy", json_boolean(noisy))) {
 		json_decref(o);
 		return -ENOMEM;
 	}
 	return append(arr, o);
+}
+
+int bench_json_stamp(json_t *obj)
+{
+	const char *commit = cli_commit();
+
+	if (set(obj, "schema", json_integer(BENCH_SCHEMA)) ||
+	    set(obj, "tool", json_string("sdswarm-bench")) ||
+	    set(obj, "version", json_string(cli_version())) ||
+	    set(obj, "commit", *commit ? json_string(commit) : json_null()))
+		return -ENOMEM;
+	return 0;
 }
 
 static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
@@ -812,7 +1004,9 @@ static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 	part[3] = json_array();
 	if (!root || !part[0] || !part[1] || !part[2] || !part[3])
 		goto out_parts;
-	if (set(root, "bench", json_string(r->bench)))
+	if (bench_json_stamp(root) ||
+	    set(root, "bench", json_string(r->bench)) ||
+	    set(root, "noisy", json_boolean(r->noisy)))
 		goto out_parts;
 	for (i = 0; i < 4; i++) {
 		/* A failed set already released part[i]; release the rest. */
@@ -832,7 +1026,7 @@ static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 		if (json_row(part[2], &r->rows[i]))
 			goto out_root;
 	for (i = 0; i < r->ntargets; i++)
-		if (json_target(part[3], &r->targets[i]))
+		if (json_target(part[3], &r->targets[i], r->noisy))
 			goto out_root;
 	if (extra && json_object_update(root, extra))
 		goto out_root;

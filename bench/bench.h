@@ -36,6 +36,7 @@
 	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")       \
 	X(iscsi, "iscsi", "libiscsi client: IOPS and latency of one target") \
 	X(stress, "stress", "CI stress: verified I/O, LUN churn, faults; verdict") \
+	X(compare, "compare", "two --json runs side by side; regressions flagged") \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);
@@ -53,14 +54,27 @@ struct bench_opts {
 	bool quick;
 	/* --reps R: repetitions per measurement, best kept; 0 = default. */
 	unsigned int reps;
+	/* -v, --verbose: the notes on how it was measured (internals). */
+	bool verbose;
+	/* --only GROUP[,GROUP]: as given; bench_only() checks it against the
+	 * command's groups. NULL: every group. */
+	const char *only;
 };
+
+/* The version of the --json layout: "schema" in every report. Raised when
+ * a key changes meaning or goes away (new keys do not raise it). */
+#define BENCH_SCHEMA 1
 
 /* getopt_long() values of the common options; outside the char range. */
 enum {
 	BENCH_OPT_JSON = 0x100,
 	BENCH_OPT_QUICK,
 	BENCH_OPT_REPS,
+	BENCH_OPT_ONLY,
 };
+
+/* The short options every subcommand takes: -h (help), -v (verbose). */
+#define BENCH_SHORTOPTS "hv"
 
 /* The common options' struct option entries (needs <getopt.h>), for a
  * subcommand's table. */
@@ -68,6 +82,8 @@ enum {
 	{ "json", no_argument, NULL, BENCH_OPT_JSON },                       \
 	{ "quick", no_argument, NULL, BENCH_OPT_QUICK },                     \
 	{ "reps", required_argument, NULL, BENCH_OPT_REPS },                 \
+	{ "only", required_argument, NULL, BENCH_OPT_ONLY },                 \
+	{ "verbose", no_argument, NULL, 'v' },                               \
 	{ "help", no_argument, NULL, 'h' }
 
 /* Most repetitions --reps accepts. */
@@ -88,6 +104,43 @@ enum {
  */
 int bench_common_opt(struct bench_opts *o, int opt, const char *arg,
 		     const char *cmd);
+
+/**
+ * bench_only() - the groups --only selects, checked against a command's.
+ * @o: the parsed options (@o->only as given, or NULL).
+ * @cmd: the subcommand's name, for the messages.
+ * @groups: the command's groups, in the order it runs them; NULL for a
+ * command without groups (any --only is then refused).
+ * @ngroups: how many there are (at most 32).
+ * @mask: out, bit i set when @groups[i] is to run; all of them without
+ * --only.
+ *
+ * A list is comma-separated names, each one of @groups (a repeated name is
+ * fine); an empty list, an empty name or an unknown one is refused with
+ * the list of groups and, when one is close, "did you mean".
+ *
+ * Context: single-threaded option checking.
+ * Return: 0, or -EINVAL after a message on stderr (a usage error).
+ */
+int bench_only(const struct bench_opts *o, const char *cmd,
+	       const char *const *groups, unsigned int ngroups,
+	       uint32_t *mask);
+
+/**
+ * bench_parse_list() - a comma-separated list of whole decimal numbers.
+ * @s: the text ("256,4096"); no spaces, no empty entry.
+ * @min: smallest value accepted.
+ * @max: largest value accepted (inclusive).
+ * @out: out, the values, in the order given.
+ * @maxn: room in @out.
+ * @n: out, how many were given.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for an entry that is not a number or an empty one,
+ * -ERANGE for one outside @min..@max, -E2BIG for more than @maxn.
+ */
+int bench_parse_list(const char *s, uint64_t min, uint64_t max,
+		     uint64_t *out, unsigned int maxn, unsigned int *n);
 
 /**
  * bench_parse_u64() - a whole decimal number in a range.
@@ -380,6 +433,41 @@ int bench_report_note(struct bench_report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /**
+ * bench_report_detail() - a note on the internals of the measurement (ring
+ * flags, kernel probes, what a latency spans): printed in the text report
+ * only with -v (a line says how many were left out), always in JSON's
+ * "notes".
+ * @r: the report.
+ * @fmt: printf format.
+ *
+ * Context: allocates.
+ * Return: 0, -ENOMEM.
+ */
+int bench_report_detail(struct bench_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
+ * bench_report_set_verbose() - print the detail notes in the text report.
+ * @r: the report.
+ * @verbose: -v was given.
+ */
+void bench_report_set_verbose(struct bench_report *r, bool verbose);
+
+/**
+ * bench_report_noisy() - mark the report's figures as too noisy to judge
+ * (measured on too little to mean anything): a note says why, every target
+ * prints "(noisy)" after its result, and JSON has "noisy": true at the top
+ * and in each target.
+ * @r: the report.
+ * @fmt: printf format of why.
+ *
+ * Context: allocates.
+ * Return: 0, -ENOMEM.
+ */
+int bench_report_noisy(struct bench_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
  * bench_report_add() - one result row.
  * @r: the report.
  * @group: the row's group ("idx"); copied.
@@ -415,10 +503,11 @@ int bench_report_target(struct bench_report *r, const char *name, double value,
  * bench_report_print() - the report as text or as JSON.
  * @r: the report.
  * @f: where to print.
- * @json: one JSON object, {"bench", "machine": {"nproc", "cpu_model"},
- * "notes", "results": [{"group", "case", "n", "ns_per_op",
+ * @json: one JSON object, {"schema" (BENCH_SCHEMA), "tool": "sdswarm-bench",
+ * "version" (the build's), "commit" (40 hex digits, or null outside git),
+ * "bench", "noisy", "machine": {"nproc", "cpu_model"}, "notes", "results": [{"group", "case", "n", "ns_per_op",
  * "median_ns_per_op", "ops_per_s", "reps", "baseline_ns_per_op", "ratio"}],
- * "targets": [{"name", "value", "cmp", "limit", "met"}]}; otherwise a
+ * "targets": [{"name", "value", "cmp", "limit", "met", "noisy"}]}; otherwise a
  * heading, the notes, the results table and a targets section. Values that
  * do not exist (no baseline, not measured) are JSON null and "-" in text.
  *
@@ -428,6 +517,16 @@ int bench_report_target(struct bench_report *r, const char *name, double value,
 int bench_report_print(const struct bench_report *r, FILE *f, bool json);
 
 struct json_t;
+
+/**
+ * bench_json_stamp() - what every JSON this program prints begins with:
+ * "schema" (BENCH_SCHEMA), "tool" ("sdswarm-bench"), "version" (the
+ * build's) and "commit" (40 hex digits, null outside git).
+ * @obj: a jansson object; the keys are set (replaced if there).
+ *
+ * Return: 0, -ENOMEM.
+ */
+int bench_json_stamp(struct json_t *obj);
 
 /**
  * bench_report_print_json() - the report as JSON, as bench_report_print()

@@ -1077,6 +1077,7 @@ enum {
 
 static int io_parse(int argc, char **argv, struct io_opts *o)
 {
+	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
 		{"disks", required_argument, NULL, IO_OPT_DISKS},
@@ -1096,7 +1097,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "io");
 		if (ret < 0)
 			return 1;
@@ -1205,6 +1206,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		io_usage(stderr);
 		return 1;
 	}
+	if (bench_only(&o->common, "io", NULL, 0, &none))
+		return 1;
 	o->dir = argv[optind];
 	if (o->scheme && o->have_disks && o->ndisks > o->scheme->max_disks) {
 		io_err("--disks %" PRIu64

@@ -12,9 +12,31 @@
 # included: the config has power_on_ua = no, so a fresh daemon's LUNs
 # answer their first command without POWER ON OCCURRED.
 #
-# Only the daemon's PID is signalled; the temporary folder goes on every
-# exit; every wait and run is bounded by `timeout`.
+# sdswarmd runs the listing captive (sdswarmd --run: ready means the
+# portal listens), so nothing is signalled by hand; the temporary folder
+# goes on every exit; every wait and run is bounded by `timeout`.
 set -u
+now() { date +%s.%N; }
+# The captive half, run by sdswarmd --run once the portal listens, with
+# SDSWARM_PID set: the timed listing and the daemon's RSS around it,
+# written to $ILS_SCRATCH/vals for the outer half.
+if [ "${1:-}" = --captive ]; then
+	rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SDSWARM_PID/status" 2>/dev/null; }
+	t_ready=$(now)
+	rss0=$(rss_kib)
+	t_ls0=$(now)
+	timeout "$ILS_LS_TIMEOUT" iscsi-ls -s "iscsi://127.0.0.1:$ILS_PORT" \
+		>"$ILS_SCRATCH/ls.out" 2>"$ILS_SCRATCH/ls.err"
+	ls_rc=$?
+	t_ls1=$(now)
+	rss2=$(rss_kib)
+	alive=1
+	kill -0 "$SDSWARM_PID" 2>/dev/null || alive=0
+	printf 't_ready=%s\nt_ls0=%s\nt_ls1=%s\nrss0=%s\nrss2=%s\nls_rc=%s\nalive=%s\n' \
+		"$t_ready" "$t_ls0" "$t_ls1" "$rss0" "$rss2" "$ls_rc" "$alive" \
+		>"$ILS_SCRATCH/vals"
+	exit 0
+fi
 bin=${1:?usage: bench/iscsi-ls-scale.sh BIN_DIR [--json]}
 shift
 json=0
@@ -53,25 +75,9 @@ done
 	exit 1
 }
 
-scratch=
-pid=
-cleanup() {
-	local i
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		for ((i = 0; i < 300; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		pid=
-	fi
-	[ -z "$scratch" ] || rm -rf "$scratch"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-iscsi-ls.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM HUP
 
 port=$(python3 -c 'import socket
 s = socket.socket()
@@ -80,45 +86,26 @@ print(s.getsockname()[1])') || exit 1
 sed -e "s/^portal = .*/portal = 127.0.0.1:$port/" \
 	-e "s/^type = .*/type = mem/" "$conf" >"$scratch/q.conf"
 
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null; }
-now() { date +%s.%N; }
-
+# A captive run: sdswarmd starts, and once its portal listens (ready) runs
+# the --captive half of this script, which times the listing; then it
+# stops and exits with that half's status. Bounded by timeout.
 t_start=$(now)
-"$bin/sdswarmd" --config "$scratch/q.conf" --control "$scratch/control" \
-	--pidfile "$scratch/sdswarmd.pid" >"$scratch/sdswarmd.log" 2>&1 &
-pid=$!
-ready=0
-for ((i = 0; i < 600; i++)); do
-	if "$bin/sdswarm" --control "$scratch/control" status >/dev/null 2>&1; then
-		ready=1
-		break
-	fi
-	if ! kill -0 "$pid" 2>/dev/null; then
-		say "sdswarmd exited before answering; its log:"
-		sed 's/^/  | /' "$scratch/sdswarmd.log" >&2
-		pid=
-		exit 1
-	fi
-	sleep 0.1
-done
-if [ "$ready" != 1 ]; then
-	say "sdswarmd did not answer within 60 s"
+ILS_SCRATCH=$scratch ILS_PORT=$port ILS_LS_TIMEOUT=$LS_TIMEOUT \
+	ILS_SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0") \
+	timeout -k 10 $((LS_TIMEOUT + 120)) \
+	"$bin/sdswarmd" --config "$scratch/q.conf" --control "$scratch/control" \
+	--exit-with-parent --run 'exec "$ILS_SELF" --captive' \
+	>"$scratch/sdswarmd.log" 2>&1
+rc=$?
+if [ ! -s "$scratch/vals" ]; then
+	say "sdswarmd failed (exit $rc) before the listing; its log:"
+	sed 's/^/  | /' "$scratch/sdswarmd.log" >&2
 	exit 1
 fi
-t_ready=$(now)
-rss0=$(rss_kib)
-
-# The timed listing, on the fresh daemon as a user would run it.
-t_ls0=$(now)
-timeout "$LS_TIMEOUT" iscsi-ls -s "iscsi://127.0.0.1:$port" \
-	>"$scratch/ls.out" 2>"$scratch/ls.err"
-ls_rc=$?
-t_ls1=$(now)
-rss2=$(rss_kib)
+# shellcheck disable=SC1091
+. "$scratch/vals"
 luns=$(grep -c '^Lun:' "$scratch/ls.out")
 ntargets=$(grep -c '^Target:' "$scratch/ls.out")
-alive=1
-kill -0 "$pid" 2>/dev/null || alive=0
 
 python3 - "$json" "$WANT" \
 	"$t_start" "$t_ready" "$t_ls0" "$t_ls1" \
@@ -167,7 +154,7 @@ else:
     def per(b):
         return "-" if b is None else "%.1f" % (b / want)
     rows = [
-        ["daemon start (262,144 LUNs) to answering", "%.2f" % (t_ready - t_start), "-", "-", mib(rss0), per(rss0)],
+        ["daemon start (262,144 LUNs) to ready", "%.2f" % (t_ready - t_start), "-", "-", mib(rss0), per(rss0)],
         ["iscsi-ls -s (discovery + every LUN)", "%.2f" % secs,
          "%.0f" % res["luns_per_s"] if res["luns_per_s"] else "-", "%d" % luns, mib(rss2), per(rss2)],
     ]

@@ -181,22 +181,25 @@ targets = 1
 luns_per_target = 2
 threads = $2
 EOF
+	# Two daemons run side by side with tgtd and their CPU time is read
+	# from /proc, so they are not captive (sdswarmd --run); ready is the
+	# pidfile, written once the portal listens (the control socket
+	# answers earlier). --exit-with-parent: none outlives this script.
 	"$bin/sdswarmd" --config "$dir/sdswarmd.conf" \
 		--control "$dir/control" --pidfile "$dir/sdswarmd.pid" \
-		>"$dir/sdswarmd.log" 2>&1 &
+		--exit-with-parent >"$dir/sdswarmd.log" 2>&1 &
 	sd_pid=$!
 	sd_pids+=("$sd_pid")
 	for ((i = 0; i < 100; i++)); do
-		"$bin/sdswarm" --control "$dir/control" status >/dev/null 2>&1 &&
-			return 0
+		[ -s "$dir/sdswarmd.pid" ] && return 0
 		if ! kill -0 "$sd_pid" 2>/dev/null; then
-			say "sdswarmd exited before answering; its log:"
+			say "sdswarmd exited before it was ready; its log:"
 			sed 's/^/  | /' "$dir/sdswarmd.log" >&2
 			return 1
 		fi
 		sleep 0.1
 	done
-	say "sdswarmd did not answer within 10 s"
+	say "sdswarmd was not ready (no pidfile) within 10 s"
 	return 1
 }
 

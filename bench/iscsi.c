@@ -1169,6 +1169,7 @@ enum {
 /* -1 to go on, else the exit status. */
 static int isb_parse(int argc, char **argv, struct isb_opts *o)
 {
+	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
 		{"rw", required_argument, NULL, ISB_OPT_RW},
@@ -1184,7 +1185,7 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "iscsi");
 		if (ret < 0)
 			return 1;
@@ -1261,6 +1262,8 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 		isb_usage(stderr);
 		return 1;
 	}
+	if (bench_only(&o->common, "iscsi", NULL, 0, &none))
+		return 1;
 	o->url = argv[optind];
 	if ((uint64_t)o->qd * o->bs > ISB_MAX_INFLIGHT) {
 		isb_err("--qd %u x --bs %u: at most %u MiB in flight per "

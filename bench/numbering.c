@@ -56,6 +56,22 @@
 #define NB_LARGE 262144u
 
 static const uint32_t nb_sizes[] = { 256, 4096, 262144, 1048576 };
+/* --sizes: at most this many, each 1..NB_MAX_N (the linux scheme numbers
+ * 2^20 disks, and the kernel's ida hands out as many indices). */
+#define NB_MAX_SIZES 16u
+#define NB_MAX_N (1u << 20)
+/* --sweep: a power of two (the sweep wraps by mask) whose names all fit
+ * NB_NAME_SLOT: 5 letters name 12,356,630 disks. */
+#define NB_MAX_SWEEP (1u << 23)
+/* --objects: at least two churn batches, at most 1 GiB of objects. */
+#define NB_MIN_OBJS (2u * 64u)
+#define NB_MAX_OBJS (1u << 22)
+
+/* The groups, in the order they run (--only). */
+enum { NB_G_NAMES, NB_G_SCHEME, NB_G_IDX, NB_G_REGISTRY, NB_G_SLAB, NB_NGROUPS };
+static const char *const nb_groups[NB_NGROUPS] = {
+	"names", "scheme", "idx", "registry", "slab",
+};
 /* The sizes the targets judge. */
 #define NB_TARGET_IDX_N 1048576u
 #define NB_TARGET_REG_N 262144u
@@ -87,6 +103,15 @@ struct nb {
 	double fill_ratio_1m;
 	double churn_tree_1m;
 	double radix_262k;
+	/* --only: bit i runs nb_groups[i] */
+	uint32_t groups;
+	/* idx and registry sizes, ascending (--sizes, else nb_sizes) */
+	uint32_t sizes[NB_MAX_SIZES];
+	unsigned int nsizes;
+	/* names swept (--sweep, else NB_SWEEP or NB_QUICK_SWEEP); 0: default */
+	uint32_t sweep;
+	/* slab objects (--objects, else NB_OBJS) */
+	uint32_t nobjs;
 };
 
 static int nb_fail(const char *what, int err)
@@ -172,7 +197,7 @@ static int run_parse(void *p, uint64_t n)
 
 static int bench_names(struct nb *b)
 {
-	uint32_t sweep = b->opt.quick ? NB_QUICK_SWEEP : NB_SWEEP, i, index;
+	uint32_t sweep = b->sweep, i, index;
 	struct names_arg a = { .mask = sweep - 1 };
 	struct bench_result res;
 	unsigned int part;
@@ -583,8 +608,8 @@ static int bench_idx(struct nb *b)
 
 	if (!ids)
 		return nb_fail("idx", -ENOMEM);
-	for (i = 0; i < ARRAY_SIZE(nb_sizes) && !ret; i++)
-		ret = bench_idx_at(b, nb_sizes[i], ids);
+	for (i = 0; i < b->nsizes && !ret; i++)
+		ret = bench_idx_at(b, b->sizes[i], ids);
 	free(ids);
 	return ret;
 }
@@ -810,7 +835,7 @@ out_destroy:
 
 static int bench_registry(struct nb *b)
 {
-	uint32_t nmax = nb_sizes[ARRAY_SIZE(nb_sizes) - 1];
+	uint32_t nmax = b->sizes[b->nsizes - 1];
 	uint32_t *base, *dev, *disk;
 	struct chain_hist hist = { 0 };
 	unsigned int i;
@@ -824,9 +849,8 @@ static int bench_registry(struct nb *b)
 		goto out_free;
 	}
 	ret = 0;
-	for (i = 0; i < ARRAY_SIZE(nb_sizes) && !ret; i++)
-		ret = bench_reg_at(b, nb_sizes[i], base, dev, disk,
-				   &hist);
+	for (i = 0; i < b->nsizes && !ret; i++)
+		ret = bench_reg_at(b, b->sizes[i], base, dev, disk, &hist);
 out_free:
 	free(disk);
 	free(dev);
@@ -1018,7 +1042,7 @@ out_free:
 
 static int bench_objects(struct nb *b)
 {
-	struct obj_arg a = { .n = NB_OBJS };
+	struct obj_arg a = { .n = b->nobjs };
 	struct bench_result rm, rs;
 	uint32_t *perm, i, j, t;
 	int ret = -ENOMEM;
@@ -1081,19 +1105,25 @@ out_free:
 static int add_targets(struct nb *b)
 {
 	struct bench_report *r = b->rep;
-	int ret;
+	int ret = 0;
 
-	ret = bench_report_target(r, "name generation, ns/op", b->name_ns,
-				  BENCH_BELOW, 10) ?:
-	      bench_report_target(r, "parse, ns/op", b->parse_ns, BENCH_BELOW,
-				  15) ?:
-	      bench_report_target(r, "tree fill of 1048576 vs bitmap, speedup",
-				  b->fill_ratio_1m, BENCH_AT_LEAST, 100) ?:
-	      bench_report_target(r, "churn at full occupancy, tree, "
-				  "N=1048576, ns/op", b->churn_tree_1m,
-				  BENCH_BELOW, 50) ?:
-	      bench_report_target(r, "radix lookup at 262144 disks, ns/op",
-				  b->radix_262k, BENCH_BELOW, 10);
+	/* only the targets of the groups that ran (--only) */
+	if (b->groups & (1u << NB_G_NAMES))
+		ret = bench_report_target(r, "name generation, ns/op",
+					  b->name_ns, BENCH_BELOW, 10) ?:
+		      bench_report_target(r, "parse, ns/op", b->parse_ns,
+					  BENCH_BELOW, 15);
+	if (!ret && (b->groups & (1u << NB_G_IDX)))
+		ret = bench_report_target(r, "tree fill of 1048576 vs bitmap, "
+					  "speedup", b->fill_ratio_1m,
+					  BENCH_AT_LEAST, 100) ?:
+		      bench_report_target(r, "churn at full occupancy, tree, "
+					  "N=1048576, ns/op", b->churn_tree_1m,
+					  BENCH_BELOW, 50);
+	if (!ret && (b->groups & (1u << NB_G_REGISTRY)))
+		ret = bench_report_target(r, "radix lookup at 262144 disks, "
+					  "ns/op", b->radix_262k, BENCH_BELOW,
+					  10);
 	return ret ? nb_fail("report", ret) : 0;
 }
 
@@ -1185,10 +1215,13 @@ static int nb_kernel_load(struct nb *b, const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench numbering [--json] [--quick] [--reps R]\n"
+		"usage: sdswarm-bench numbering [--json] [--quick] [--reps R] [-v]\n"
+		"                               [--only GROUP[,GROUP]] [--sizes N[,N]]\n"
+		"                               [--sweep N] [--objects N]\n"
 		"                               [--kernel-idx FILE]\n\n"
 		"Measures libsdnum, each fast path against its 2.6 baseline in the\n"
 		"same run: ns/op, ops/s, baseline ns/op and ratio (baseline / fast).\n"
+		"Groups:\n"
 		"  names     sdnum_name over indices 0..2^20-1, sdnum_parse of them\n"
 		"  scheme    encode and decode of every dev_t scheme over random\n"
 		"            (disk, part) in its space (linux: parts 0..15)\n"
@@ -1197,36 +1230,46 @@ static void usage(FILE *f)
 		"  registry  add N 16-minor disks, random lookups: chain vs radix\n"
 		"  slab      262144 objects of 256 bytes, alloc all + free all and\n"
 		"            churn in batches of 64: malloc vs sdnum_slab\n"
-		"N is 256, 4096, 262144 and 1048576. Then the targets, met or\n"
-		"MISSED; they never change the exit status.\n\n"
+		"N is 256, 4096, 262144 and 1048576. Then the targets of the groups\n"
+		"run, met or MISSED; they never change the exit status.\n\n"
 		"  --json     one JSON object instead of the tables\n"
 		"  --quick    2 ms batches, 2^16 names; no bitmap or chain baseline\n"
 		"             at N >= 262144 (a smoke test: about a second)\n"
 		"  --reps R   batches per measurement, best kept (default 3, quick 2)\n"
+		"  --only GROUP[,GROUP]  run only these groups (names, scheme, idx,\n"
+		"             registry, slab)\n"
+		"  --sizes N[,N]  the idx and registry sizes, 1..1048576, up to 16\n"
+		"             of them (default 256,4096,262144,1048576)\n"
+		"  --sweep N  names swept, a power of two 2..8388608 (default 2^20,\n"
+		"             quick 2^16)\n"
+		"  --objects N  slab objects, 128..4194304 (default 262144)\n"
+		"  -v, --verbose  also the notes on how it was measured\n"
 		"  --kernel-idx FILE  the kernel's ida and 2.6 bitmap as sd_idabench\n"
 		"             (tests/vm/sd) printed them, as rows beside libsdnum's\n"
 		"             at the same N, the kernel ida a baseline of the tree.\n"
 		"             Ratios hold only when FILE comes from the same machine\n"
 		"             and run: tests/vm/run sdmod-alloc does both in a guest\n"
 		"  --help     this text\n"
-		"Exit status 0, or 1 on an error (allocation, wrong result, usage).\n");
+		"Exit status 0; 1 on an error (allocation, wrong result); 2 on a\n"
+		"usage error.\n");
 }
 
 static int nb_notes(struct nb *b)
 {
 	int ret;
 
-	ret = bench_report_note(b->rep,
+	ret = bench_report_detail(b->rep,
 		"best of %u batches of >= %.3g s each (or a fixed op "
 		"count); bitmap fills of >= %u ids run once, registry "
 		"builds in 1 batch",
 		b->cfg.reps, (double)b->cfg.min_ns / 1e9, NB_LARGE);
 	if (!ret)
-		ret = bench_report_note(b->rep,
+		ret = bench_report_detail(b->rep,
 			"inputs: %u precomputed pseudo-random samples per case "
 			"(fixed seed); ratio = baseline ns/op / ns/op",
 			b->nsamples);
-	if (!ret && b->opt.quick)
+	if (!ret && b->opt.quick &&
+	    (b->groups & ((1u << NB_G_IDX) | (1u << NB_G_REGISTRY))))
 		ret = bench_report_note(b->rep,
 			"--quick: short batches, bitmap and chain baselines "
 			"skipped at N >= %u; figures are rough",
@@ -1236,12 +1279,22 @@ static int nb_notes(struct nb *b)
 
 int bench_numbering(int argc, char **argv)
 {
-	enum { OPT_KERNEL_IDX = 0x200 };
+	enum {
+		OPT_KERNEL_IDX = 0x200,
+		OPT_SIZES,
+		OPT_SWEEP,
+		OPT_OBJECTS,
+	};
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
 		{ "kernel-idx", required_argument, NULL, OPT_KERNEL_IDX },
+		{ "sizes", required_argument, NULL, OPT_SIZES },
+		{ "sweep", required_argument, NULL, OPT_SWEEP },
+		{ "objects", required_argument, NULL, OPT_OBJECTS },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t v, list[NB_MAX_SIZES];
+	unsigned int i, j, n;
 	const char *kernel_path = NULL;
 	struct nb b = {
 		.rng = 0x5d5a5e11ull,
@@ -1254,7 +1307,7 @@ int bench_numbering(int argc, char **argv)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&b.opt, opt, optarg, CMD);
 		if (ret < 0)
 			return CLI_EXIT_USAGE;
@@ -1268,6 +1321,56 @@ int bench_numbering(int argc, char **argv)
 			kernel_path = optarg;
 			continue;
 		}
+		if (opt == OPT_SIZES) {
+			ret = bench_parse_list(optarg, 1, NB_MAX_N, list,
+					       NB_MAX_SIZES, &n);
+			if (ret) {
+				fprintf(stderr,
+					"sdswarm-bench " CMD ": --sizes '%s': "
+					"%s\n", optarg,
+					ret == -E2BIG ? "at most 16 sizes" :
+					"need N[,N...], each 1..1048576");
+				return CLI_EXIT_USAGE;
+			}
+			/* ascending, without repeats: the chain's build
+			 * time is predicted from the size before */
+			b.nsizes = 0;
+			for (i = 0; i < n; i++) {
+				for (j = b.nsizes; j > 0 && b.sizes[j - 1] > list[i]; j--)
+					;
+				if (j > 0 && b.sizes[j - 1] == list[i])
+					continue;
+				memmove(&b.sizes[j + 1], &b.sizes[j],
+					(b.nsizes - j) * sizeof(b.sizes[0]));
+				b.sizes[j] = (uint32_t)list[i];
+				b.nsizes++;
+			}
+			continue;
+		}
+		if (opt == OPT_SWEEP) {
+			if (bench_parse_u64(optarg, 2, NB_MAX_SWEEP, &v) ||
+			    (v & (v - 1))) {
+				fprintf(stderr,
+					"sdswarm-bench " CMD ": --sweep '%s': "
+					"need a power of two, 2..%u\n",
+					optarg, NB_MAX_SWEEP);
+				return CLI_EXIT_USAGE;
+			}
+			b.sweep = (uint32_t)v;
+			continue;
+		}
+		if (opt == OPT_OBJECTS) {
+			if (bench_parse_u64(optarg, NB_MIN_OBJS, NB_MAX_OBJS,
+					    &v)) {
+				fprintf(stderr,
+					"sdswarm-bench " CMD ": --objects '%s': "
+					"need %u..%u\n",
+					optarg, NB_MIN_OBJS, NB_MAX_OBJS);
+				return CLI_EXIT_USAGE;
+			}
+			b.nobjs = (uint32_t)v;
+			continue;
+		}
 		cli_suggest_option(stderr, argv[0], lopts, argv[optind - 1]);
 		usage(stderr);
 		return CLI_EXIT_USAGE;
@@ -1278,6 +1381,17 @@ int bench_numbering(int argc, char **argv)
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	if (bench_only(&b.opt, CMD, nb_groups, NB_NGROUPS, &b.groups))
+		return CLI_EXIT_USAGE;
+	if (!b.nsizes) {
+		for (i = 0; i < ARRAY_SIZE(nb_sizes); i++)
+			b.sizes[i] = nb_sizes[i];
+		b.nsizes = ARRAY_SIZE(nb_sizes);
+	}
+	if (!b.sweep)
+		b.sweep = b.opt.quick ? NB_QUICK_SWEEP : NB_SWEEP;
+	if (!b.nobjs)
+		b.nobjs = NB_OBJS;
 	if (kernel_path && nb_kernel_load(&b, kernel_path))
 		return 1;
 	bench_cfg_init(&b.cfg, &b.opt);
@@ -1288,21 +1402,22 @@ int bench_numbering(int argc, char **argv)
 		nb_fail("report", ret);
 		return 1;
 	}
+	bench_report_set_verbose(b.rep, b.opt.verbose);
 	ret = nb_notes(&b);
 	if (!ret && b.nkernel)
 		ret = bench_report_note(b.rep,
 			"kernel rows: %u sizes from %s (sd_idabench); kernel ida "
 			"ratio = kernel bitmap / kernel ida, tree vs kernel ida = "
 			"kernel ida / tree", b.nkernel, kernel_path);
-	if (!ret)
+	if (!ret && (b.groups & (1u << NB_G_NAMES)))
 		ret = bench_names(&b);
-	if (!ret)
+	if (!ret && (b.groups & (1u << NB_G_SCHEME)))
 		ret = bench_schemes(&b);
-	if (!ret)
+	if (!ret && (b.groups & (1u << NB_G_IDX)))
 		ret = bench_idx(&b);
-	if (!ret)
+	if (!ret && (b.groups & (1u << NB_G_REGISTRY)))
 		ret = bench_registry(&b);
-	if (!ret)
+	if (!ret && (b.groups & (1u << NB_G_SLAB)))
 		ret = bench_objects(&b);
 	if (!ret)
 		ret = add_targets(&b);

@@ -54,6 +54,9 @@ extern char **environ;
 #define OA_DIRECT_UNIT 512u
 /* Disk indices sdnum can name: 0..INT_MAX. */
 #define OA_MAX_DISKS (1ull << 31)
+/* Fewer nodes than this, and a pass is over in milliseconds: the report
+ * says its ratios are noisy. */
+#define OA_NOISY_NODES 1000u
 /* The partitions a disk has when --parts is not given: the classic 16
  * minors per disk, a whole disk and 15 partitions. */
 #define OA_PARTS 15u
@@ -1620,6 +1623,7 @@ enum {
 
 static int oa_parse(int argc, char **argv, struct oa_opts *o)
 {
+	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
 		{"disks", required_argument, NULL, 'N'},
@@ -1642,7 +1646,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "open-all");
 		if (!ret)
 			ret = oa_shape_opt("open-all", o, opt, optarg);
@@ -1715,6 +1719,8 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 		return 1;
 	}
 	o->dir = argv[optind];
+	if (bench_only(&o->common, "open-all", NULL, 0, &none))
+		return 1;
 	if (!o->run_sync && !o->run_uring) {
 		oa_err("open-all", "--baseline-only and --no-baseline leave "
 				   "nothing to run");
@@ -1778,8 +1784,11 @@ static void oa_series_keep(struct oa_series *s, struct oa_pass **p,
 	if (!s->best || (*p)->ns < s->best->ns) {
 		oa_pass_free(s->best);
 		s->best = *p;
-		*p = NULL;
+	} else {
+		/* a slower pass is not kept, only its time */
+		oa_pass_free(*p);
 	}
+	*p = NULL;
 }
 
 static void oa_series_result(struct oa_series *s, uint64_t nodes,
@@ -1918,7 +1927,7 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 		return ret;
 	oa_ring_flags_str(r->setup_flags, flags, sizeof(flags));
 	if (r->direct)
-		ret = bench_report_note(
+		ret = bench_report_detail(
 			rep,
 			"io_uring: OPENAT(direct) -> READ%s(fixed file) -> "
 			"CLOSE(direct), linked, depth %u, one io_uring_enter "
@@ -1927,14 +1936,14 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 			"not IORING_FILE_INDEX_ALLOC); ring %s",
 			r->fixed_bufs ? "_FIXED" : "", r->depth, flags);
 	else
-		ret = bench_report_note(
+		ret = bench_report_detail(
 			rep,
 			"io_uring: plain descriptors (%s): OPENAT, then READ%s "
 			"-> CLOSE linked once it completes; depth %u; ring %s",
 			r->plain_why, r->fixed_bufs ? "_FIXED" : "", r->depth,
 			flags);
 	if (!ret && r->async_read)
-		ret = bench_report_note(
+		ret = bench_report_detail(
 			rep,
 			"the files lack FMODE_NOWAIT (preadv2 RWF_NOWAIT: "
 			"EOPNOTSUPP): io_uring cannot read them inline, so "
@@ -1942,11 +1951,11 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 			"READ is sent to an io-wq worker at once (IOSQE_ASYNC) "
 			"instead of failing inline first");
 	if (!ret && r->read_size && !r->fixed_bufs)
-		ret = bench_report_note(
+		ret = bench_report_detail(
 			rep, "registered buffers refused (%s): plain READ",
 			strerror(-r->bufs_err));
 	if (!ret)
-		ret = bench_report_note(
+		ret = bench_report_detail(
 			rep,
 			"latency per node: from the chain's submission to the "
 			"moment its last CQE (the CLOSE's) is seen");
@@ -2041,7 +2050,7 @@ static int oa_note_reqs(struct bench_report *rep, const char *what,
 		used += (size_t)n;
 	}
 	line[used] = '\0';
-	return bench_report_note(rep,
+	return bench_report_detail(rep,
 				 "FUSE requests a node (sdswarmd's counters), "
 				 "%s: %.2f:%s",
 				 what, total, used ? line : " none");
@@ -2056,7 +2065,7 @@ static int oa_note_mem(struct bench_report *rep, const struct oa_run *x,
 
 	if (!x->have_mem || !x->slab0)
 		return 0;
-	return bench_report_note(
+	return bench_report_detail(
 		rep,
 		"kernel memory (/proc/meminfo, the whole machine: other "
 		"processes move it too): %s listing %+.0f B slab a node, "
@@ -2087,7 +2096,16 @@ static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
 	ret = bench_report_create(&rep, "open-all");
 	if (ret)
 		return ret;
+	bench_report_set_verbose(rep, o->common.verbose);
 	ret = oa_notes(rep, o, nodes, r, tmpfs, open_flags);
+	if (!ret && nodes->count < OA_NOISY_NODES)
+		ret = bench_report_noisy(
+			rep,
+			"(noisy) only %" PRIu64 " nodes, under %u: a pass "
+			"lasts milliseconds, so its rate and the ratios are "
+			"noise more than measurement; use a tree of "
+			"thousands of nodes for figures that mean something",
+			nodes->count, OA_NOISY_NODES);
 	if (!ret && s->best) {
 		oa_series_result(s, nodes->count, &sres);
 		ret = bench_report_add(rep, "open-all", "sync open+pread+close",
@@ -2492,6 +2510,7 @@ static int mk_one(int dirfd, const char *name, uint64_t size, bool force)
 static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 		    bool *force)
 {
+	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
 		{"disks", required_argument, NULL, 'N'},
@@ -2505,7 +2524,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "mktree");
 		if (!ret)
 			ret = oa_shape_opt("mktree", o, opt, optarg);
@@ -2541,6 +2560,8 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 		return 1;
 	}
 	o->dir = argv[optind];
+	if (bench_only(&o->common, "mktree", NULL, 0, &none))
+		return 1;
 	if (!o->have_disks) {
 		oa_err("mktree", "--disks N is required");
 		return 1;

@@ -39,7 +39,9 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f,
-		"usage: sdswarm-bench COMMAND [--json] [--quick] [--reps R] [OPTIONS]\n"
+		"usage: sdswarm-bench COMMAND [--json] [--quick] [--reps R]\n"
+		"                     [--only GROUP[,GROUP]] [-v] [OPTIONS]\n"
+		"       sdswarm-bench compare A.json B.json [--threshold PCT]\n"
 		"       sdswarm-bench COMMAND --help\n"
 		"       sdswarm-bench --version\n\n"
 		"commands:\n");
@@ -49,12 +51,19 @@ static void usage(FILE *f)
 		"\nEvery command prints an aligned table (or, with --json, one JSON\n"
 		"object), compares each fast path against a baseline measured in the\n"
 		"same run, and reports its targets as met or MISSED without failing.\n"
+		"A target is a figure the project aims for; MISSED is reported, not\n"
+		"failed.\n"
 		"--quick    tiny sizes, for a smoke test (seconds)\n"
 		"--reps R   repetitions per measurement; the best is kept\n"
-		"Options may come before or after the command.\n"
+		"--only G   only these groups (numbering, target: see COMMAND --help)\n"
+		"-v         also the notes on how it was measured (internals)\n"
+		"--json     one object with \"schema\", \"version\" and \"commit\"\n"
+		"Sizes are each command's options (COMMAND --help). Options may come\n"
+		"before or after the command.\n"
 		"Exit status: 0 when the measurements ran (targets missed or not),\n"
 		"1 on a failure (a failed allocation or operation, a wrong result),\n"
-		"2 on a usage error. See sdswarm-bench(1).\n");
+		"2 on a usage error; compare: 3 on a regression past its threshold.\n"
+		"See sdswarm-bench(1).\n");
 }
 
 static const struct bench_cmd *find_cmd(const char *name)
@@ -80,11 +89,16 @@ static int run_cmd(const struct bench_cmd *c, int argc, char **argv)
 /*
  * The first argument that names a command, or 0. Options given before it
  * (sdswarm-bench --json numbering) are the command's own and move after
- * it; a value that happens to spell a command name would be taken for
- * the command, which no option of this program takes.
+ * it. The value of a common option that takes one is skipped, so
+ * `--only io target` is the target command with --only io; the value of
+ * another option before the command that happens to spell a command name
+ * would be taken for the command.
  */
 static int find_cmd_arg(int argc, char **argv)
 {
+	static const char *const with_value[] = { "--only", "--reps",
+						  "--threshold" };
+	size_t k;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -92,6 +106,11 @@ static int find_cmd_arg(int argc, char **argv)
 			return 0;
 		if (find_cmd(argv[i]))
 			return i;
+		for (k = 0; k < ARRAY_SIZE(with_value); k++)
+			if (strcmp(argv[i], with_value[k]) == 0) {
+				i++;
+				break;
+			}
 	}
 	return 0;
 }

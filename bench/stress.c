@@ -1113,13 +1113,14 @@ int bench_stress(int argc, char **argv)
 	long fds0, fds1;
 	unsigned int i, nth = 0;
 	const char *url = NULL;
+	uint32_t none;
 	bool pass;
 	int opt, ret = 1;
 
 	pthread_mutex_init(&r.ctl_lock, NULL);
 	atomic_store(&r.next_gen, 1);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			r.control = optarg;
@@ -1161,6 +1162,8 @@ int bench_stress(int argc, char **argv)
 		st_usage(stderr);
 		return 1;
 	}
+	if (bench_only(&o, "stress", NULL, 0, &none))
+		return 2; /* a usage error */
 	r.use_fuse = r.dir != NULL;
 	if (url && st_parse_url(&r, url)) {
 		fprintf(stderr, "stress: --iscsi '%s': want "
@@ -1278,7 +1281,7 @@ join:
 			{"daemon_rss_after_removal", rss_end},
 		};
 
-		if (!j)
+		if (!j || bench_json_stamp(j))
 			goto out;
 		json_object_set_new(j, "bench", json_string("stress"));
 		json_object_set_new(j, "seconds", json_real(secs));

@@ -103,12 +103,17 @@ static int run_memcpy_write(void *arg, uint64_t n)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench target [--json] [--quick] [--reps R]\n"
-		"                            [--luns N] [--working-set BYTES]\n"
-		"LUN creation time and resident bytes per LUN (default 262144 LUNs),\n"
-		"and 4 KiB random READ(16)/WRITE(16) through scsi_exec() on a mem\n"
-		"store over a working set (default 1 GiB), each against memcpy of\n"
-		"the same random blocks over the same working set.\n");
+		"usage: sdswarm-bench target [--json] [--quick] [--reps R] [-v]\n"
+		"                            [--only luns|io] [--luns N]\n"
+		"                            [--working-set BYTES]\n"
+		"Groups:\n"
+		"  luns  LUN creation time and resident bytes per LUN (--luns N,\n"
+		"        1..1048576, default 262144; --quick 16384)\n"
+		"  io    4 KiB random READ(16)/WRITE(16) through scsi_exec() on a mem\n"
+		"        store over a working set (--working-set, 1 MiB..64 GiB in\n"
+		"        bytes, default 1 GiB; --quick 16 MiB), each against memcpy\n"
+		"        of the same random blocks over the same working set\n"
+		"A size given on the command line is kept with --quick.\n");
 }
 
 /* One create-N-LUNs measurement: time and resident growth. */
@@ -170,12 +175,15 @@ int bench_target(int argc, char **argv)
 	struct store *s = NULL;
 	struct lun_table *t = NULL;
 	struct io_ctx *c = NULL;
+	static const char *const groups[] = { "luns", "io" };
 	uint64_t luns = 262144, ws = 1ull << 30;
-	double bpl, create_s;
+	bool have_luns = false, have_ws = false;
+	double bpl = NAN, create_s = NAN;
+	uint32_t only;
 	int opt, ret = 1;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage(stdout);
@@ -186,6 +194,7 @@ int bench_target(int argc, char **argv)
 					optarg, LUN_MAX_LUNS);
 				return CLI_EXIT_USAGE;
 			}
+			have_luns = true;
 			break;
 		case 'W':
 			if (bench_parse_u64(optarg, 1 << 20, 1ull << 36, &ws)) {
@@ -193,6 +202,7 @@ int bench_target(int argc, char **argv)
 					optarg);
 				return CLI_EXIT_USAGE;
 			}
+			have_ws = true;
 			break;
 		default:
 			if (bench_common_opt(&o, opt, optarg, "target") != 1) {
@@ -205,21 +215,26 @@ int bench_target(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "sdswarm-bench target: unexpected '%s'\n",
+			argv[optind]);
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (o.quick) {
-		luns = luns > 16384 ? 16384 : luns;
+	if (bench_only(&o, "target", groups, 2, &only))
+		return CLI_EXIT_USAGE;
+	if (o.quick && !have_luns)
+		luns = 16384;
+	if (o.quick && !have_ws)
 		ws = 16u << 20;
-	}
 	bench_cfg_init(&cfg, &o);
 	if (bench_report_create(&r, "target")) {
 		fprintf(stderr, "sdswarm-bench target: out of memory\n");
 		return 1;
 	}
+	bench_report_set_verbose(r, o.verbose);
 
 	/* LUN creation: a fresh table each time, best of the repetitions */
-	{
+	if (only & 1) {
 		double best = 1e300, best_bpl = 0;
 		unsigned int rep;
 
@@ -241,6 +256,8 @@ int bench_target(int argc, char **argv)
 				  luns, create_s, bpl);
 	}
 
+	if (!(only & 2))
+		goto report;
 	/* 4 KiB random I/O through scsi_exec on one LUN of a mem store */
 	c = calloc(1, sizeof(*c));
 	if (!c || store_mem_create(&s, &mp)) {
@@ -330,11 +347,17 @@ int bench_target(int argc, char **argv)
 	bench_report_target(r, "WRITE(16) 4K random, IOPS on one core",
 			    res.ops_per_s, BENCH_AT_LEAST, 2e6);
 
-	bench_report_target(r, "resident bytes per idle LUN", bpl, BENCH_BELOW, 64.0);
-	bench_report_target(r, "seconds to create the LUNs", create_s, BENCH_BELOW, 1.0);
 	bench_report_note(r, "working set %" PRIu64 " MiB; ratio = memcpy ns / scsi ns: the share of the memory-copy limit reached",
 			  ws >> 20);
-	bench_report_print(r, stdout, o.json);
+report:
+	if (only & 1) {
+		bench_report_target(r, "resident bytes per idle LUN", bpl, BENCH_BELOW, 64.0);
+		bench_report_target(r, "seconds to create the LUNs", create_s, BENCH_BELOW, 1.0);
+	}
+	if (bench_report_print(r, stdout, o.json)) {
+		fprintf(stderr, "sdswarm-bench target: cannot write the report\n");
+		goto out;
+	}
 	ret = 0;
 	goto out;
 out_io:

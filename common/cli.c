@@ -10,10 +10,18 @@
 #ifndef SDSWARM_VERSION
 #error "the Makefile passes -DSDSWARM_VERSION=\"...\""
 #endif
+#ifndef SDSWARM_COMMIT
+#error "the Makefile passes -DSDSWARM_COMMIT=\"...\" (empty outside git)"
+#endif
 
 const char *cli_version(void)
 {
 	return SDSWARM_VERSION;
+}
+
+const char *cli_commit(void)
+{
+	return SDSWARM_COMMIT;
 }
 
 int cli_print_version(const char *prog)

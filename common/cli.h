@@ -28,6 +28,18 @@
 const char *cli_version(void);
 
 /**
+ * cli_commit() - the full commit id the build was made from.
+ *
+ * `git rev-parse HEAD` at build time (40 hex digits; a dirty tree is told
+ * by cli_version()'s "-dirty"), or "" when the build ran outside a
+ * repository.
+ *
+ * Context: any thread.
+ * Return: a static string, never NULL.
+ */
+const char *cli_commit(void);
+
+/**
  * cli_print_version() - print "PROG VERSION" and a newline to stdout.
  * @prog: the program's name
  *

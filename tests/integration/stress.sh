@@ -30,6 +30,8 @@ cat "$T/pass.json" "$T/pass.err"
 expect_eq "a clean run's verdict is PASS (exit 0)" 0 "$rc"
 j() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 expect_eq "no block lost" 0 "$(j "$T/pass.json" blocks_lost)"
+expect_eq "the JSON's schema" 1 "$(j "$T/pass.json" schema)"
+expect_eq "the JSON names the build" "$("$BENCH" --version | cut -d' ' -f2)" "$(j "$T/pass.json" version)"
 expect_eq "no unexpected error" 0 "$(j "$T/pass.json" unexpected_errors)"
 check "blocks were verified" test "$(j "$T/pass.json" blocks_verified)" -gt 1000
 check "LUNs were removed and added" test "$(j "$T/pass.json" lun_remove_add)" -gt 0
