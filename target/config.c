@@ -2683,8 +2683,6 @@ static int parse_ops(const char *v, unsigned int *ops)
 	return *ops ? 0 : -EINVAL;
 }
 
-#define FAULT_DELAY_MAX_NS (600ull * 1000000000ull)
-
 int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
 		    char *why, size_t whylen)
 {
@@ -2809,7 +2807,7 @@ int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
 			break;
 		case F_DELAY:
 			if (parse_delay(eq + 1, &r.delay_ns) || !r.delay_ns ||
-			    r.delay_ns > FAULT_DELAY_MAX_NS) {
+			    r.delay_ns > FAULT_MAX_DELAY_NS) {
 				snprintf(why, whylen,
 					 "delay=%s: not a time from "
 					 "1ns to 600s (a number and ns, us, ms "

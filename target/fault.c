@@ -11,8 +11,6 @@
 
 #include "fault.h"
 
-#define FAULT_MAX_DELAY_NS (600ull * 1000000000ull)
-
 struct fault_table {
 	pthread_mutex_t lock;
 	_Atomic unsigned int n;        /* rules in use; read without the lock */

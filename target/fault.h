@@ -9,6 +9,8 @@
 
 /* Rules held at once; one more is refused (-ENOSPC). */
 #define FAULT_MAX_RULES 4096u
+/* The longest delay a rule may set: 600 s, past every initiator's timeout. */
+#define FAULT_MAX_DELAY_NS (600ull * 1000000000ull)
 
 #include <stdbool.h>
 #include <stdint.h>
