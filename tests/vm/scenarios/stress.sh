@@ -56,11 +56,16 @@ $udevd --daemon --resolve-names=never >/tmp/udevd.log 2>&1 ||
 	{ vm_fail "systemd-udevd would not start: $(tail -2 /tmp/udevd.log)"; exit 0; }
 udevadm trigger --action=add >/dev/null 2>&1
 timeout 120 udevadm settle --timeout=110 || vm_fail "the initial udev settle did not finish"
-vm_iscsi_up $w/sdswarm.conf $portal $iqn || exit 0
+vm_iscsi_target $w/sdswarm.conf || exit 0
+# The run addresses disk i as LUN i: sd is bound to the LUNs in LUN order
+# (vm_sd_bind_luns; the kernel's own asynchronous probes may swap names),
+# and the order is checked rather than trusted.
+vm_sd_hold || exit 0
+vm_iscsi_login $portal $iqn || exit 0
+vm_sd_bind_luns 120 "$n" || exit 0
+vm_sd_release
 vm_wait_sd 120 "$n" || { vm_fail "$(vm_sd_count) of $n disks"; exit 0; }
 vm_stat seen "$(vm_sd_count)"
-# The run addresses disk i as LUN i: one target, scan=sync, so sd's names
-# follow LUN order; check it rather than trust it.
 for i in 0 $((n / 2)) $((n - 1)); do
 	d=$(sdnum name $i)
 	[ "$(vm_sd_lun "$d")" = "$i" ] || { vm_fail "$d is LUN $(vm_sd_lun "$d"), not $i"; exit 0; }
