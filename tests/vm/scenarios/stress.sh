@@ -8,7 +8,8 @@
 # 60): stamped O_DIRECT writes and reads on every disk at once, checked;
 # LUNs taken offline and online (the kernel must fail I/O while offline and
 # serve every block as before after); medium errors and delays injected and
-# seen through the block layer as EIO and late answers. LUN removal and
+# seen through the block layer as EIO and late answers (no hangs: sd ends
+# one only at its 30 s command timeout). LUN removal and
 # resize are not churned here: the kernel removes and resizes a disk on
 # its own schedule (a rescan), which the exact per-block expectations of
 # the run cannot follow. Then the kernel and udev are watched: no oops,
@@ -75,7 +76,7 @@ dmesg -c >/dev/null
 
 sock=/run/sdswarm/control
 timeout $((secs + 300)) sdswarm-bench stress /dev --control $sock --direct \
-	--churn offline --seconds "$secs" --disks "$n" --blocks 32 --json \
+	--churn offline --hang-ms 0 --seconds "$secs" --disks "$n" --blocks 32 --json \
 	>$w/run.json 2>$w/run.err
 rc=$?
 sed 's/^/sdswarm-vm: stress: /' $w/run.err | head -20
