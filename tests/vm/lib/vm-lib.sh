@@ -518,13 +518,17 @@ vm_lun_keys() {
 
 # vm_sd_bind_luns TIMEOUT N [LPT]: wait up to TIMEOUT s for N disk-type
 # SCSI devices on the bus, then bind sd to every one without a driver, in
-# LUN order (with LPT, the table LUN as vm_sd_table_lun numbers it), each
-# bind finished (/sys/class/scsi_disk/H:C:T:L there, 30 s at most) before
-# the next. Figures: bind_s (the binds' time), bound. Returns 1 after
-# vm_fail when the devices do not come or a bind fails; does nothing
-# under bind=auto.
+# LUN order (with LPT, the table LUN as vm_sd_table_lun numbers it).
+# sd_probe() takes the index before it adds /sys/class/scsi_disk/H:C:T:L
+# and only then reads the capacity and the partition table; so each bind
+# is started in the background, and the next one only once that class
+# device is there (30 s at most): the indices go out in LUN order, while
+# the slow half of each probe overlaps the next. Then every bind must have
+# ended with sd on the device. Figures: bind_s (the binds' time), bound.
+# Returns 1 after vm_fail when the devices do not come or a bind fails;
+# does nothing under bind=auto.
 vm_sd_bind_luns() {
-	local timeout=$1 n=$2 lpt=${3:-} t0 hctl key bound=0 err
+	local timeout=$1 n=$2 lpt=${3:-} t0 hctl key bound=0 tries pids=""
 	[ "$VM_SD_BIND" = auto ] && return 0
 	[ "$VM_SD_HELD" = 1 ] || { vm_fail "vm_sd_bind_luns without vm_sd_hold"; return 1; }
 	if ! vm_wait_scsi "$timeout" "$n"; then
@@ -535,19 +539,32 @@ vm_sd_bind_luns() {
 	for hctl in $(_vm_scsi_disk_list); do
 		[ -e "/sys/bus/scsi/devices/$hctl/driver" ] || echo "$hctl"
 	done | vm_lun_keys "$lpt" | sort >"$VM_RUN/bind-order"
+	: >"$VM_RUN/bind-errors"
 	while read -r key hctl; do
-		if ! err=$(echo "$hctl" 2>&1 >/sys/bus/scsi/drivers/sd/bind); then
-			vm_fail "binding sd to $hctl (key $key): $err"
-			return 1
-		fi
-		# the write returns once sd_probe() has: the disk is there
-		# already but for a slow sysfs; look before polling (forks)
-		if [ ! -e "/sys/class/scsi_disk/$hctl" ] &&
-			! vm_wait 30 test -e "/sys/class/scsi_disk/$hctl"; then
-			vm_fail "sd bound to $hctl but no /sys/class/scsi_disk/$hctl in 30 s"
+		( echo "$hctl" >/sys/bus/scsi/drivers/sd/bind ) 2>>"$VM_RUN/bind-errors" &
+		pids="$pids $!"
+		# 3000 x 10 ms: the index is taken when the class device is there
+		tries=0
+		while [ ! -e "/sys/class/scsi_disk/$hctl" ] && [ $tries -lt 3000 ]; do
+			usleep 10000
+			tries=$((tries + 1))
+		done
+		if [ ! -e "/sys/class/scsi_disk/$hctl" ]; then
+			# only the binds: the scenario's daemons run in the background too
+			wait $pids
+			vm_fail "sd bound to $hctl (key $key), but no /sys/class/scsi_disk/$hctl in 30 s: $(head -1 "$VM_RUN/bind-errors")"
 			return 1
 		fi
 		bound=$((bound + 1))
+	done <"$VM_RUN/bind-order"
+	[ -z "$pids" ] || wait $pids
+	if [ -s "$VM_RUN/bind-errors" ]; then
+		vm_fail "binding sd: $(head -1 "$VM_RUN/bind-errors")"
+		return 1
+	fi
+	while read -r key hctl; do
+		[ -e "/sys/bus/scsi/devices/$hctl/driver" ] ||
+			{ vm_fail "$hctl (key $key) has no driver after its bind"; return 1; }
 	done <"$VM_RUN/bind-order"
 	vm_kv bind_s "$(vm_since "$t0")"
 	vm_kv bound "$bound"
