@@ -33,8 +33,12 @@
 # even with scan=sync and one target two LUNs can swap names under load
 # (the flake this scenario had); the order is then only reported, with
 # attach_order_breaks (how often dmesg's "Attached SCSI disk" lines go
-# back in LUN order: probes finishing out of order) next to
-# scan_order_breaks (the same for the scan's "Direct-Access" lines).
+# back in LUN order: probes finishing out of order; under bind=lun too,
+# where each bind starts once the previous one has its index, so the
+# probes' second halves overlap) next to scan_order_breaks (the same for
+# the scan's "Direct-Access" lines). dmesg's ring may have lost the first
+# lines of a big run (scan_lines, attach_lines: how many it still had;
+# --append log_buf_len=4M keeps them).
 # Parameters: sdswarm.disks=N sdswarm.many=M (disks with 20 partitions,
 # default 4) sdswarm.parts=P (partitions of the others, default 2)
 # sdswarm.targets=T sdswarm.login=seq|parallel sdswarm.wait=SECONDS
@@ -152,7 +156,7 @@ breaks() { # PATTERN: how often the H:C:T:L of the lines matching it go back
 vm_kv scan_lines "$(dmesg | grep -c ': Direct-Access ')"
 vm_kv scan_order_breaks "$(breaks 'Direct-Access ')"
 vm_kv attach_lines "$(dmesg | grep -c 'Attached SCSI disk')"
-vm_stat attach_order_breaks "$(breaks '\[sd[a-z]*\] Attached SCSI disk')"
+vm_kv attach_order_breaks "$(breaks '\[sd[a-z]*\] Attached SCSI disk')"
 for d in $(cat $w/have); do
 	hctl=$(readlink /sys/block/$d/device | sed 's|.*/||')
 	# The kernel's number for a flat-addressed LUN L is 0x4000 + L.
