@@ -973,14 +973,29 @@ static bool st_hang_iscsi(struct st_run *r, struct iscsi_context *ctx,
 	uint32_t sense;
 	int e;
 
-	t = iscsi_read16_task(ctx, lun, off / d->lbsize, ST_BLOCK,
-			      (int)d->lbsize, 0, 0, 0, 0, 0, st_iscsi_cb, &rd);
-	if (!t) {
-		*why = "the READ(16) could not be sent";
-		st_rule_clear(r, id);
-		return false;
+	/*
+	 * A unit attention pending on this nexus (any LUN added or removed
+	 * by the churn reports REPORTED LUNS DATA HAS CHANGED on every LUN)
+	 * answers the READ before the rule is looked at: take it and send
+	 * the READ again, as an initiator does, a few times.
+	 */
+	for (int tries = 0;; tries++) {
+		memset(&rd, 0, sizeof(rd));
+		t = iscsi_read16_task(ctx, lun, off / d->lbsize, ST_BLOCK,
+				      (int)d->lbsize, 0, 0, 0, 0, 0,
+				      st_iscsi_cb, &rd);
+		if (!t) {
+			*why = "the READ(16) could not be sent";
+			st_rule_clear(r, id);
+			return false;
+		}
+		e = st_iscsi_wait(ctx, &rd, r->hang_ms);
+		if (e || tries == 3 ||
+		    rd.status != SCSI_STATUS_CHECK_CONDITION ||
+		    t->sense.key != SCSI_SENSE_UNIT_ATTENTION)
+			break;
+		scsi_free_scsi_task(t);
 	}
-	e = st_iscsi_wait(ctx, &rd, r->hang_ms);
 	*held = e == -ETIMEDOUT;
 	if (!st_rule_clear(r, id)) {
 		*why = "the rule could not be cleared";
