@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +59,7 @@
 #define ST_MAX_SECONDS 86400ull
 #define ST_DELAY_MS 50u
 #define ST_REPORT_MAX 10u
+#define ST_HANG_RELEASE_S 30u /* a hung read must be let go within this */
 
 enum st_path { ST_FUSE, ST_ISCSI };
 
@@ -89,7 +91,7 @@ struct st_run {
 	bool direct;      /* --direct: O_DIRECT on DIR's files */
 	unsigned int churn_kinds; /* bit per enum st_churn */
 	unsigned int ndisks, nblocks, workers;
-	uint64_t seconds, churn_ms, fault_ms, seed, rss_slack_mib;
+	uint64_t seconds, churn_ms, fault_ms, hang_ms, seed, rss_slack_mib;
 	struct st_disk *disks;
 	uint64_t deadline_ns;
 	atomic_uint_fast64_t next_gen;
@@ -101,6 +103,8 @@ struct st_run {
 	atomic_uint_fast64_t writes, reads, verified, lost, errors;
 	atomic_uint_fast64_t removes, resizes, offlines, stale;
 	atomic_uint_fast64_t faults, faults_right, faults_wrong;
+	atomic_uint_fast64_t hangs, hangs_held, hangs_released;
+	atomic_uint_fast64_t hangs_aborted; /* released through ABORT TASK */
 	atomic_uint_fast64_t reported;
 };
 
@@ -771,6 +775,301 @@ static void *st_churner(void *arg)
 }
 
 /*
+ * A hang: a read of block @k that a "hang ops=read" rule holds. The rule
+ * stands for --hang-ms while the read must stay unanswered, then it is
+ * cleared, and the host must end the hang as it would:
+ *   FUSE   the held request goes ahead once its rule is gone: the read
+ *          returns the block (within ST_HANG_RELEASE_S);
+ *   iSCSI  the target keeps a hung command until it is aborted, as a
+ *          disk that lost it would: the initiator sends ABORT TASK, which
+ *          must come back FUNCTION COMPLETE, and the read sent again
+ *          returns the block.
+ * Counted in hangs (injected), hangs_held (unanswered while the rule
+ * stood) and hangs_released (ended as above with the right bytes); any
+ * other outcome is a wrong fault answer.
+ */
+struct st_hang_read {
+	uint8_t buf[ST_BLOCK]; /* first: aligned for O_DIRECT */
+	struct st_run *r;
+	struct st_disk *d;
+	uint64_t off;
+	int err;
+	atomic_bool done;
+	atomic_int refs; /* the reader's and the waiter's */
+};
+
+static void st_hang_put(struct st_hang_read *h)
+{
+	/* acq_rel: the last one out sees every write of the other */
+	if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
+		free(h);
+}
+
+static void *st_hang_reader(void *arg)
+{
+	struct st_hang_read *h = arg;
+
+	h->err = st_fuse_io(h->r, h->d, h->off, h->buf, false);
+	/* release: buf and err are there before done says so */
+	atomic_store_explicit(&h->done, true, memory_order_release);
+	st_hang_put(h);
+	return NULL;
+}
+
+/* Waits up to @ms for @done; true when it came. */
+static bool st_wait_flag(atomic_bool *done, uint64_t ms)
+{
+	uint64_t end = bench_now_ns() + ms * 1000000ull;
+
+	while (!atomic_load_explicit(done, memory_order_acquire)) {
+		if (bench_now_ns() >= end)
+			return false;
+		struct timespec ts = {0, 5 * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+struct st_iscsi_wait {
+	bool done;
+	int status;
+	uint32_t tmf_response;
+	bool tmf;
+};
+
+static void st_iscsi_cb(struct iscsi_context *ctx, int status,
+			void *command_data, void *private_data)
+{
+	struct st_iscsi_wait *w = private_data;
+
+	(void)ctx;
+	w->done = true;
+	w->status = status;
+	if (w->tmf && status == SCSI_STATUS_GOOD && command_data)
+		w->tmf_response = *(uint32_t *)command_data;
+}
+
+/*
+ * Runs @ctx's event loop until @w is done or @ms pass.
+ * Return: 0 done, -ETIMEDOUT, or -EIO when the connection failed.
+ */
+static int st_iscsi_wait(struct iscsi_context *ctx, struct st_iscsi_wait *w,
+			 uint64_t ms)
+{
+	uint64_t end = bench_now_ns() + ms * 1000000ull, now;
+	struct pollfd pfd;
+	int n;
+
+	while (!w->done) {
+		now = bench_now_ns();
+		if (now >= end)
+			return -ETIMEDOUT;
+		pfd.fd = iscsi_get_fd(ctx);
+		pfd.events = (short)iscsi_which_events(ctx);
+		pfd.revents = 0;
+		n = poll(&pfd, 1, (int)((end - now) / 1000000ull) + 1);
+		if (n < 0 && errno != EINTR)
+			return -EIO;
+		if (n > 0 && iscsi_service(ctx, pfd.revents) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Sets a rule; its id, or 0 (counted as an error) when refused. */
+static uint64_t st_rule_set(struct st_run *r, const char *rule)
+{
+	char err[256];
+	json_t *rep = st_ctl(r,
+			     json_pack("{s:s,s:s,s:s}", "cmd", "fault", "op",
+				       "set", "rule", rule),
+			     err, sizeof(err));
+	uint64_t id;
+
+	if (!rep) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: fault set %s: %s", rule, err);
+		return 0;
+	}
+	id = st_json_u64(rep, "id");
+	json_decref(rep);
+	return id;
+}
+
+static bool st_rule_clear(struct st_run *r, uint64_t id)
+{
+	char err[256];
+	json_t *rep = st_ctl(r,
+			     json_pack("{s:s,s:s,s:I}", "cmd", "fault", "op",
+				       "clear", "id", (json_int_t)id),
+			     err, sizeof(err));
+
+	if (!rep) {
+		atomic_fetch_add(&r->errors, 1);
+		st_log_problem(r, "ERROR: fault clear %" PRIu64 ": %s", id, err);
+		return false;
+	}
+	json_decref(rep);
+	return true;
+}
+
+/* FUSE: the read in its own thread; true when it ended right. */
+static bool st_hang_fuse(struct st_run *r, struct st_disk *d, unsigned int k,
+			 uint64_t id, bool *held, const char **why)
+{
+	struct st_hang_read *h;
+	pthread_t tid;
+	bool right = false;
+
+	if (posix_memalign((void **)&h, ST_BLOCK, sizeof(*h))) {
+		*why = "out of memory";
+		st_rule_clear(r, id);
+		return false;
+	}
+	memset(h, 0, sizeof(*h));
+	h->r = r;
+	h->d = d;
+	h->off = st_off(r, d, k);
+	atomic_init(&h->done, false);
+	atomic_init(&h->refs, 2);
+	if (pthread_create(&tid, NULL, st_hang_reader, h)) {
+		free(h);
+		*why = "no thread for the read";
+		st_rule_clear(r, id);
+		return false;
+	}
+	pthread_detach(tid);
+	*held = !st_wait_flag(&h->done, r->hang_ms);
+	if (!st_rule_clear(r, id)) {
+		*why = "the rule could not be cleared";
+	} else if (!*held) {
+		*why = "the read was answered while the rule stood";
+		st_wait_flag(&h->done, ST_HANG_RELEASE_S * 1000ull);
+	} else if (!st_wait_flag(&h->done, ST_HANG_RELEASE_S * 1000ull)) {
+		*why = "the read was not let go after the rule was cleared";
+	} else if (h->err) {
+		*why = "the read failed after the rule was cleared";
+	} else {
+		right = st_check(r, d, k, h->buf, "a released hang");
+		if (!right)
+			atomic_fetch_add(&r->lost, 1);
+		*why = "the released read returned other bytes";
+	}
+	/* a reader still blocked frees it when the daemon lets it go */
+	st_hang_put(h);
+	return right;
+}
+
+/* iSCSI: the read held, cleared, ABORT TASK, the read again. */
+static bool st_hang_iscsi(struct st_run *r, struct iscsi_context *ctx,
+			  struct st_disk *d, unsigned int k, uint64_t id,
+			  bool *held, const char **why)
+{
+	int lun = d->lun < 256 ? (int)d->lun : (int)(0x4000 | d->lun);
+	struct st_iscsi_wait rd = {0}, tmf = {.tmf = true};
+	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
+	uint64_t off = st_off(r, d, k);
+	struct scsi_task *t;
+	uint32_t sense;
+	int e;
+
+	/*
+	 * A unit attention pending on this nexus (any LUN added or removed
+	 * by the churn reports REPORTED LUNS DATA HAS CHANGED on every LUN)
+	 * answers the READ before the rule is looked at: take it and send
+	 * the READ again, as an initiator does, a few times.
+	 */
+	for (int tries = 0;; tries++) {
+		memset(&rd, 0, sizeof(rd));
+		t = iscsi_read16_task(ctx, lun, off / d->lbsize, ST_BLOCK,
+				      (int)d->lbsize, 0, 0, 0, 0, 0,
+				      st_iscsi_cb, &rd);
+		if (!t) {
+			*why = "the READ(16) could not be sent";
+			st_rule_clear(r, id);
+			return false;
+		}
+		e = st_iscsi_wait(ctx, &rd, r->hang_ms);
+		if (e || tries == 3 ||
+		    rd.status != SCSI_STATUS_CHECK_CONDITION ||
+		    t->sense.key != SCSI_SENSE_UNIT_ATTENTION)
+			break;
+		scsi_free_scsi_task(t);
+	}
+	*held = e == -ETIMEDOUT;
+	if (!st_rule_clear(r, id)) {
+		*why = "the rule could not be cleared";
+		goto out_cancel;
+	}
+	if (!*held) {
+		*why = e ? "the connection failed while the rule stood"
+			 : "the read was answered while the rule stood";
+		goto out_cancel;
+	}
+	/* the rule is gone, the command is not: the initiator's timeout */
+	if (iscsi_task_mgmt_abort_task_async(ctx, t, st_iscsi_cb, &tmf)) {
+		*why = "ABORT TASK could not be sent";
+		goto out_cancel;
+	}
+	e = st_iscsi_wait(ctx, &tmf, ST_HANG_RELEASE_S * 1000ull);
+	if (e || tmf.status != SCSI_STATUS_GOOD ||
+	    tmf.tmf_response != ISCSI_TMR_FUNC_COMPLETE) {
+		*why = "ABORT TASK of the hung read did not complete";
+		goto out_cancel;
+	}
+	/* libiscsi cancelled the task when it sent the abort */
+	scsi_free_scsi_task(t);
+	e = st_iscsi_io(r, ctx, d, off, buf, false, &sense);
+	if (e) {
+		*why = "the read sent again after the abort failed";
+		return false;
+	}
+	*why = "the read sent again returned other bytes";
+	if (!st_check(r, d, k, buf, "a read after an aborted hang")) {
+		atomic_fetch_add(&r->lost, 1);
+		return false;
+	}
+	return true;
+out_cancel:
+	if (!rd.done)
+		iscsi_scsi_cancel_task(ctx, t);
+	scsi_free_scsi_task(t);
+	return false;
+}
+
+static void st_hang_one(struct st_run *r, struct iscsi_context *ctx,
+			struct st_disk *d, unsigned int k, enum st_path p)
+{
+	uint32_t lbs = d->lbsize ? d->lbsize : 512;
+	uint64_t lba = st_off(r, d, k) / lbs, id;
+	const char *why = "";
+	bool held = false, right;
+	char rule[160];
+
+	snprintf(rule, sizeof(rule),
+		 "hang luns=%u lba=%" PRIu64 "-%" PRIu64 " ops=read", d->lun,
+		 lba, lba + ST_BLOCK / lbs - 1);
+	id = st_rule_set(r, rule);
+	if (!id)
+		return;
+	atomic_fetch_add(&r->faults, 1);
+	atomic_fetch_add(&r->hangs, 1);
+	right = p == ST_FUSE ? st_hang_fuse(r, d, k, id, &held, &why)
+			     : st_hang_iscsi(r, ctx, d, k, id, &held, &why);
+	if (held)
+		atomic_fetch_add(&r->hangs_held, 1);
+	if (right)
+		atomic_fetch_add(&r->hangs_released, 1);
+	if (right && p == ST_ISCSI)
+		atomic_fetch_add(&r->hangs_aborted, 1);
+	atomic_fetch_add(right ? &r->faults_right : &r->faults_wrong, 1);
+	if (!right)
+		st_log_problem(r, "WRONG: fault '%s' via %s: %s", rule,
+			       p == ST_FUSE ? "file" : "iSCSI", why);
+}
+
+/*
  * One fault rule on one written block of @d: the host must see it as the
  * kind's error (or delay), and the block as it was once the rule is gone.
  */
@@ -779,7 +1078,7 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 {
 	char rule[160], err[256];
 	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
-	unsigned int k = (unsigned int)(st_rand(rs) % r->nblocks), kind;
+	unsigned int k = (unsigned int)(st_rand(rs) % r->nblocks), kind, nkinds;
 	uint64_t off = st_off(r, d, k), lba, span, t0, dt;
 	enum st_path p = st_pick_path(r, rs);
 	uint32_t sense = 0;
@@ -790,8 +1089,13 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	/* the rule's LBAs are the LUN's logical blocks */
 	lba = off / (d->lbsize ? d->lbsize : 512);
 	span = ST_BLOCK / (d->lbsize ? d->lbsize : 512);
-	/* ua reaches only an iSCSI initiator */
-	kind = (unsigned int)(st_rand(rs) % (p == ST_ISCSI ? 4 : 3));
+	/* ua reaches only an iSCSI initiator; hangs come with --hang-ms */
+	nkinds = (p == ST_ISCSI ? 4u : 3u) + (r->hang_ms ? 1u : 0u);
+	kind = (unsigned int)(st_rand(rs) % nkinds);
+	if (r->hang_ms && kind == nkinds - 1) {
+		st_hang_one(r, ctx, d, k, p);
+		return;
+	}
 	switch (kind) {
 	case 0:
 		snprintf(rule, sizeof(rule),
@@ -1006,7 +1310,7 @@ static void st_usage(FILE *f)
 	fprintf(f,
 		"usage: sdswarm-bench stress [DIR] --control SOCKET [--iscsi URL]\n"
 		"                   [--seconds S] [--disks N] [--blocks B] [--workers W]\n"
-		"                   [--churn-ms MS] [--fault-ms MS] [--seed X]\n"
+		"                   [--churn-ms MS] [--fault-ms MS] [--hang-ms MS] [--seed X]\n"
 		"                   [--churn remove,resize,offline] [--direct]\n"
 		"                   [--rss-slack MIB] [--json]\n"
 		"DIR is sdswarmd's FUSE mount; --iscsi iscsi://HOST:PORT/TARGET-IQN its\n"
@@ -1057,6 +1361,7 @@ static int st_number_opt(struct st_run *r, int opt, const char *arg)
 		{'w', "workers", 1, ST_MAX_WORKERS},
 		{'C', "churn-ms", 0, 3600000},
 		{'F', "fault-ms", 0, 3600000},
+		{'H', "hang-ms", 0, 60000},
 		{'S', "seed", 0, UINT64_MAX},
 		{'R', "rss-slack", 0, 1u << 20},
 	};
@@ -1078,6 +1383,7 @@ static int st_number_opt(struct st_run *r, int opt, const char *arg)
 	case 'w': r->workers = (unsigned int)v; break;
 	case 'C': r->churn_ms = v; break;
 	case 'F': r->fault_ms = v; break;
+	case 'H': r->hang_ms = v; break;
 	case 'R': r->rss_slack_mib = v; break;
 	default: r->seed = v; break;
 	}
@@ -1095,6 +1401,7 @@ int bench_stress(int argc, char **argv)
 		{"workers", required_argument, NULL, 'w'},
 		{"churn-ms", required_argument, NULL, 'C'},
 		{"fault-ms", required_argument, NULL, 'F'},
+		{"hang-ms", required_argument, NULL, 'H'},
 		{"seed", required_argument, NULL, 'S'},
 		{"rss-slack", required_argument, NULL, 'R'},
 		{"churn", required_argument, NULL, 'K'},
@@ -1105,6 +1412,7 @@ int bench_stress(int argc, char **argv)
 	struct bench_opts o = {0};
 	struct st_run r = {.ndisks = 16, .nblocks = 64, .workers = 4,
 			   .seconds = 30, .churn_ms = 500, .fault_ms = 700,
+			   .hang_ms = 300,
 			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1,
 			   .churn_kinds = (1u << ST_CHURN_KINDS) - 1};
 	struct st_thread th[ST_MAX_WORKERS + 2];
@@ -1134,6 +1442,7 @@ int bench_stress(int argc, char **argv)
 		case 'w':
 		case 'C':
 		case 'F':
+		case 'H':
 		case 'S':
 		case 'R':
 			if (st_number_opt(&r, opt, optarg))
@@ -1276,6 +1585,11 @@ join:
 			{"faults_injected", r.faults},
 			{"faults_seen_right", r.faults_right},
 			{"faults_wrong", r.faults_wrong},
+			{"hangs_injected", r.hangs},
+			{"hangs_held", r.hangs_held},
+			{"hangs_released", r.hangs_released},
+			{"hangs_aborted", r.hangs_aborted},
+			{"hang_ms", r.hang_ms},
 			{"daemon_rss_start", rss0},
 			{"daemon_rss_end", rss1},
 			{"daemon_rss_after_removal", rss_end},
@@ -1336,6 +1650,14 @@ join:
 		       (uint64_t)r.faults_right);
 		printf("%-36s %14" PRIu64 "\n", "faults answered wrongly",
 		       (uint64_t)r.faults_wrong);
+		printf("%-36s %14" PRIu64 "\n", "hangs injected (of the faults)",
+		       (uint64_t)r.hangs);
+		printf("%-36s %14" PRIu64 "\n", "  held unanswered for --hang-ms",
+		       (uint64_t)r.hangs_held);
+		printf("%-36s %14" PRIu64 "\n", "  released right after the clear",
+		       (uint64_t)r.hangs_released);
+		printf("%-36s %14" PRIu64 "\n", "    of them by ABORT TASK (iSCSI)",
+		       (uint64_t)r.hangs_aborted);
 		printf("%-36s %8.1f MiB -> %.1f MiB at the end -> %.1f MiB "
 		       "after removal (slack %" PRIu64 " MiB)%s\n",
 		       "daemon RSS", rss0 / 1048576.0, rss1 / 1048576.0,

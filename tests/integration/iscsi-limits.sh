@@ -9,7 +9,10 @@
 # idle connections capped in all and per address, with a shorter login
 # timeout under pressure, while a real login still gets in; failed CHAP
 # answers slowing their source address down; commands past a CmdSN gap
-# held and delivered in CmdSN order.
+# held and delivered in CmdSN order; 128 commands in flight close the
+# CmdSN window, 16 more immediate ones fill their slots and the next is
+# rejected, ABORT TASK SET opens the window again; login text continued
+# past 64 KiB ends the login with 0x0200.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -38,9 +41,17 @@ printf 'initiators = iqn.2026-12.org.sdswarm:raw, iqn.2026-12.org.sdswarm:b\n' \
 	>>"$T/acl.conf"
 start_daemon "$T/acl.conf" -v || exit 1
 check "raw: CmdSN gaps held, delivered in order" timeout 60 $RAW "$PORT" "$IQN:t0" cmdsn
+# commands in flight: every READ of LUN 0 hangs, so 128 fill the window and
+# 16 the immediate slots; the 17th immediate one is rejected
+ID=$(ctl fault set hang luns=0 ops=read | sed -n 's/^fault \([0-9]*\):.*/\1/p')
+check "raw: 128 commands in the window, 16 immediate, then Reject" \
+	timeout 60 $RAW "$PORT" "$IQN:t0" window
+ctl fault clear "${ID:-all}" >/dev/null
 check "raw: SendTargets follows the ACL" timeout 60 $RAW "$PORT" "$IQN:t0" \
 	discovery iqn.2026-12.org.sdswarm:raw iqn.2026-12.org.sdswarm:stranger
 check "raw: login text" timeout 60 $RAW "$PORT" "$IQN:t0" login-text
+check "raw: login text over continuations capped at 64 KiB" \
+	timeout 60 $RAW "$PORT" "$IQN:t0" login-long
 check "the log names the bad InitiatorName, escaped" \
 	grep -qF 'iqn.2026-12.org.x\x0asdswarmd: FORGED LINE\x1b[2J' "$DAEMON_LOG"
 check "no forged line and no ESC in the log" \

@@ -845,6 +845,128 @@ def mode_cmdsn(port, target):
     c.close()
 
 
+def read10(lba, blocks):
+    return struct.pack(">BBIBHB", 0x28, 0, lba, 0, blocks, 0)
+
+
+def nop_ping(c):
+    """An immediate NOP-Out that asks for an answer: (ExpCmdSN, MaxCmdSN)."""
+    bhs = bytearray(48)
+    bhs[0] = 0x40
+    bhs[1] = 0x80
+    itt = c.next_itt()
+    struct.pack_into(">IIII", bhs, 16, itt, RSVD, c.cmdsn, c.statsn)
+    c.send(bhs)
+    for _ in range(256):
+        r, _ = c.recv()
+        if r[0] & 0x3f == 0x20:
+            if struct.unpack(">I", r[16:20])[0] == itt:
+                return struct.unpack(">II", r[28:36])
+            if struct.unpack(">I", r[20:24])[0] != RSVD:
+                c.nop_reply(r)
+    raise RuntimeError("no NOP-In for the ping")
+
+
+def mode_window(port, target):
+    """Commands in flight on one connection: the shell has set "hang luns=0
+    ops=read", so every READ of LUN 0 is held until aborted."""
+    c, _ = session(port, target)
+    clear_ua(c, 0)
+    clear_ua(c, 1)
+    exp0, max0 = nop_ping(c)
+    check(max0 - exp0 + 1 == 128,
+          "a window of 128 CmdSNs (ExpCmdSN %d, MaxCmdSN %d)" % (exp0, max0))
+    for i in range(128):
+        c.cmd(read10(i, 1), edtl=512, read=True)
+    exp1, max1 = nop_ping(c)
+    check(exp1 == exp0 + 128 and max1 == exp1 - 1,
+          "128 held READs close the window (ExpCmdSN %d, MaxCmdSN %d)"
+          % (exp1, max1))
+    # past MaxCmdSN: ignored (LUN 1 is not hung: it would answer if taken)
+    extra = c.cmd(read10(0, 1), lun=1, edtl=512, read=True)
+    c.cmdsn = exp1
+    # 16 immediate slots besides the window: the 17th is rejected
+    for i in range(16):
+        c.cmd(read10(200 + i, 1), edtl=512, read=True, imm=True)
+    c.cmd(read10(300, 1), edtl=512, read=True, imm=True)
+    rejects, answered = [], []
+    c.s.settimeout(2.0)
+    try:
+        for _ in range(64):
+            r, d = c.recv()
+            op = r[0] & 0x3f
+            if op == 0x3f:
+                rejects.append(r[2])
+            elif op in (0x21, 0x25):
+                answered.append(struct.unpack(">I", r[16:20])[0])
+            elif op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
+                c.nop_reply(r)
+    except socket.timeout:
+        pass
+    c.s.settimeout(None)
+    check(rejects == [0x06],
+          "the 17th immediate command: Reject, too many immediate commands "
+          "(0x06) (%s)" % rejects)
+    check(not answered, "no held command answered, the one past MaxCmdSN "
+          "ignored (%s)" % answered)
+    check(extra not in answered, "the command past MaxCmdSN not executed")
+    # ABORT TASK SET on LUN 0 ends all 144; the window opens again
+    bhs = bytearray(48)
+    bhs[0] = 0x02 | 0x40
+    bhs[1] = 0x80 | 2
+    itt = c.next_itt()
+    struct.pack_into(">IIII", bhs, 16, itt, RSVD, c.cmdsn, c.statsn)
+    c.send(bhs)
+    resp = None
+    for _ in range(256):
+        r, _ = c.recv()
+        if r[0] & 0x3f == 0x22 and struct.unpack(">I", r[16:20])[0] == itt:
+            resp = r[2]
+            break
+        if r[0] & 0x3f == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
+            c.nop_reply(r)
+    check(resp == 0, "ABORT TASK SET: function complete (%s)" % resp)
+    exp2, max2 = nop_ping(c)
+    check(exp2 == exp1 and max2 - exp2 + 1 == 128,
+          "the window open again (ExpCmdSN %d, MaxCmdSN %d)" % (exp2, max2))
+    _, st, _ = c.response(c.cmd(read10(0, 1), lun=1, edtl=512, read=True))
+    check(st == 0, "the next READ (LUN 1) is answered GOOD")
+    c.close()
+
+
+def mode_login_long(port, target):
+    """Login text over continuations: at most 64 KiB in all, then 0x0200."""
+    c = Conn(port)
+    keys = text([("InitiatorName", INIT), ("SessionType", "Normal"),
+                 ("TargetName", target)])
+    filler = b"X-sdswarm-pad=" + b"p" * 8000 + b"\0"
+    statuses = []
+    for i in range(12):
+        bhs = bytearray(48)
+        bhs[0] = 0x43
+        bhs[1] = 0x40 | (1 << 2)  # C, CSG operational, T clear
+        bhs[8:14] = b"\x80\0\0\0\0\x07"
+        struct.pack_into(">I", bhs, 16, 0x77)
+        struct.pack_into(">I", bhs, 24, c.cmdsn)
+        c.send(bhs, keys if i == 0 else filler)
+        try:
+            r, _ = c.recv()
+        except (EOFError, ConnectionResetError):
+            break
+        st = r[36] << 8 | r[37]
+        statuses.append(st)
+        if st:
+            break
+    total = len(keys) + (len(statuses) - 1) * len(filler)
+    check(statuses and statuses[-1] == 0x0200 and
+          all(s == 0 for s in statuses[:-1]),
+          "login text past 64 KiB over %d continued PDUs: 0x0200 (%s)"
+          % (len(statuses), ["0x%04x" % s for s in statuses]))
+    check(total > 65536 and total - len(filler) <= 65536,
+          "refused at the PDU that crosses 64 KiB (%d bytes)" % total)
+    c.close()
+
+
 def mode_write(port, target, lun, lba, blocks, byte):
     c, _ = session(port, target)
     data = bytes([byte]) * (blocks * 512)
@@ -880,6 +1002,10 @@ def main():
             mode_flood(port, target)
         elif mode == "cmdsn":
             mode_cmdsn(port, target)
+        elif mode == "window":
+            mode_window(port, target)
+        elif mode == "login-long":
+            mode_login_long(port, target)
         elif mode == "chap":
             mode_chap(port, target)
         elif mode == "buffers":

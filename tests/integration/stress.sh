@@ -3,8 +3,9 @@
 # sdswarm-bench stress, the CI stress mode, in short: configs/stress.conf
 # (on a free port) mounted over FUSE and served over iSCSI; 10 s of verified
 # I/O through both paths with LUN churn and faults must end PASS with no
-# block lost, every fault seen as the right error and the daemon's
-# descriptors where they were. Then the detector is checked: a block changed
+# block lost, every fault seen as the right error (hangs among them: a read
+# held while a "hang ops=read" rule stands, released once it is cleared)
+# and the daemon's descriptors where they were. Then the detector is checked: a block changed
 # behind the run's back must end FAIL with the block reported LOST.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires fusermount3 sed
@@ -39,6 +40,11 @@ check "faults were injected" test "$(j "$T/pass.json" faults_injected)" -gt 0
 expect_eq "every fault was seen as the right error" \
 	"$(j "$T/pass.json" faults_injected)" "$(j "$T/pass.json" faults_seen_right)"
 expect_eq "the daemon holds no more descriptors than before" False "$(j "$T/pass.json" fds_grew)"
+check "hangs were injected (hang ops=read, held --hang-ms)" test "$(j "$T/pass.json" hangs_injected)" -gt 0
+expect_eq "every hang held the read while its rule stood" \
+	"$(j "$T/pass.json" hangs_injected)" "$(j "$T/pass.json" hangs_held)"
+expect_eq "every hang released right once cleared (FUSE: the read returns; iSCSI: ABORT TASK, then the read)" \
+	"$(j "$T/pass.json" hangs_injected)" "$(j "$T/pass.json" hangs_released)"
 
 # The detector: overwrite block 1 of sda (at 4 MiB on a 256 MiB disk with
 # 64 blocks) with junk, again and again, while a run goes on.

@@ -4,7 +4,8 @@
 # threads (the mem and file stores under concurrent I/O, the SCSI core with
 # concurrent commands and reservations, the iSCSI workers under libiscsi,
 # four FUSE threads over a real mount) and the daemon (iSCSI workers, the
-# control thread) under the iSCSI integration script, all built by
+# control thread) under the iSCSI integration script, the FUSE workers
+# holding and releasing hung requests (fuse-requests.sh), all built by
 # make SANITIZE=thread tsan-build into build/thread. Any report fails; where TSan cannot run at all (its memory
 # layout refused by the kernel), the test is skipped and says why.
 . "$(dirname "$0")/../lib/common.sh"
@@ -12,7 +13,7 @@
 tdir=${SDSWARM_TSAN:-$SDSWARM_TOP/build/thread}
 units="test-store-mem test-store-file test-scsi-pr test-scsi-sbc
 	test-iscsi-libiscsi test-fusefe"
-scripts="iscsi-basic"
+scripts="iscsi-basic fuse-requests"
 [ -x "$tdir/bin/sdswarmd" ] ||
 	skip "no ThreadSanitizer build in $tdir (make SANITIZE=thread tsan-build)"
 tmp=$(tmpdir)

@@ -2709,6 +2709,7 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	pthread_condattr_t ca;
 	struct fusefe *fe;
 	uint32_t words, w;
+	unsigned int threads;
 	int l;
 
 	fe = calloc(1, sizeof(*fe));
@@ -2773,9 +2774,18 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
 	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns))
 		atomic_fetch_or(&fe->shadow[l / 64], 1ull << (l % 64));
+	/*
+	 * [fuse] threads bounds the requests served at once: libfuse starts a
+	 * worker when none is free, up to max_threads, and a request past
+	 * that waits in the kernel's queue. A request held by a hang or delay
+	 * fault keeps its worker, so at most that many are held at once.
+	 * Idle workers are kept (up to the same count) rather than ended
+	 * and started again under bursts.
+	 */
+	threads = cfg->fuse.threads ? cfg->fuse.threads : 4;
 	fuse_loop_cfg_set_clone_fd(fe->loop_cfg, 1);
-	fuse_loop_cfg_set_max_threads(
-		fe->loop_cfg, cfg->fuse.threads ? cfg->fuse.threads : 4);
+	fuse_loop_cfg_set_max_threads(fe->loop_cfg, threads);
+	fuse_loop_cfg_set_idle_threads(fe->loop_cfg, threads);
 	*out = fe;
 	return 0;
 }

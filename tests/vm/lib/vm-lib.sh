@@ -41,6 +41,17 @@
 #                           last MANY with 20 partitions (16-20 on 259)
 #   vm_lun_order W [LPT]    which LUN got which name, against sdswarm names
 #   vm_sample_luns N FEW    LUNs at every name-length boundary N crosses
+#   vm_sd_hold              new SCSI devices stay without a driver (the
+#                           SCSI bus's drivers_autoprobe off) until bound
+#   vm_scsi_disks           how many disk-type SCSI devices the bus holds
+#   vm_wait_scsi TIMEOUT N  wait for N of them (bound or not)
+#   vm_lun_keys [LPT]       H:C:T:L lines in, "KEY H:C:T:L" out: KEY sorts
+#                           in LUN order (table LUN with LPT)
+#   vm_sd_bind_luns TIMEOUT N [LPT]  wait for N disk-type SCSI devices,
+#                           then bind sd to each unbound one in LUN order,
+#                           one at a time: names exactly in LUN order
+#   vm_sd_release           autoprobe on again; probes what is left over
+#   (sdswarm.bind=lun|auto: auto makes those three do nothing)
 VM_RUN=/run/sdswarm-vm
 VM_KV=$VM_RUN/kv
 VM_STATS=$VM_RUN/stats
@@ -413,4 +424,163 @@ vm_sample_luns() {
 		case " $sample " in *" $i "*) ;; *) sample="$sample $i" ;; esac
 	done
 	echo "$sample"
+}
+
+# ---- binding sd in LUN order ---------------------------------------------
+# sd_mod's driver asks for asynchronous probing (PROBE_PREFER_ASYNCHRONOUS):
+# every SCSI device the scan adds, in LUN order whatever scsi_mod.scan says,
+# gets its sd_probe() scheduled on the async workqueue, and sd_probe() takes
+# the disk's index (its name) from sd_index_ida when it runs. Several probes
+# run at once and under load finish in any order, so two LUNs can swap
+# names: the flake iscsi-kernel showed under load with scan=sync. A real
+# host has the same race; udev's by-id links are the stable names. To make
+# the prediction exact, a scenario holds the bus (vm_sd_hold: the SCSI
+# bus's drivers_autoprobe off, before the disks appear), waits for the
+# devices, and binds sd to them itself, one after the other in LUN order
+# (vm_sd_bind_luns: a write to /sys/bus/scsi/drivers/sd/bind probes
+# synchronously). sg attaches through its class interface, not the bus,
+# so /dev/sg* come as before. sdswarm.bind=auto (the parameter every
+# scenario that uses these honours) leaves it to the kernel: vm_sd_hold,
+# vm_sd_bind_luns and vm_sd_release then do nothing, and the names follow
+# the probes' race.
+VM_SD_BIND=$(vm_param bind lun)
+VM_SD_HELD=0
+
+vm_sd_hold() {
+	case $VM_SD_BIND in
+	auto) vm_kv_str bind auto; return 0 ;;
+	lun) ;;
+	*) vm_fail "sdswarm.bind=$VM_SD_BIND: lun or auto"; return 1 ;;
+	esac
+	[ -w /sys/bus/scsi/drivers_autoprobe ] ||
+		{ vm_fail "no /sys/bus/scsi/drivers_autoprobe (scsi_mod not loaded?)"; return 1; }
+	echo 0 >/sys/bus/scsi/drivers_autoprobe || { vm_fail "cannot turn SCSI autoprobe off"; return 1; }
+	VM_SD_HELD=1
+	vm_kv_str bind lun
+}
+
+# The SCSI devices of type disk (0) or host-managed zoned (0x14), the ones
+# sd takes, one H:C:T:L a line.
+_vm_scsi_disk_list() {
+	local d t
+	for d in /sys/bus/scsi/devices/*:*:*:*; do
+		[ -e "$d/type" ] || continue
+		t=$(cat "$d/type" 2>/dev/null)
+		[ "$t" = 0 ] || [ "$t" = 20 ] || continue
+		echo "${d##*/}"
+	done
+}
+
+vm_scsi_disks() {
+	_vm_scsi_disk_list | wc -l
+}
+
+_vm_scsi_enough() {
+	[ "$(vm_scsi_disks)" -ge "$1" ]
+}
+
+vm_wait_scsi() {
+	vm_wait "$1" _vm_scsi_enough "$2"
+}
+
+# _vm_host_targets: "HOST I" for every SCSI host that is an iSCSI session
+# with a target named ...:tI (sdswarm's target names).
+_vm_host_targets() {
+	local s h tn
+	for s in /sys/class/iscsi_session/session*; do
+		[ -e "$s/targetname" ] || continue
+		tn=$(cat "$s/targetname")
+		h=$(readlink -f "$s/device" | sed -n 's|.*/host\([0-9]*\)/.*|\1|p')
+		case $tn in
+		*:t[0-9]*) [ -n "$h" ] && echo "$h ${tn##*:t}" ;;
+		esac
+	done
+}
+
+# vm_lun_keys [LPT]: reads H:C:T:L lines, writes "KEY H:C:T:L", KEY the
+# device's place in LUN order: the table LUN (target tI's LUN L is
+# I*LPT+L, I from the iSCSI session's target name) when LPT is given and
+# the host is such a session, else host, channel, target and LUN; flat
+# space addressing undone (0x4000+L is L). Zero-padded: `sort` orders them.
+vm_lun_keys() {
+	_vm_host_targets >"$VM_RUN/host-targets"
+	awk -F: -v lpt="${1:-}" '
+		FILENAME != "-" { split($0, a, " "); tg[a[1]] = a[2]; next }
+		{
+			l = $4 + 0
+			if (l >= 16384 && l < 32768) l -= 16384
+			if (lpt != "" && ($1 in tg))
+				printf "%024d %s\n", tg[$1] * lpt + l, $0
+			else
+				printf "%06d%06d%06d%06d %s\n", $1, $2, $3, l, $0
+		}' "$VM_RUN/host-targets" -
+}
+
+# vm_sd_bind_luns TIMEOUT N [LPT]: wait up to TIMEOUT s for N disk-type
+# SCSI devices on the bus, then bind sd to every one without a driver, in
+# LUN order (with LPT, the table LUN as vm_sd_table_lun numbers it).
+# sd_probe() takes the index before it adds /sys/class/scsi_disk/H:C:T:L
+# and only then reads the capacity and the partition table; so each bind
+# is started in the background, and the next one only once that class
+# device is there (30 s at most): the indices go out in LUN order, while
+# the slow half of each probe overlaps the next. Then every bind must have
+# ended with sd on the device. Figures: bind_s (the binds' time), bound.
+# Returns 1 after vm_fail when the devices do not come or a bind fails;
+# does nothing under bind=auto.
+vm_sd_bind_luns() {
+	local timeout=$1 n=$2 lpt=${3:-} t0 hctl key bound=0 tries pids=""
+	[ "$VM_SD_BIND" = auto ] && return 0
+	[ "$VM_SD_HELD" = 1 ] || { vm_fail "vm_sd_bind_luns without vm_sd_hold"; return 1; }
+	if ! vm_wait_scsi "$timeout" "$n"; then
+		vm_fail "$(vm_scsi_disks) of $n SCSI disk devices within ${timeout}s"
+		return 1
+	fi
+	t0=$(vm_uptime)
+	for hctl in $(_vm_scsi_disk_list); do
+		[ -e "/sys/bus/scsi/devices/$hctl/driver" ] || echo "$hctl"
+	done | vm_lun_keys "$lpt" | sort >"$VM_RUN/bind-order"
+	: >"$VM_RUN/bind-errors"
+	while read -r key hctl; do
+		( echo "$hctl" >/sys/bus/scsi/drivers/sd/bind ) 2>>"$VM_RUN/bind-errors" &
+		pids="$pids $!"
+		# 3000 x 10 ms: the index is taken when the class device is there
+		tries=0
+		while [ ! -e "/sys/class/scsi_disk/$hctl" ] && [ $tries -lt 3000 ]; do
+			usleep 10000
+			tries=$((tries + 1))
+		done
+		if [ ! -e "/sys/class/scsi_disk/$hctl" ]; then
+			# only the binds: the scenario's daemons run in the background too
+			wait $pids
+			vm_fail "sd bound to $hctl (key $key), but no /sys/class/scsi_disk/$hctl in 30 s: $(head -1 "$VM_RUN/bind-errors")"
+			return 1
+		fi
+		bound=$((bound + 1))
+	done <"$VM_RUN/bind-order"
+	[ -z "$pids" ] || wait $pids
+	if [ -s "$VM_RUN/bind-errors" ]; then
+		vm_fail "binding sd: $(head -1 "$VM_RUN/bind-errors")"
+		return 1
+	fi
+	while read -r key hctl; do
+		[ -e "/sys/bus/scsi/devices/$hctl/driver" ] ||
+			{ vm_fail "$hctl (key $key) has no driver after its bind"; return 1; }
+	done <"$VM_RUN/bind-order"
+	vm_kv bind_s "$(vm_since "$t0")"
+	vm_kv bound "$bound"
+	echo "sdswarm-vm: sd bound to $bound devices in LUN order in $(vm_since "$t0") s"
+}
+
+# vm_sd_release: the bus binds drivers on its own again (for disks added
+# later), and any disk-type device still without a driver is probed now.
+vm_sd_release() {
+	local hctl
+	[ "$VM_SD_HELD" = 1 ] || return 0
+	echo 1 >/sys/bus/scsi/drivers_autoprobe
+	VM_SD_HELD=0
+	for hctl in $(_vm_scsi_disk_list); do
+		[ -e "/sys/bus/scsi/devices/$hctl/driver" ] ||
+			echo "$hctl" >/sys/bus/scsi/drivers_probe 2>/dev/null
+	done
+	return 0
 }

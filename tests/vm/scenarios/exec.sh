@@ -16,6 +16,9 @@
 # The script's environment: SDSWARM_OUT, SDSWARM_FRONTEND, SDSWARM_DISKS,
 # SDSWARM_PARTS, SDSWARM_HOST (initramfs or debian), SDSWARM_DISK_LIST (a
 # file: "NAME MAJ:MIN" of every disk, in the kernel's index order).
+# sd is bound to the disks in LUN order (vm_sd_bind_luns), so that disk i
+# is sdnum's name i; sdswarm.bind=auto leaves the binding to the kernel's
+# asynchronous probes, which may swap names.
 # Front ends: scsi_debug (the kernel's own, num_parts MBR partitions),
 # iscsi (sdswarmd on 127.0.0.1:3260, the kernel's initiator logged in
 # through iscsid; past 16,384 LUNs several targets), tcmu (sdswarmd's
@@ -25,6 +28,7 @@
 # uptime when the script started), script_rc.
 # Parameters: sdswarm.frontend=F sdswarm.disks=N sdswarm.parts=P
 # sdswarm.udev=0|1 sdswarm.wait=SECONDS sdswarm.host=initramfs|debian
+# sdswarm.bind=lun|auto
 . /usr/lib/sdswarm-vm/vm-lib.sh
 
 fe=$(vm_param frontend scsi_debug)
@@ -104,6 +108,8 @@ vm_kv udev_up_s "$(vm_uptime)"
 want_parts=$((n * parts))
 vm_modprobe sd_mod || exit 0
 vm_modprobe sg || exit 0
+vm_sd_hold || exit 0
+lpt=
 w=/tmp/exec
 mkdir -p $w /run/sdswarm
 t0=$(vm_uptime)
@@ -184,6 +190,8 @@ tcmu)
 	;;
 esac
 
+vm_sd_bind_luns "$wait_s" "$n" $lpt || exit 0
+vm_sd_release
 if ! vm_wait_sd "$wait_s" "$n" "$want_parts"; then
 	vm_fail "$fe: $(vm_sd_count) of $n disks and $(vm_sd_parts) of $want_parts partitions within ${wait_s}s"
 	exit 0

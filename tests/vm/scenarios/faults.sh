@@ -47,10 +47,17 @@ targets = 1
 threads = 2
 EOF
 
-vm_iscsi_up $w/sdswarm.conf $portal $iqn || exit 0
+vm_iscsi_target $w/sdswarm.conf || exit 0
+# sd bound in LUN order (vm_sd_bind_luns), so that sda is LUN 0: the rules
+# below name LUNs, the reads name disks.
+vm_sd_hold || exit 0
+vm_iscsi_login $portal $iqn || exit 0
+vm_sd_bind_luns 60 "$n" || exit 0
+vm_sd_release
 vm_wait_sd 60 "$n" || { vm_fail "$(vm_sd_count) of $n disks"; exit 0; }
 vm_stat seen "$(vm_sd_count)"
-# The names are LUN order here (one target, scan=sync): sda is LUN 0.
+# The names are LUN order (checked; with sdswarm.bind=auto the kernel's
+# asynchronous sd probes may swap two).
 for i in 0 1 2 3; do
 	d=$(sdnum name $i)
 	[ "$(vm_sd_lun "$d")" = "$i" ] || bad "$d is LUN $(vm_sd_lun "$d"), not $i"

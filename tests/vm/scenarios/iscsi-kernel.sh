@@ -23,10 +23,26 @@
 # each scan finished before the next, login=parallel to all at once
 # (iscsiadm's own parallel login): then the hosts' scans race, and the
 # names no longer follow LUN order even under scan=sync, while every name's
-# dev_t still is sdnum's. The order is then reported, not required.
+# dev_t still is sdnum's.
+# sdswarm.bind=lun (the default) makes the order exact in every mode: sd
+# is kept off the new devices (vm_sd_hold) and bound to them one at a time
+# in table-LUN order once all are there (vm_sd_bind_luns), so that LUN
+# order must hold whatever scan= and login= say. bind=auto leaves the
+# binding to the kernel, which probes sd asynchronously
+# (PROBE_PREFER_ASYNCHRONOUS): each probe takes its name when it runs, so
+# even with scan=sync and one target two LUNs can swap names under load
+# (the flake this scenario had); the order is then only reported, with
+# attach_order_breaks (how often dmesg's "Attached SCSI disk" lines go
+# back in LUN order: probes finishing out of order; under bind=lun too,
+# where each bind starts once the previous one has its index, so the
+# probes' second halves overlap) next to scan_order_breaks (the same for
+# the scan's "Direct-Access" lines). dmesg's ring may have lost the first
+# lines of a big run (scan_lines, attach_lines: how many it still had;
+# --append log_buf_len=4M keeps them).
 # Parameters: sdswarm.disks=N sdswarm.many=M (disks with 20 partitions,
 # default 4) sdswarm.parts=P (partitions of the others, default 2)
 # sdswarm.targets=T sdswarm.login=seq|parallel sdswarm.wait=SECONDS
+# sdswarm.bind=lun|auto
 . /usr/lib/sdswarm-vm/vm-lib.sh
 
 n=$(vm_param disks 300)
@@ -88,6 +104,13 @@ mkdir -p $w
 
 vm_modprobe sg || exit 0
 vm_iscsi_target $w/sdswarm.conf || exit 0
+vm_sd_hold || exit 0
+bind=$VM_SD_BIND
+# What a login's wait looks for: the SCSI devices while sd is held off
+# them, the disks when the kernel binds on its own.
+wait_disks() {
+	if [ "$bind" = lun ]; then vm_wait_scsi "$@"; else vm_wait_sd "$@"; fi
+}
 mem0=$VM_LOGIN_MEM0
 t0=$VM_LOGIN_T0
 if [ "$ntgt" -eq 1 ]; then
@@ -100,12 +123,14 @@ else
 		vm_iscsi_login $portal iqn.2026-12.org.sdswarm:t$t || exit 0
 		have=$(((t + 1) * lpt))
 		[ $have -gt "$n" ] && have=$n
-		vm_wait_sd "$wait_s" $have ||
-			{ vm_fail "t$t: $(vm_sd_count) of $have disks"; exit 0; }
+		wait_disks "$wait_s" $have ||
+			{ vm_fail "t$t: $(vm_sd_count) disks, $(vm_scsi_disks) SCSI disk devices of $have"; exit 0; }
 		t=$((t + 1))
 	done
 fi
 vm_kv login_s "$(vm_since "$t0")"
+vm_sd_bind_luns "$wait_s" "$n" "$lpt" || exit 0
+vm_sd_release
 
 vm_wait_sd "$wait_s" "$n" "$want_parts" ||
 	vm_fail "$(vm_sd_count) of $n disks and $(vm_sd_parts) of $want_parts partitions within ${wait_s}s"
@@ -121,6 +146,17 @@ missing=$VM_MISSING
 # against the daemon's prediction in LUN order.
 vm_lun_order $w "$lpt"
 order_bad=$VM_ORDER_BAD
+# The kernel's own account of the order: the scan's "Direct-Access" lines
+# and sd's "Attached SCSI disk" lines, in the order dmesg has them, in LUN
+# order or not (a ring buffer too small for them all gives the rest).
+breaks() { # PATTERN: how often the H:C:T:L of the lines matching it go back
+	dmesg | sed -n "s/.* \([0-9]*:[0-9]*:[0-9]*:[0-9]*\): $1.*/\1/p" >$w/seq
+	vm_lun_keys "$lpt" <$w/seq | awk 'NR > 1 && ($1 "") < prev { b++ } { prev = $1 "" } END { print b + 0 }'
+}
+vm_kv scan_lines "$(dmesg | grep -c ': Direct-Access ')"
+vm_kv scan_order_breaks "$(breaks 'Direct-Access ')"
+vm_kv attach_lines "$(dmesg | grep -c 'Attached SCSI disk')"
+vm_kv attach_order_breaks "$(breaks '\[sd[a-z]*\] Attached SCSI disk')"
 for d in $(cat $w/have); do
 	hctl=$(readlink /sys/block/$d/device | sed 's|.*/||')
 	# The kernel's number for a flat-addressed LUN L is 0x4000 + L.
@@ -168,11 +204,11 @@ if [ "$bad" -gt 0 ]; then
 	vm_fail "$bad mismatch(es), first: $(head -1 $w/mismatches)"
 elif [ "$missing" -gt 0 ]; then
 	vm_fail "$missing of sdnum's names for 0..$((n - 1)) are missing"
-elif [ "$order_bad" -gt 0 ] && [ "$scan" = sync ] && [ "$login" != parallel ]; then
-	vm_fail "scan=sync, yet $order_bad LUNs got another name than sdswarm names predicts"
+elif [ "$order_bad" -gt 0 ] && [ "$bind" = lun ]; then
+	vm_fail "sd bound in LUN order, yet $order_bad LUNs got another name than sdswarm names predicts"
 else
 	note=""
-	[ "$order_bad" -gt 0 ] && note=" (scan=${scan:-async}, login=$login, $ntgt targets: $order_bad LUNs named out of LUN order)"
+	[ "$order_bad" -gt 0 ] && note=" (bind=$bind, scan=${scan:-async}, login=$login, $ntgt targets: $order_bad LUNs named out of LUN order)"
 	vm_pass "$(wc -l <$w/kernel) names and dev_t match sdnum, $checked disks' identity checked$note"
 fi
 # Log out, so the kernel's shutdown does not wait on the session.

@@ -8,7 +8,8 @@
 # 60): stamped O_DIRECT writes and reads on every disk at once, checked;
 # LUNs taken offline and online (the kernel must fail I/O while offline and
 # serve every block as before after); medium errors and delays injected and
-# seen through the block layer as EIO and late answers. LUN removal and
+# seen through the block layer as EIO and late answers (no hangs: sd ends
+# one only at its 30 s command timeout). LUN removal and
 # resize are not churned here: the kernel removes and resizes a disk on
 # its own schedule (a rescan), which the exact per-block expectations of
 # the run cannot follow. Then the kernel and udev are watched: no oops,
@@ -56,11 +57,16 @@ $udevd --daemon --resolve-names=never >/tmp/udevd.log 2>&1 ||
 	{ vm_fail "systemd-udevd would not start: $(tail -2 /tmp/udevd.log)"; exit 0; }
 udevadm trigger --action=add >/dev/null 2>&1
 timeout 120 udevadm settle --timeout=110 || vm_fail "the initial udev settle did not finish"
-vm_iscsi_up $w/sdswarm.conf $portal $iqn || exit 0
+vm_iscsi_target $w/sdswarm.conf || exit 0
+# The run addresses disk i as LUN i: sd is bound to the LUNs in LUN order
+# (vm_sd_bind_luns; the kernel's own asynchronous probes may swap names),
+# and the order is checked rather than trusted.
+vm_sd_hold || exit 0
+vm_iscsi_login $portal $iqn || exit 0
+vm_sd_bind_luns 120 "$n" || exit 0
+vm_sd_release
 vm_wait_sd 120 "$n" || { vm_fail "$(vm_sd_count) of $n disks"; exit 0; }
 vm_stat seen "$(vm_sd_count)"
-# The run addresses disk i as LUN i: one target, scan=sync, so sd's names
-# follow LUN order; check it rather than trust it.
 for i in 0 $((n / 2)) $((n - 1)); do
 	d=$(sdnum name $i)
 	[ "$(vm_sd_lun "$d")" = "$i" ] || { vm_fail "$d is LUN $(vm_sd_lun "$d"), not $i"; exit 0; }
@@ -70,7 +76,7 @@ dmesg -c >/dev/null
 
 sock=/run/sdswarm/control
 timeout $((secs + 300)) sdswarm-bench stress /dev --control $sock --direct \
-	--churn offline --seconds "$secs" --disks "$n" --blocks 32 --json \
+	--churn offline --hang-ms 0 --seconds "$secs" --disks "$n" --blocks 32 --json \
 	>$w/run.json 2>$w/run.err
 rc=$?
 sed 's/^/sdswarm-vm: stress: /' $w/run.err | head -20

@@ -5,8 +5,9 @@
 # a [tcmu] section the daemon itself makes a target_core_user backstore
 # per LUN through configfs (user_0/sdswarmL, dev_config=sdswarm/sdswarmL),
 # serves every device's ring from its one loop thread, and exports them
-# through tcm_loop as LUNs 0..N-1 of one target with a nexus, in LUN order
-# (scsi_mod.scan=sync, tests/vm/run's default). N is sdswarm.disks
+# through tcm_loop as LUNs 0..N-1 of one target with a nexus; sd is bound
+# to them in LUN order (vm_sd_bind_luns; sdswarm.bind=auto leaves it to the
+# kernel's asynchronous probes, which may swap names). N is sdswarm.disks
 # (default 257: one past 2.6's 256 disks; tcmu-703.sh runs 703, to sdaaa).
 # The last `many` (4) disks carry 20 GPT partitions (16 and up on the
 # extended major 259), the others `parts` (2).
@@ -92,6 +93,7 @@ vm_modprobe tcm_loop || exit 0
 grep -q " $cfs configfs" /proc/mounts || mount -t configfs configfs $cfs ||
 	{ vm_fail "cannot mount configfs on $cfs"; exit 0; }
 mkdir -p /run/sdswarm
+vm_sd_hold || exit 0
 mem0=$(vm_mem_used_kib)
 t0=$(vm_uptime)
 # The control socket opens before the front ends start: the backstores
@@ -99,6 +101,8 @@ t0=$(vm_uptime)
 vm_sdswarmd $w/sdswarm.conf || exit 0
 vm_kv start_s "$(vm_since "$t0")"
 
+vm_sd_bind_luns "$wait_s" "$n" || exit 0
+vm_sd_release
 vm_wait_sd "$wait_s" "$n" "$want_parts" ||
 	vm_fail "$(vm_sd_count) of $n disks and $(vm_sd_parts) of $want_parts partitions within ${wait_s}s"
 vm_stat probe_s "$(vm_since "$t0")"
@@ -121,7 +125,8 @@ missing=$VM_MISSING
 # daemon's prediction in LUN order.
 vm_lun_order $w
 order_bad=$VM_ORDER_BAD
-[ "$order_bad" -eq 0 ] || echo "$order_bad LUNs named out of LUN order under scan=sync" >>$w/mismatches
+[ "$order_bad" -eq 0 ] || [ "$VM_SD_BIND" = auto ] ||
+	echo "$order_bad LUNs named out of LUN order, sd bound in LUN order" >>$w/mismatches
 
 # The disks are TCMU's: the host is tcm_loop's, the backstores are ours.
 host=$(readlink -f /sys/block/sda/device 2>/dev/null | sed -n 's|.*/\(host[0-9]*\)/.*|\1|p')
