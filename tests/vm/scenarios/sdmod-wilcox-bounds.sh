@@ -14,8 +14,9 @@
 #   first_index=262137  262,137..262,143, the 8th refused ("no free index"):
 #                       the last disk 262,143 is 135:262128 and its
 #                       partition 63 135:1048575, the very last minor
-#   first_index=262144  refused at load with one "sd_mod:" dmesg line
-#                       (it does not fit the layout), nothing registered
+#   first_index=262144  refused at load with one "sd_mod:" dmesg line a
+#                       try (it does not fit the layout), nothing
+#                       registered
 # Each case: every disk and partition as `sdnum --scheme wilcox` (names,
 # dev_t, /dev nodes), exactly the indices listed, nothing on 259.
 # Figures: cases, cases_passed, mismatches, refused, checked (names).
@@ -103,7 +104,10 @@ if err=$(modprobe sd_mod layout=wilcox first_index=262144 2>&1); then
 else
 	lines=$(vm_sd_since_mark | grep -c 'sd_mod: first_index=262144 does not fit layout wilcox')
 	vm_kv_str refused_load "$(vm_sd_since_mark | grep -m1 'sd_mod: ' | sed 's/^\[[^]]*\] //')"
-	[ "$lines" -eq 1 ] || vm_fail "first_index=262144: $lines 'does not fit layout wilcox' lines in dmesg, want 1 ($err)"
+	# kmod may try the load twice (finit_module, then init_module), and
+	# the kernel runs the failing init each time: one line a try.
+	[ "$lines" -ge 1 ] && [ "$lines" -le 2 ] ||
+		vm_fail "first_index=262144: $lines 'does not fit layout wilcox' lines in dmesg, want 1 a try ($err)"
 	[ ! -d /sys/module/sd_mod ] || vm_fail "first_index=262144: sd_mod left in /sys/module"
 	[ "$(vm_sd_count)" -eq 0 ] || vm_fail "first_index=262144: $(vm_sd_count) sd disks after a refused load"
 	cases=$((cases + 1))
