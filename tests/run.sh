@@ -7,7 +7,8 @@
 # "N passed, N failed" (skips on the line before). Exit 1 on any failure.
 #
 # Environment: SDSWARM_UNIT (unit binaries), SDSWARM_BIN (programs under
-# test), TEST_TIMEOUT (seconds, default 300), TESTS (a pattern to select).
+# test), TEST_TIMEOUT (seconds, default 300, or a script's own
+# "# test-timeout: S" line), TESTS (a pattern to select).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -35,8 +36,15 @@ run_one() { # name cmd...
 	local log=$logdir/$name.log
 	local t0 t1 rc
 	mkdir -p "$(dirname "$log")"
+	# a script may ask for more with a "# test-timeout: S" line (a VM
+	# smoke under TCG); TEST_TIMEOUT, when set, applies to all
+	local limit=$timeout_s own
+	if [ -z "${TEST_TIMEOUT:-}" ] && [ -f "$1" ]; then
+		own=$(sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -1)
+		[ -n "$own" ] && limit=$own
+	fi
 	t0=$(date +%s.%N)
-	timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1 </dev/null
+	timeout -k 10 "$limit" "$@" >"$log" 2>&1 </dev/null
 	rc=$?
 	t1=$(date +%s.%N)
 	local dt

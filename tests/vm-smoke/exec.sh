@@ -8,6 +8,7 @@
 # script's exit status must come back as the run's, its output on
 # standard output, its file in --out. Skips when QEMU or the kernel
 # package cannot be had.
+# test-timeout: 460
 . "$(dirname "$0")/../lib/common.sh"
 requires qemu-system-x86_64
 [ -x "$SDSWARM_PLAIN_BIN/sdnum" ] || skip "no $SDSWARM_PLAIN_BIN/sdnum: run make"

@@ -7,6 +7,7 @@
 # partitions 16-20 of the last 4 disks on major 259) must be sdnum's, and
 # which LUN got which name must be what `sdswarm names` predicts. Skips
 # when QEMU or the kernel package cannot be had, or sdswarmd is not built.
+# test-timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 requires qemu-system-x86_64
 for p in sdnum sdswarmd sdswarm; do
@@ -14,7 +15,7 @@ for p in sdnum sdswarmd sdswarm; do
 done
 export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
 
-out=$("$SDSWARM_TOP/tests/vm/run" iscsi-kernel --disks 300 --timeout 240 --json)
+out=$("$SDSWARM_TOP/tests/vm/run" iscsi-kernel --disks 300 --timeout 540 --json)
 rc=$?
 [ $rc -eq 77 ] && skip "${out#SKIP: }"
 echo "$out"

@@ -8,6 +8,7 @@
 # error through a map, the standby paths ghost. The verdict is read from
 # the guest's multipath.json with a JSON parser. Skips when QEMU or the
 # packages cannot be had.
+# test-timeout: 960
 . "$(dirname "$0")/../lib/common.sh"
 requires qemu-system-x86_64 python3
 [ -x "$SDSWARM_PLAIN_BIN/sdswarmd" ] || skip "no $SDSWARM_PLAIN_BIN/sdswarmd: run make"

@@ -3,8 +3,12 @@
 # (tests/vm/sd, built by tests/vm/build-sd-module into /usr/lib/sdswarm-vm/sd
 # of the image). Sourced after vm-lib.sh (busybox sh).
 #   vm_sd_have                  whether the image holds the patched module
+#                               (or the kernel's own sd_mod is the patched
+#                               one: sdswarm's wilcox kernel)
 #   vm_sd_load [PARAM=VALUE..]  its dependencies with modprobe, then insmod
-#                               of the patched sd_mod with PARAMs
+#                               of the patched sd_mod with PARAMs (modprobe
+#                               sd_mod PARAMs on the wilcox kernel)
+#   vm_sd_knows LAYOUT          whether the patched sd_mod has LAYOUT
 #   vm_sd_unload                rmmod sd_mod (retried for 30 s), until no
 #                               sd disk is left
 #   vm_sd_stat KEY              a field of /sys/module/sd_mod/parameters/stats
@@ -22,7 +26,21 @@ VM_SD_KO=/usr/lib/sdswarm-vm/sd/sd_mod.ko
 VM_SD_BENCH_KO=/usr/lib/sdswarm-vm/sd/sd_idabench.ko
 
 vm_sd_have() {
-	[ -f "$VM_SD_KO" ]
+	[ -f "$VM_SD_KO" ] || _vm_sd_intree
+}
+
+# sdswarm's own kernel (tests/vm/build-kernel) has the patched sd_mod among
+# its modules, where modprobe finds it, instead of beside the image's.
+_vm_sd_intree() {
+	modinfo -F parm sd_mod 2>/dev/null | grep -q '^layout:'
+}
+
+vm_sd_knows() { # LAYOUT: whether the patched sd_mod has it
+	if [ -f "$VM_SD_KO" ]; then
+		modinfo -F parm "$VM_SD_KO"
+	else
+		modinfo -F parm sd_mod 2>/dev/null
+	fi | grep '^layout:' | grep -qw "$1"
 }
 
 # What sd_mod needs loaded first (scsi_mod, the CRC helpers of sd_dif), as
@@ -39,6 +57,13 @@ vm_sd_load() {
 	if ! vm_sd_have; then
 		vm_fail "no patched sd_mod in the image (tests/vm/build-sd-module: see build/vm/logs/sd-module.log)"
 		return 1
+	fi
+	if [ ! -f "$VM_SD_KO" ]; then
+		if ! err=$(modprobe sd_mod "$@" 2>&1); then
+			vm_fail "modprobe sd_mod $*: $err; dmesg: $(dmesg | tail -1)"
+			return 1
+		fi
+		return 0
 	fi
 	vm_sd_deps || { vm_fail "cannot load sd_mod's dependencies"; return 1; }
 	if ! err=$(insmod "$VM_SD_KO" "$@" 2>&1); then
@@ -129,4 +154,33 @@ vm_sd_mark() {
 }
 vm_sd_since_mark() {
 	dmesg | awk -v m="$VM_SD_MARK" 'f { print } index($0, m) { f = 1 }'
+}
+
+# vm_sd_gpt W PARTS: a GPT with PARTS partitions of 1 MiB on /dev/sda.
+# scsi_debug's disks share one store, so every disk then holds it; a reload
+# of sd_mod has each probe scan it.
+vm_sd_gpt() {
+	local w=$1 parts=$2 i=1
+	{
+		echo "label: gpt"
+		while [ $i -le "$parts" ]; do
+			echo "size=1MiB"
+			i=$((i + 1))
+		done
+	} >"$w/table"
+	sfdisk -q /dev/sda <"$w/table" >"$w/sfdisk.log" 2>&1 ||
+		{ vm_fail "sfdisk: $(tail -2 "$w/sfdisk.log" | tr '\n' ' ')"; return 1; }
+}
+
+# vm_sd_need_layout LAYOUT: fails the scenario unless the patched sd_mod
+# has LAYOUT (wilcox: only sdswarm's own kernel).
+vm_sd_need_layout() {
+	vm_sd_have || { vm_fail "no patched sd_mod in the image (tests/vm/build-sd-module: see build/vm/logs/sd-module.log)"; return 1; }
+	vm_sd_knows "$1" && return 0
+	if [ "$1" = wilcox ]; then
+		vm_fail "layout wilcox needs sdswarm's wilcox kernel: tests/vm/run --kernel wilcox $(vm_param scenario '')"
+	else
+		vm_fail "the patched sd_mod has no layout $1"
+	fi
+	return 1
 }
