@@ -324,13 +324,15 @@ static void task_abort(struct iscsi_conn *c, struct iscsi_task *t)
 	task_put(c, t);
 }
 
-void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun)
+void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun,
+			  uint64_t before_ns)
 {
 	unsigned int i;
 
 	for (i = 0; i < ISCSI_SLOTS; i++)
 		if (c->tasks[i].state != ISCSI_TASK_FREE &&
-		    c->tasks[i].table_lun == lun)
+		    c->tasks[i].table_lun == lun &&
+		    c->tasks[i].rx_ns <= before_ns)
 			task_abort(c, &c->tasks[i]);
 }
 
@@ -716,6 +718,7 @@ static int cmd_header(struct iscsi_conn *c)
 		c->exp_cmd_sn++;
 	t->itt = iscsi_bhs_itt(bhs);
 	t->cmdsn = cmdsn;
+	t->rx_ns = iscsi_now_ns();
 	memcpy(t->lun_field, bhs + 8, 8);
 	if (scsi_lun_decode(t->lun_field, &vlun))
 		vlun = UINT32_MAX;
@@ -1088,7 +1091,7 @@ static int tmf(struct iscsi_conn *c)
 	case ISCSI_TMF_CLEAR_TASK_SET:
 		if (!lun_ok)
 			return tmf_respond(c, ISCSI_TMF_RSP_NO_LUN);
-		iscsi_conn_abort_lun(c, tlun);
+		iscsi_conn_abort_lun(c, tlun, UINT64_MAX);
 		if (func == ISCSI_TMF_CLEAR_TASK_SET)
 			iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
 		return tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
@@ -1096,7 +1099,7 @@ static int tmf(struct iscsi_conn *c)
 		if (!lun_ok)
 			return tmf_respond(c, ISCSI_TMF_RSP_NO_LUN);
 		log_info("iscsi: %s: LUN RESET of LUN %u", c->peer, tlun);
-		iscsi_conn_abort_lun(c, tlun);
+		iscsi_conn_abort_lun(c, tlun, UINT64_MAX);
 		iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
 		scsi_pr_lun_reset(c->fe->tgt, c->view, vlun);
 		/* SAM-5: every I_T nexus, the one that asked too */

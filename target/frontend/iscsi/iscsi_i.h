@@ -703,6 +703,10 @@ enum iscsi_msg_kind {
 int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
 		      int fd, uint64_t conn_id, uint32_t lun);
 
+/* ISCSI_MSG_ABORT_LUN for the tasks taken at or before @before_ns. */
+int iscsi_worker_post_abort_lun(struct iscsi_worker *w, uint64_t except_conn,
+				uint32_t lun, uint64_t before_ns);
+
 /* Post ISCSI_MSG_ABORT_LUN to every worker (all but @except_conn). */
 void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
 			    uint64_t except_conn);
@@ -823,6 +827,10 @@ struct iscsi_task {
 	bool accounted;             /* its slot is already back in the window */
 	bool held;                  /* CmdSN past a gap: waits for its turn */
 	struct iscsi_task *next;    /* free list or transmit queue */
+	uint64_t rx_ns;             /* when its command PDU was taken
+				     * (iscsi_now_ns): a LUN reset from
+				     * another connection aborts only what
+				     * came before it */
 };
 
 enum iscsi_conn_state {
@@ -976,8 +984,15 @@ void iscsi_conn_timer_fired(struct iscsi_conn *c, unsigned int slot);
 /* Once a second: pings, the ping timeout, LUN changes. */
 void iscsi_conn_tick(struct iscsi_conn *c, uint64_t now, unsigned int gen);
 
-/* Abort every task on table LUN @lun (another session's reset). */
-void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun);
+/*
+ * Abort every task on table LUN @lun taken at or before @before_ns
+ * (iscsi_now_ns(); UINT64_MAX: all). Another connection's LUN reset passes
+ * the time it was done: a command this connection took after it (its
+ * initiator may have seen the reset's response already) is not its to
+ * abort, and its response, maybe already queued, is not dropped.
+ */
+void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun,
+			  uint64_t before_ns);
 
 /* Abort every task (a target reset from another session). */
 void iscsi_conn_abort_all(struct iscsi_conn *c);

@@ -43,6 +43,7 @@ struct iscsi_msg {
 	int fd;
 	uint64_t conn_id;
 	uint32_t lun;
+	uint64_t before_ns;         /* ISCSI_MSG_ABORT_LUN: tasks up to it */
 	uint8_t addr[16];           /* ISCSI_MSG_CONN: the peer */
 	struct iscsi_msg *next;
 };
@@ -123,7 +124,18 @@ int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
 		      int fd, uint64_t conn_id, uint32_t lun)
 {
 	struct iscsi_msg m = {
-		.kind = kind, .fd = fd, .conn_id = conn_id, .lun = lun};
+		.kind = kind, .fd = fd, .conn_id = conn_id, .lun = lun,
+		.before_ns = UINT64_MAX};
+
+	return mail_post(w, &m);
+}
+
+int iscsi_worker_post_abort_lun(struct iscsi_worker *w, uint64_t except_conn,
+				uint32_t lun, uint64_t before_ns)
+{
+	struct iscsi_msg m = {
+		.kind = ISCSI_MSG_ABORT_LUN, .fd = -1, .conn_id = except_conn,
+		.lun = lun, .before_ns = before_ns};
 
 	return mail_post(w, &m);
 }
@@ -224,11 +236,12 @@ static void addr_key(const struct sockaddr_storage *ss, uint8_t *key)
 void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
 			    uint64_t except_conn)
 {
+	uint64_t now = iscsi_now_ns();
 	unsigned int i;
 
 	for (i = 0; i < fe->nworkers; i++)
-		iscsi_worker_post(fe->workers[i], ISCSI_MSG_ABORT_LUN, -1,
-				  except_conn, lun);
+		iscsi_worker_post_abort_lun(fe->workers[i], except_conn, lun,
+					    now);
 }
 
 /* ---- timer heap ---------------------------------------------------------- */
@@ -429,14 +442,15 @@ static void mail_run(struct iscsi_worker *w)
 		case ISCSI_MSG_ABORT_LUN:
 			for (c = w->conns; c; c = c->next)
 				if (c->id != m->conn_id)
-					iscsi_conn_abort_lun(c, m->lun);
+					iscsi_conn_abort_lun(c, m->lun,
+							     m->before_ns);
 			break;
 		default:
 			c = conn_find(w, m->conn_id);
 			if (!c)
 				break;
 			if (m->kind == ISCSI_MSG_ABORT_ITL) {
-				iscsi_conn_abort_lun(c, m->lun);
+				iscsi_conn_abort_lun(c, m->lun, UINT64_MAX);
 			} else if (m->kind == ISCSI_MSG_KILL) {
 				c->state = ISCSI_CONN_DEAD;
 			} else {
