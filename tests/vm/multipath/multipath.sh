@@ -160,8 +160,11 @@ dup=$(maps | awk '{ print $1 }' | sort | uniq -d | wc -l)
 iomaps=$(maps | awk '{ print $1 }' | head -n "$nio")
 t3=$(cut -d' ' -f1 /proc/uptime)
 first=$(echo "$iomaps" | head -1)
-echo "right after assembly: /dev/mapper/$first: $(ls -ld "/dev/mapper/$first" 2>&1)"
+links=0
+for m in $iomaps; do [ -L "/dev/mapper/$m" ] && links=$((links + 1)); done
+echo "right after assembly: $links of $(echo "$iomaps" | wc -l) /dev/mapper links made, udev queue $(udevadm settle --timeout=0 2>/dev/null && echo empty || echo busy)"
 udevadm settle --timeout=600 2>/dev/null || echo "  udevadm settle: still busy after 600 s"
+echo "udev settled after $(since "$t3") s"
 for m in $iomaps; do
 	i=0
 	while :; do
