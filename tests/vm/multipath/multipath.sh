@@ -149,17 +149,56 @@ timeout 30 multipath -ll 2>/dev/null | head -12
 dup=$(maps | awk '{ print $1 }' | sort | uniq -d | wc -l)
 [ "$dup" -eq 0 ] || fail "$dup WWIDs with more than one map"
 
+# --- the maps under I/O, ready as a user would wait for them -----------------
+# multipathd lists a map as soon as device-mapper has it; /dev/mapper/NAME is
+# a symlink udev makes later, from the map's change event (55-dm.rules), and
+# with hundreds of path and map events queued that can be minutes behind.
+# Opening the name before then would make dd create a plain file on devtmpfs
+# (O_DIRECT there: EINVAL) that udev then never replaces. So: the table live
+# (dmsetup info), udev settled, the name a symlink to the map's own block
+# node (same major:minor as dmsetup says); I/O goes to that node.
+iomaps=$(maps | awk '{ print $1 }' | head -n "$nio")
+t3=$(cut -d' ' -f1 /proc/uptime)
+first=$(echo "$iomaps" | head -1)
+links=0
+for m in $iomaps; do [ -L "/dev/mapper/$m" ] && links=$((links + 1)); done
+echo "right after assembly: $links of $(echo "$iomaps" | wc -l) /dev/mapper links made, udev queue $(udevadm settle --timeout=0 2>/dev/null && echo empty || echo busy)"
+udevadm settle --timeout=600 2>/dev/null || echo "  udevadm settle: still busy after 600 s"
+echo "udev settled after $(since "$t3") s"
+for m in $iomaps; do
+	i=0
+	while :; do
+		live=$(timeout 20 dmsetup info -c --noheadings -o attr,major,minor --separator ' ' "$m" 2>/dev/null)
+		node=$(readlink -f "/dev/mapper/$m" 2>/dev/null)
+		case $live in L*) ;; *) live="" ;; esac
+		if [ -n "$live" ] && [ -L "/dev/mapper/$m" ] && [ -b "$node" ] &&
+			[ "$(stat -L -c '%t:%T' "$node" 2>/dev/null)" = "$(printf '%x:%x' $(echo "$live" | cut -d' ' -f2-))" ]; then
+			break
+		fi
+		[ -e "/dev/mapper/$m" ] && [ ! -L "/dev/mapper/$m" ] && setup "/dev/mapper/$m is not udev's symlink: $(ls -ld "/dev/mapper/$m")"
+		i=$((i + 1)); [ $i -lt 300 ] || setup "/dev/mapper/$m not ready after $(since "$t3") s: dmsetup '$live', $(ls -ld "/dev/mapper/$m" 2>&1)"
+		sleep 1
+	done
+	echo "$node" >/tmp/io-node.$m
+done
+ready_s=$(since "$t3")
+echo "$(echo "$iomaps" | wc -l) maps under I/O: table live and /dev/mapper links made by udev after $ready_s s more ($first -> $(cat "/tmp/io-node.$first"))"
+
 # --- failover under I/O --------------------------------------------------------
 errs=/tmp/io-errors
 : >$errs
 io_loop() { # MAP: O_DIRECT writes and reads for a bounded time
+	dev=$(cat /tmp/io-node.$1)
 	n=0
 	while [ ! -e /tmp/io-stop ] && [ $n -lt 2000 ]; do
 		dd if=/dev/urandom of=/tmp/blk.$1 bs=4096 count=1 2>/dev/null
-		if ! dd if=/tmp/blk.$1 of="/dev/mapper/$1" bs=4096 seek=$((n % 64)) count=1 oflag=direct conv=notrunc 2>>$errs.$1; then
+		# a map's node vanishing is an error, never a reason to create a file
+		if [ ! -b "$dev" ]; then
+			echo "gone $1 $n: $dev" >>$errs
+		elif ! dd if=/tmp/blk.$1 of="$dev" bs=4096 seek=$((n % 64)) count=1 oflag=direct conv=notrunc 2>>$errs.$1; then
 			echo "write $1 $n" >>$errs
 		fi
-		if ! dd if="/dev/mapper/$1" of=/tmp/rd.$1 bs=4096 skip=$((n % 64)) count=1 iflag=direct 2>>$errs.$1 ||
+		if ! dd if="$dev" of=/tmp/rd.$1 bs=4096 skip=$((n % 64)) count=1 iflag=direct 2>>$errs.$1 ||
 			! cmp -s /tmp/blk.$1 /tmp/rd.$1; then
 			echo "read $1 $n" >>$errs
 		fi
@@ -169,7 +208,7 @@ io_loop() { # MAP: O_DIRECT writes and reads for a bounded time
 }
 rm -f /tmp/io-stop
 pids=""
-for m in $(maps | awk '{ print $1 }' | head -n "$nio"); do
+for m in $iomaps; do
 	io_loop "$m" &
 	pids="$pids $!"
 done
@@ -194,7 +233,7 @@ nerr=$(wc -l <$errs)
 echo "failover: $ghost ghost paths after $failover_s s; $ios write+read pairs through $nio maps, $nerr errors"
 timeout 30 multipath -ll 2>/dev/null | head -8
 cat >"$out/multipath.json" <<JSON
-{"luns":$luns,"paths":$npaths,"path_devices":$((luns * npaths)),"probe_s":$probe_s,"maps":$nmaps,"maps_full":$full,"assemble_s":$assemble_s,"ghost_paths":$ghost,"failover_s":$failover_s,"io_pairs":$ios,"io_errors":$nerr,"verdict":"$([ "$nerr" -eq 0 ] && [ "$ghost" -ge $((luns * npaths / 2)) ] && echo PASS || echo FAIL)"}
+{"luns":$luns,"paths":$npaths,"path_devices":$((luns * npaths)),"probe_s":$probe_s,"maps":$nmaps,"maps_full":$full,"assemble_s":$assemble_s,"ghost_paths":$ghost,"ready_s":$ready_s,"failover_s":$failover_s,"io_pairs":$ios,"io_errors":$nerr,"verdict":"$([ "$nerr" -eq 0 ] && [ "$ghost" -ge $((luns * npaths / 2)) ] && echo PASS || echo FAIL)"}
 JSON
 cat "$out/multipath.json"
 [ "$nerr" -eq 0 ] || { head -5 $errs; cat $errs.* 2>/dev/null | head -5; fail "$nerr I/O errors through the maps during the failover"; }
