@@ -1385,6 +1385,194 @@ static int cmd_metrics(struct req *r)
 	return 0;
 }
 
+/* ---- save-config -------------------------------------------------------- */
+
+/* A group's LUNs while save-config walks the table: its range.N lines. */
+struct save_group {
+	FILE *f;
+	char *text;
+	size_t len;
+	unsigned int n; /* range.N lines so far */
+	bool open;
+	uint32_t first, last;
+	enum lun_state state;
+	uint64_t nblocks;
+};
+
+/* One range.N line: LUNs first..last alike (size, state). */
+static void save_range(struct save_group *sg, const struct lun_group *g)
+{
+	uint64_t bytes = sg->nblocks * g->block_size;
+	char size[24];
+
+	fprintf(sg->f, "range.%u = %" PRIu32, ++sg->n, sg->first);
+	if (sg->last != sg->first)
+		fprintf(sg->f, "-%" PRIu32, sg->last);
+	if (bytes != g->size) {
+		cfg_format_size(bytes, size, sizeof(size));
+		fprintf(sg->f, " size=%s", size);
+	}
+	if (sg->state == LUN_OFFLINE)
+		fputs(" offline", sg->f);
+	fputc('\n', sg->f);
+}
+
+/*
+ * Every group's present LUNs as range.N lines into @sg[group]: one pass,
+ * O(LUNs), one pin each, as status. Return: the LUNs, or -ENOMEM.
+ */
+static int64_t save_ranges(struct lun_table *t, struct save_group *sg)
+{
+	uint32_t max = lun_max(t);
+	const struct lun_group *g;
+	struct save_group *s;
+	struct lun_info li;
+	enum lun_state st;
+	int64_t n = 0;
+	int l, gi;
+
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		gi = group_index(t, li.group);
+		/*
+		 * A state the host set (stopped, not ready, no medium) or a
+		 * sanitize in progress is not kept: a start is a power on.
+		 */
+		st = li.state == LUN_OFFLINE ? LUN_OFFLINE : LUN_ONLINE;
+		if (gi < 0) {
+			lun_put(t, &li);
+			continue;
+		}
+		s = &sg[gi];
+		g = li.group;
+		if (!s->f) {
+			s->f = open_memstream(&s->text, &s->len);
+			if (!s->f) {
+				lun_put(t, &li);
+				return -ENOMEM;
+			}
+		}
+		if (s->open && (uint32_t)l == s->last + 1 && st == s->state &&
+		    li.nblocks == s->nblocks) {
+			s->last = (uint32_t)l;
+		} else {
+			if (s->open)
+				save_range(s, g);
+			s->open = true;
+			s->first = s->last = (uint32_t)l;
+			s->state = st;
+			s->nblocks = li.nblocks;
+		}
+		n++;
+		lun_put(t, &li);
+	}
+	for (gi = 0; (g = lun_group_get(t, (unsigned int)gi)); gi++)
+		if (sg[gi].open)
+			save_range(&sg[gi], g);
+	return n;
+}
+
+/*
+ * save-config: the running LUN table, groups, fault rules and ALUA states
+ * as a configuration that reproduces them (the store's data excepted), in
+ * "text" of the reply; `sdswarm save-config FILE` writes it.
+ */
+static int cmd_save_config(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	struct lun_table *t = r->s->ctx.luns;
+	const struct cfg *cfg = r->s->ctx.cfg;
+	const struct scsi_alua *a = r->s->ctx.tgt ? r->s->ctx.tgt->alua : NULL;
+	struct fault_rule one, *rules = NULL;
+	const struct lun_group *g;
+	struct save_group *sg;
+	char *text = NULL, rule[256];
+	int64_t nluns;
+	size_t len = 0;
+	unsigned int i, port, sep;
+	int nrules, ret = 0;
+	FILE *f;
+
+	if (check_fields(r, "save-config", fields))
+		return -1;
+	sg = calloc(LUN_MAX_GROUPS, sizeof(*sg));
+	if (!sg)
+		return fail(r, "out of memory");
+	nrules = list_faults(r->s, &one, 1);
+	if (nrules > 0) {
+		rules = calloc((size_t)nrules, sizeof(*rules));
+		if (!rules) {
+			ret = fail(r, "out of memory");
+			goto out_free;
+		}
+		nrules = list_faults(r->s, rules, (unsigned int)nrules);
+	}
+	nluns = save_ranges(t, sg);
+	for (i = 0; i < LUN_MAX_GROUPS; i++)
+		if (sg[i].f && fclose(sg[i].f))
+			nluns = -ENOMEM;
+	f = nluns < 0 ? NULL : open_memstream(&text, &len);
+	if (!f) {
+		ret = fail(r, "out of memory");
+		goto out_free;
+	}
+	fprintf(f,
+		"# Written by sdswarmd %s (pid %d) for `sdswarm save-config`:\n"
+		"# the LUN table, groups, fault rules and ALUA states it was\n"
+		"# running, from a configuration first read from %s.\n"
+		"# Stored data is not part of it. See sdswarm.conf(5).\n\n",
+		cli_version(), (int)getpid(),
+		cfg->source[0] ? cfg->source : CFG_BUILTIN_NAME);
+	fputs(cfg->settings ? cfg->settings : "", f);
+	for (i = 0; (g = lun_group_get(t, i)); i++) {
+		if (strcmp(g->name, "default") == 0)
+			fputs("[luns]\n", f);
+		else
+			fprintf(f, "[luns.%s]\n", g->name);
+		fprintf(f, "first = %" PRIu32 "\ncount = 0\n", g->first);
+		if (i < cfg->ngroups && cfg->group_settings)
+			fputs(cfg->group_settings[i], f);
+		if (sg[i].text)
+			fwrite(sg[i].text, 1, sg[i].len, f);
+		fputc('\n', f);
+	}
+	if (nrules > 0) {
+		fputs("[faults]\n", f);
+		for (i = 0; i < (unsigned int)nrules; i++) {
+			cfg_fault_format(&rules[i], rule, sizeof(rule));
+			fprintf(f, "fault.%u = %s\n", i + 1, rule);
+		}
+		fputc('\n', f);
+	}
+	for (i = 0; a && i < a->ngroups; i++) {
+		fprintf(f, "[port_group.%s]\nid = %u\nstate = %s\nports = ",
+			a->groups[i].name, a->groups[i].id,
+			scsi_alua_state_name(__atomic_load_n(
+				&a->groups[i].state, __ATOMIC_RELAXED)));
+		for (port = 1, sep = 0; port <= a->nports; port++)
+			if (a->port_group[port - 1] == i)
+				fprintf(f, "%s%u", sep++ ? ", " : "", port);
+		fputs("\n\n", f);
+	}
+	if (fclose(f) || !text) {
+		ret = fail(r, "out of memory");
+		goto out_free;
+	}
+	json_object_set_new(r->reply, "text", json_stringn(text, len));
+	set_u64(r->reply, "luns", (uint64_t)nluns);
+	set_u64(r->reply, "faults", nrules > 0 ? (uint64_t)nrules : 0);
+out_free:
+	for (i = 0; i < LUN_MAX_GROUPS; i++)
+		free(sg[i].text);
+	free(sg);
+	free(rules);
+	free(text);
+	return ret;
+}
+
 /* Appends up to one batch of names; ends the reply after the last one. */
 static void names_batch(struct ctl_server *s, struct ctl_client *c)
 {
@@ -1481,10 +1669,11 @@ static const struct {
 } commands[] = {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
 	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
-	{"alua", cmd_alua},
+	{"alua", cmd_alua},	{"save-config", cmd_save_config},
 };
 
-#define CMD_LIST "status, lun, fault, stats, names, metrics, alua"
+#define CMD_LIST                                                               \
+	"status, lun, fault, stats, names, metrics, alua, save-config"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		     const char *line, size_t len)

@@ -365,8 +365,12 @@ static int check_group(const struct lun_table *t, const struct lun_group *g)
 	return 0;
 }
 
-/* Brings slot @lun up as a new LUN of group @gi. Caller holds t->lock. */
-static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi)
+/*
+ * Brings slot @lun up as a new LUN of group @gi, @nblocks long, in @state.
+ * Caller holds t->lock.
+ */
+static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi,
+		      uint64_t nblocks, enum lun_state state)
 {
 	struct lun_slot *s = &t->slots[lun];
 	const struct lun_group *g = &t->groups[gi];
@@ -376,13 +380,13 @@ static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi)
 	s->gen = atomic_fetch_add(&t->gen, 1) + 1;
 	atomic_store(&s->flags, 0);
 	atomic_store(&s->mode, g->mode_default);
-	atomic_store(&s->nblocks, g->size / g->block_size);
+	atomic_store(&s->nblocks, nblocks);
 	/*
 	 * A new gen makes every nexus's old entry for this number stale: the
 	 * next command sees a new LUN (POWER ON), not the old one's UAs.
 	 */
 	/* state last: lun_get() trusts the other fields once it sees ONLINE */
-	atomic_store(&s->state, LUN_ONLINE);
+	atomic_store(&s->state, (uint8_t)state);
 	set_present(t, lun, true);
 	atomic_fetch_add(&t->count, 1);
 }
@@ -414,7 +418,7 @@ int lun_group_add(struct lun_table *t, const struct lun_group *g)
 	t->groups[gi] = *g;
 	t->groups[gi].name[LUN_NAME_MAX - 1] = '\0';
 	for (i = g->first; i < end; i++)
-		slot_init(t, i, gi);
+		slot_init(t, i, gi, g->size / g->block_size, LUN_ONLINE);
 	ret = (int)gi;
 out_unlock:
 	pthread_mutex_unlock(&t->lock);
@@ -464,13 +468,52 @@ int lun_add(struct lun_table *t, uint32_t lun, unsigned int group)
 		ret = -EEXIST;
 		goto out_unlock;
 	}
-	slot_init(t, lun, group);
+	slot_init(t, lun, group,
+		  t->groups[group].size / t->groups[group].block_size,
+		  LUN_ONLINE);
 	atomic_fetch_add(&t->luns_gen, 1);
 	ret = (int)lun;
 out_unlock:
 	pthread_mutex_unlock(&t->lock);
 	if (ret >= 0)
 		changed(t, LUN_CHANGE_ADDED, (uint32_t)ret, 0, 0);
+	return ret;
+}
+
+int lun_add_as(struct lun_table *t, uint32_t lun, unsigned int group,
+	       uint64_t bytes, enum lun_state state)
+{
+	const struct lun_group *g;
+	int ret;
+
+	if (state != LUN_ONLINE && state != LUN_OFFLINE)
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	if (group >= t->ngroups) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	g = &t->groups[group];
+	if (!bytes)
+		bytes = g->size;
+	if (bytes % g->block_size ||
+	    bytes / g->block_size > (1ull << 53) / g->block_size) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (lun >= t->max_luns) {
+		ret = -ERANGE;
+		goto out_unlock;
+	}
+	if (present(t, lun) ||
+	    atomic_load(&t->slots[lun].state) != LUN_ABSENT) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+	slot_init(t, lun, group, bytes / g->block_size, state);
+	ret = (int)lun;
+out_unlock:
+	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 

@@ -192,6 +192,24 @@ int lun_add(struct lun_table *t, uint32_t lun, unsigned int group);
 int lun_remove(struct lun_table *t, uint32_t lun);
 
 /**
+ * lun_add_as() - make LUN @lun of group @group with its own size and
+ * state, as if it had always been so (a configuration's range.N keys):
+ * no unit attention beyond a new LUN's POWER ON, no change notification.
+ * @t: the table.
+ * @lun: the LUN number.
+ * @group: the group index.
+ * @bytes: capacity, a multiple of the group's block size up to 8P; 0: the
+ *	group's size.
+ * @state: LUN_ONLINE or LUN_OFFLINE.
+ *
+ * Context: before the front ends start.
+ * Return: @lun; -ENOENT (no group), -EEXIST, -ERANGE (past max_luns),
+ * -EINVAL (size or state).
+ */
+int lun_add_as(struct lun_table *t, uint32_t lun, unsigned int group,
+	       uint64_t bytes, enum lun_state state);
+
+/**
  * lun_resize() - change a LUN's capacity; sets CAPACITY DATA HAS CHANGED.
  * @t: the table.
  * @lun: LUN number.

@@ -113,6 +113,10 @@ static void usage(FILE *f)
 		"  stats                         per-opcode counts, latency\n"
 		"  metrics                       the counters as OpenMetrics "
 		"text\n"
+		"  save-config FILE|-            the running LUN table, groups "
+		"and faults as\n"
+		"                                a configuration that "
+		"reproduces them\n"
 		"  names [--scheme S] [--first N] [--count N]\n"
 		"                                predicted kernel names and "
 		"dev_ts\n"
@@ -758,9 +762,95 @@ static int do_names(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Writes @text to @path through a temporary file beside it and rename(),
+ * mode 0600 (a configuration may hold CHAP secrets): a reader never sees
+ * half a file, and a failure leaves the old one. Exits on failure.
+ */
+static void write_file(const char *path, const char *text, size_t len)
+{
+	size_t plen = strlen(path), off = 0;
+	char *tmp = malloc(plen + 16);
+	ssize_t n;
+	int fd;
+
+	if (!tmp)
+		die("out of memory");
+	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		free(tmp);
+		die("cannot write %s: %s", path, strerror(e));
+	}
+	while (off < len) {
+		n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off < len || fsync(fd) || close(fd) || rename(tmp, path)) {
+		int e = errno ? errno : EIO;
+
+		unlink(tmp);
+		free(tmp);
+		die("cannot write %s: %s", path, strerror(e));
+	}
+	free(tmp);
+}
+
+/* save-config FILE|-: the running table as a configuration. */
+static int do_save_config(struct client *cl, int argc, char **argv)
+{
+	const char *path = NULL;
+	json_t *r, *text;
+	int k;
+
+	for (k = 0; k < argc; k++) {
+		if (strcmp(argv[k], "-") && argv[k][0] == '-')
+			unexpected("save-config", argv[k], NULL,
+				   "save-config FILE|-");
+		if (path)
+			die_usage("save-config: one FILE (or - for standard "
+				  "output), not '%s' too",
+				  argv[k]);
+		path = argv[k];
+	}
+	if (!path)
+		die_usage("save-config: where to? (save-config FILE, or - for "
+			  "standard output)");
+	if (!path[0])
+		die_usage("save-config: an empty file name");
+	r = call(cl, json_pack("{s:s}", "cmd", "save-config"), cl->json);
+	if (!r)
+		return 0;
+	text = json_object_get(r, "text");
+	if (!json_is_string(text))
+		die("sdswarmd sent save-config without its text");
+	if (strcmp(path, "-") == 0) {
+		fwrite(json_string_value(text), 1, json_string_length(text),
+		       stdout);
+		if (fflush(stdout) || ferror(stdout))
+			die("writing the configuration: %s", strerror(errno));
+	} else {
+		write_file(path, json_string_value(text),
+			   json_string_length(text));
+		fprintf(stderr,
+			"saved %" PRIu64 " LUNs and %" PRIu64
+			" fault rules to %s\n",
+			num(r, "luns"), num(r, "faults"), path);
+	}
+	json_decref(r);
+	return 0;
+}
+
 /* The commands, for "did you mean". */
-static const char *const commands[] = {"status", "lun",	    "fault", "stats",
-				       "names",	 "metrics", "alua", "help", NULL};
+static const char *const commands[] = {
+	"status", "lun",  "fault",	 "stats",    "names", "metrics",
+	"alua",	  "help", "save-config", "sessions", NULL};
 
 int main(int argc, char **argv)
 {
@@ -833,7 +923,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
 	    strcmp(cmd, "names") && strcmp(cmd, "metrics") &&
-	    strcmp(cmd, "alua")) {
+	    strcmp(cmd, "alua") && strcmp(cmd, "save-config")) {
 		best = cli_suggest(cmd, commands,
 				   sizeof(commands) / sizeof(commands[0]));
 		if (best)
@@ -860,6 +950,8 @@ int main(int argc, char **argv)
 		ret = do_metrics(&cl, n, rest);
 	else if (strcmp(cmd, "alua") == 0)
 		ret = do_alua(&cl, n, rest);
+	else if (strcmp(cmd, "save-config") == 0)
+		ret = do_save_config(&cl, n, rest);
 	else
 		ret = do_names(&cl, n, rest);
 	if (cl.fd >= 0)

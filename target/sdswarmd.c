@@ -366,6 +366,24 @@ static int make_luns(const struct cfg *c, struct store *store,
 			return ret;
 		}
 	}
+	for (i = 0; i < c->nranges; i++) {
+		const struct cfg_range *r = &c->ranges[i];
+		uint32_t l;
+
+		for (l = r->first; l <= r->last; l++) {
+			ret = lun_add_as(t, l, r->group, r->size,
+					 r->offline ? LUN_OFFLINE : LUN_ONLINE);
+			if (ret < 0) {
+				log_err("LUN %u of group %s: %s", l,
+					c->groups[r->group].name,
+					strerror(-ret));
+				lun_table_destroy(t);
+				return ret;
+			}
+			if (l == UINT32_MAX)
+				break;
+		}
+	}
 	*ms = ms_since(&t0);
 	*out = t;
 	return 0;
