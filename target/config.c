@@ -2691,7 +2691,7 @@ static void check_ranges(struct cfg_parser *p)
 
 			if (a->key)
 				msg(p, a->line,
-				    "[%s] %s: LUNs %u-%u overlap %s%s%s "
+				    "[%s] %s: LUNs %u-%u overlap %s%s[%s] "
 				    "(LUNs %u-%u, line %d)",
 				    a->section, a->key, a->first, a->last,
 				    b->key ? b->key : "", b->key ? " of " : "",
