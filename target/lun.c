@@ -88,6 +88,10 @@ struct san_entry {
 };
 _Static_assert(sizeof(struct san_entry) == 32, "a sanitize entry is 32 bytes");
 
+struct lun_ctr {
+	_Atomic uint64_t reads, writes, read_bytes, write_bytes, errors;
+};
+
 struct lun_table {
 	struct lun_slot *slots;       /* mmap'd, max_luns */
 	size_t slots_bytes;
@@ -127,6 +131,15 @@ struct lun_table {
 		void *arg;
 	} watch[LUN_MAX_WATCHERS];
 	struct lun_group groups[LUN_MAX_GROUPS];
+	/*
+	 * Per-LUN I/O counters, only while asked for (lun_stats_enable()):
+	 * ctr_win is first << 32 | count, 0 while off, so the I/O path pays
+	 * one load and a branch when nobody counts. ctr is allocated once
+	 * (LUN_STATS_MAX entries) and kept until the table goes, so a reader
+	 * of an old window never touches freed memory.
+	 */
+	_Atomic uint64_t ctr_win;
+	struct lun_ctr *ctr;
 };
 
 int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
@@ -187,6 +200,7 @@ void lun_table_destroy(struct lun_table *t)
 		free(t->ua[i].e);
 	}
 	free(t->present);
+	free(t->ctr);
 	munmap(t->slots, t->slots_bytes);
 	free(t);
 }
@@ -1316,8 +1330,126 @@ static int unit_held(struct lun_table *t, const struct lun_info *info,
 	return run < bytes; /* a hole, then data within the unit */
 }
 
+/* ---- per-LUN counters --------------------------------------------------- */
+
+int lun_stats_enable(struct lun_table *t, uint32_t first, uint32_t last)
+{
+	struct lun_ctr *c;
+	uint32_t i;
+
+	if (last < first || last >= t->max_luns ||
+	    last - first >= LUN_STATS_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	if (!t->ctr) {
+		t->ctr = calloc(LUN_STATS_MAX, sizeof(*t->ctr));
+		if (!t->ctr) {
+			pthread_mutex_unlock(&t->lock);
+			return -ENOMEM;
+		}
+	}
+	/* off while the counters are zeroed: a count in flight may still
+	 * land (a statistic), never outside the array */
+	atomic_store_explicit(&t->ctr_win, 0, memory_order_relaxed);
+	for (i = 0; i <= last - first; i++) {
+		c = &t->ctr[i];
+		atomic_store_explicit(&c->reads, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->writes, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->read_bytes, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->write_bytes, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->errors, 0, memory_order_relaxed);
+	}
+	/* release: the I/O path that sees the window sees t->ctr */
+	atomic_store_explicit(&t->ctr_win,
+			      (uint64_t)first << 32 | (last - first + 1),
+			      memory_order_release);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+void lun_stats_disable(struct lun_table *t)
+{
+	atomic_store_explicit(&t->ctr_win, 0, memory_order_relaxed);
+}
+
+int lun_stats_window(const struct lun_table *t, uint32_t *first,
+		     uint32_t *last)
+{
+	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_relaxed);
+
+	if (!w)
+		return 0;
+	*first = (uint32_t)(w >> 32);
+	*last = *first + (uint32_t)w - 1;
+	return 1;
+}
+
+int lun_stats_get(const struct lun_table *t, uint32_t lun,
+		  struct lun_io_stats *out)
+{
+	/* acquire: pairs with lun_stats_enable()'s release of t->ctr */
+	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_acquire);
+	uint32_t idx = lun - (uint32_t)(w >> 32);
+	struct lun_ctr *c;
+
+	if (!w || lun < (uint32_t)(w >> 32) || idx >= (uint32_t)w)
+		return -ENOENT;
+	c = &t->ctr[idx];
+	out->reads = atomic_load_explicit(&c->reads, memory_order_relaxed);
+	out->writes = atomic_load_explicit(&c->writes, memory_order_relaxed);
+	out->read_bytes =
+		atomic_load_explicit(&c->read_bytes, memory_order_relaxed);
+	out->write_bytes =
+		atomic_load_explicit(&c->write_bytes, memory_order_relaxed);
+	out->errors = atomic_load_explicit(&c->errors, memory_order_relaxed);
+	return 0;
+}
+
+/* One read or write of @lun, if its counters are on. */
+static void io_count(struct lun_table *t, uint32_t lun, bool write,
+		     uint64_t bytes, int ret)
+{
+	/* acquire: pairs with lun_stats_enable()'s release of t->ctr */
+	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_acquire);
+	uint32_t idx = lun - (uint32_t)(w >> 32);
+	struct lun_ctr *c;
+
+	if (!w || lun < (uint32_t)(w >> 32) || idx >= (uint32_t)w)
+		return;
+	c = &t->ctr[idx];
+	/* relaxed: counters, read now and then, ordered with nothing */
+	if (ret) {
+		atomic_fetch_add_explicit(&c->errors, 1, memory_order_relaxed);
+		return;
+	}
+	if (write) {
+		atomic_fetch_add_explicit(&c->writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->write_bytes, bytes,
+					  memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&c->reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->read_bytes, bytes,
+					  memory_order_relaxed);
+	}
+}
+
+static int read_blocks(struct lun_table *t, const struct lun_info *info,
+		       uint64_t lba, uint32_t nblocks, const struct iovec *iov,
+		       unsigned int iovcnt);
+
 int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	     uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt)
+{
+	int ret = read_blocks(t, info, lba, nblocks, iov, iovcnt);
+
+	io_count(t, info->lun, false, (uint64_t)nblocks * info->block_size,
+		 ret);
+	return ret;
+}
+
+static int read_blocks(struct lun_table *t, const struct lun_info *info,
+		       uint64_t lba, uint32_t nblocks, const struct iovec *iov,
+		       unsigned int iovcnt)
 {
 	uint64_t off = lba * info->block_size, end, blk, ub, unit = UINT64_MAX;
 	uint8_t block[4096];
@@ -1463,6 +1595,8 @@ int lun_write(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	}
 	/* even a failed write may have changed some of the blocks */
 	changed(t, LUN_CHANGE_DATA, info->lun, lba, nblocks);
+	io_count(t, info->lun, true, (uint64_t)nblocks * info->block_size,
+		 ret);
 	return ret;
 }
 
