@@ -74,6 +74,7 @@ struct opts {
 	const char *run;
 	int verbose;
 	bool tcmu;
+	bool syslog;
 	bool check;
 	bool exit_with_parent;
 };
@@ -103,6 +104,8 @@ static void usage(FILE *f)
 		"127.0.0.1:3260)\n"
 		"      --tcmu          export the LUNs as LIO TCMU backstores "
 		"(root)\n"
+		"      --syslog        log to syslog (facility daemon) as well "
+		"as stderr\n"
 		"      --pidfile PATH  write the daemon's PID there once every "
 		"front end\n"
 		"                      serves (as is READY=1 to "
@@ -143,7 +146,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		O_ISCSI,
 		O_TCMU,
 		O_RUN,
-		O_EXIT_WITH_PARENT
+		O_EXIT_WITH_PARENT,
+		O_SYSLOG
 	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -157,6 +161,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"check", no_argument, NULL, O_CHECK},
 		{"iscsi", optional_argument, NULL, O_ISCSI},
 		{"tcmu", no_argument, NULL, O_TCMU},
+		{"syslog", no_argument, NULL, O_SYSLOG},
 		{"run", required_argument, NULL, O_RUN},
 		{"exit-with-parent", no_argument, NULL, O_EXIT_WITH_PARENT},
 		{"verbose", no_argument, NULL, 'v'},
@@ -193,6 +198,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_CHECK:
 			o->check = true;
+			break;
+		case O_SYSLOG:
+			o->syslog = true;
 			break;
 		case O_ISCSI:
 			/* the portal may follow as its own word: sdswarmd
@@ -289,6 +297,8 @@ static int load_config(const struct opts *o, struct cfg **out)
 	}
 	if (o->tcmu)
 		cfg_override(p, "tcmu", "enabled", "yes");
+	if (o->syslog)
+		cfg_override(p, "target", "syslog", "yes");
 	if (o->verbose)
 		cfg_override(p, "target", "log_level",
 			     levels[o->verbose > 3 ? 2 : o->verbose - 1]);
@@ -892,6 +902,8 @@ int main(int argc, char **argv)
 	if (load_config(&o, &c))
 		return CLI_EXIT_FAILURE;
 	log_set_level(c->target.log_level);
+	if (c->target.syslog && !o.check)
+		log_open_syslog("sdswarmd");
 	if (o.check) {
 		ret = check_only(c);
 		cfg_free(c);
