@@ -212,6 +212,8 @@ static void file_add(struct ctl_file_sum *out, struct ctl_file_stats *st)
 	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
 		out->lat[i] +=
 			atomic_load_explicit(&st->lat[i], memory_order_relaxed);
+	out->inflight +=
+		atomic_load_explicit(&st->inflight, memory_order_relaxed);
 }
 
 int ctl_file_stats_register(struct ctl_file_stats *st)
@@ -239,6 +241,7 @@ void ctl_file_stats_unregister(struct ctl_file_stats *st)
 	for (i = 0; i < file_n; i++) {
 		if (file_v[i] == st) {
 			file_add(&file_retired, st);
+			file_retired.inflight = 0; /* gone: nothing in flight */
 			file_v[i] = file_v[--file_n];
 			break;
 		}
@@ -257,6 +260,46 @@ unsigned int ctl_file_stats_sum(struct ctl_file_sum *out)
 	n = file_n;
 	pthread_mutex_unlock(&stats_lock);
 	return n;
+}
+
+/* ---- the front ends' sessions ------------------------------------------- */
+
+#define SESSION_PROVIDERS 4
+
+/* Held while a provider's function runs: unregister waits for it. */
+static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	ctl_sessions_fn *fn;
+	void *arg;
+} providers[SESSION_PROVIDERS];
+
+int ctl_sessions_register(ctl_sessions_fn *fn, void *arg)
+{
+	unsigned int i;
+	int ret = -ENOSPC;
+
+	pthread_mutex_lock(&sessions_lock);
+	for (i = 0; i < SESSION_PROVIDERS; i++) {
+		if (!providers[i].fn) {
+			providers[i].fn = fn;
+			providers[i].arg = arg;
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sessions_lock);
+	return ret;
+}
+
+void ctl_sessions_unregister(void *arg)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&sessions_lock);
+	for (i = 0; i < SESSION_PROVIDERS; i++)
+		if (providers[i].fn && providers[i].arg == arg)
+			providers[i].fn = NULL;
+	pthread_mutex_unlock(&sessions_lock);
 }
 
 /* ---- paths and sockets -------------------------------------------------- */
@@ -1672,6 +1715,83 @@ static int cmd_metrics(struct req *r)
 	return 0;
 }
 
+/* ---- sessions ----------------------------------------------------------- */
+
+static json_t *session_json(const struct ctl_session *cs)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "transport", json_string(cs->transport));
+	json_object_set_new(o, "initiator", json_string(cs->initiator));
+	json_object_set_new(o, "target", json_string(cs->target));
+	json_object_set_new(o, "peer", json_string(cs->peer));
+	json_object_set_new(o, "portal", json_string(cs->portal));
+	json_object_set_new(o, "isid", json_string(cs->isid));
+	set_u64(o, "tsih", cs->tsih);
+	json_object_set_new(o, "discovery", json_boolean(cs->discovery));
+	json_object_set_new(o, "header_digest",
+			    json_string(cs->header_digest ? "CRC32C" : "None"));
+	json_object_set_new(o, "data_digest",
+			    json_string(cs->data_digest ? "CRC32C" : "None"));
+	set_u64(o, "connections", cs->connections);
+	set_u64(o, "inflight", cs->inflight);
+	set_u64(o, "age_s", cs->age_ns / 1000000000u);
+	return o;
+}
+
+/*
+ * sessions: the iSCSI sessions (initiator, target, addresses, digests,
+ * commands in flight) and the FUSE mount (the kernel is its one client)
+ * with its requests in flight. TCMU has none to list: LIO on the host is
+ * its only initiator, and its commands are in stats.
+ */
+static int cmd_sessions(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	const struct cfg *cfg = r->s->ctx.cfg;
+	unsigned int i, n, cap;
+	struct ctl_session *v;
+	struct ctl_file_sum fs;
+	json_t *arr, *o;
+
+	if (check_fields(r, "sessions", fields))
+		return -1;
+	arr = json_array();
+	pthread_mutex_lock(&sessions_lock);
+	for (i = 0; i < SESSION_PROVIDERS; i++) {
+		if (!providers[i].fn)
+			continue;
+		/* 64 first; one more call with the room asked for */
+		for (cap = 64;;) {
+			v = calloc(cap, sizeof(*v));
+			if (!v)
+				break;
+			n = providers[i].fn(providers[i].arg, v, cap);
+			if (n <= cap || cap >= 65536) {
+				for (unsigned int k = 0; k < n && k < cap; k++)
+					json_array_append_new(arr,
+							      session_json(&v[k]));
+				free(v);
+				break;
+			}
+			free(v);
+			cap = n < 65536 ? n + 16 : 65536;
+		}
+	}
+	pthread_mutex_unlock(&sessions_lock);
+	json_object_set_new(r->reply, "sessions", arr);
+	if (ctl_file_stats_sum(&fs) && cfg->fuse.enabled) {
+		o = json_object();
+		json_object_set_new(o, "mountpoint",
+				    json_string(cfg->fuse.mountpoint));
+		set_u64(o, "inflight", fs.inflight);
+		json_object_set_new(r->reply, "fuse", o);
+	} else {
+		json_object_set_new(r->reply, "fuse", json_null());
+	}
+	return 0;
+}
+
 /* ---- save-config -------------------------------------------------------- */
 
 /* A group's LUNs while save-config walks the table: its range.N lines. */
@@ -1957,10 +2077,12 @@ static const struct {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
 	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
 	{"alua", cmd_alua},	{"save-config", cmd_save_config},
+	{"sessions", cmd_sessions},
 };
 
 #define CMD_LIST                                                               \
-	"status, lun, fault, stats, names, metrics, alua, save-config"
+	"status, lun, fault, stats, names, metrics, alua, save-config, "        \
+	"sessions"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		     const char *line, size_t len)

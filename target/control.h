@@ -191,12 +191,14 @@ enum ctl_file_op {
  * @bytes: bytes read or written (a fallocate's range; 0 for fsync).
  * @lat: log2 ns buckets (scsi_lat_bucket()) of the time from the handler
  *	receiving the request to its reply, fault delays included.
+ * @inflight: requests received and not yet answered (sessions).
  */
 struct ctl_file_stats {
 	_Atomic uint64_t count[CTL_FILE_OPS];
 	_Atomic uint64_t errors[CTL_FILE_OPS];
 	_Atomic uint64_t bytes[CTL_FILE_OPS];
 	_Atomic uint64_t lat[SCSI_LAT_BUCKETS];
+	_Atomic uint64_t inflight;
 };
 
 /**
@@ -208,6 +210,7 @@ struct ctl_file_sum {
 	uint64_t errors[CTL_FILE_OPS];
 	uint64_t bytes[CTL_FILE_OPS];
 	uint64_t lat[SCSI_LAT_BUCKETS];
+	uint64_t inflight;
 };
 
 /**
@@ -257,5 +260,64 @@ void ctl_file_stats_unregister(struct ctl_file_stats *st);
  * Return: the number of file front ends registered now.
  */
 unsigned int ctl_file_stats_sum(struct ctl_file_sum *out);
+
+/* Longest initiator or target name in a session (iSCSI's 223, a NUL). */
+#define CTL_SESSION_NAME_MAX 224
+
+/**
+ * struct ctl_session - one session a front end serves, for `sessions`.
+ * @transport: "iscsi" (a static string).
+ * @initiator: the initiator's name.
+ * @target: the target's name ("" for a discovery session).
+ * @peer: the initiator's address and port.
+ * @portal: the portal (address and port) it came in through.
+ * @isid: the initiator session id, 12 hex digits.
+ * @tsih: the target session identifying handle.
+ * @discovery: a discovery session (SendTargets only).
+ * @header_digest: CRC32C header digests negotiated.
+ * @data_digest: CRC32C data digests negotiated.
+ * @connections: connections of the session.
+ * @inflight: commands received and not yet completed (queued, held,
+ *	waiting for data or executing).
+ * @age_ns: nanoseconds since the session's connection was accepted.
+ */
+struct ctl_session {
+	const char *transport;
+	char initiator[CTL_SESSION_NAME_MAX];
+	char target[CTL_SESSION_NAME_MAX];
+	char peer[64];
+	char portal[96];
+	char isid[13];
+	uint16_t tsih;
+	bool discovery;
+	bool header_digest, data_digest;
+	unsigned int connections;
+	uint32_t inflight;
+	uint64_t age_ns;
+};
+
+/*
+ * A front end's list of sessions: fills up to @cap entries of @out and
+ * returns how many there are (more than @cap: call again with more room).
+ */
+typedef unsigned int ctl_sessions_fn(void *arg, struct ctl_session *out,
+				     unsigned int cap);
+
+/**
+ * ctl_sessions_register() - a front end whose sessions `sessions` lists.
+ * @fn: its list function, called from the control thread.
+ * @arg: passed to @fn; also the key of ctl_sessions_unregister().
+ *
+ * Context: any thread.
+ * Return: 0, -ENOSPC (more than a few front ends).
+ */
+int ctl_sessions_register(ctl_sessions_fn *fn, void *arg);
+
+/**
+ * ctl_sessions_unregister() - stop listing @arg's sessions; returns once
+ * no call of its function is in progress.
+ * @arg: as registered.
+ */
+void ctl_sessions_unregister(void *arg);
 
 #endif /* SDSWARM_CONTROL_H */

@@ -119,6 +119,10 @@ static void usage(FILE *f)
 		"interval\n"
 		"  metrics                       the counters as OpenMetrics "
 		"text\n"
+		"  sessions                      iSCSI initiators, targets, "
+		"digests, commands in\n"
+		"                                flight; the FUSE mount's "
+		"requests in flight\n"
 		"  save-config FILE|-            the running LUN table, groups "
 		"and faults as\n"
 		"                                a configuration that "
@@ -1048,6 +1052,50 @@ static int do_save_config(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/* sessions: who is logged in, and the FUSE mount's requests in flight. */
+static int do_sessions(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *s, *fuse;
+	char digests[32], age[24];
+	size_t i, n;
+
+	if (argc)
+		unexpected("sessions", argv[0], NULL,
+			   "sessions takes no arguments");
+	r = call(cl, json_pack("{s:s}", "cmd", "sessions"), cl->json);
+	if (!r)
+		return 0;
+	n = json_array_size(json_object_get(r, "sessions"));
+	if (n)
+		printf("%-9s %-6s %-21s %-21s %-13s %-15s %-9s %-7s %s -> "
+		       "%s\n",
+		       "TRANSPORT", "TSIH", "PEER", "PORTAL", "ISID",
+		       "DIGESTS (H/D)", "INFLIGHT", "AGE", "INITIATOR",
+		       "TARGET");
+	json_array_foreach(json_object_get(r, "sessions"), i, s)
+	{
+		snprintf(digests, sizeof(digests), "%s/%s",
+			 str(s, "header_digest"), str(s, "data_digest"));
+		snprintf(age, sizeof(age), "%" PRIu64 "s", num(s, "age_s"));
+		printf("%-9s %-6" PRIu64 " %-21s %-21s %-13s %-15s %-9" PRIu64
+		       " %-7s %s -> %s\n",
+		       str(s, "transport"), num(s, "tsih"), str(s, "peer"),
+		       str(s, "portal"), str(s, "isid"), digests,
+		       num(s, "inflight"), age, str(s, "initiator"),
+		       json_is_true(json_object_get(s, "discovery"))
+			       ? "(discovery)"
+			       : str(s, "target"));
+	}
+	printf("%zu iSCSI session%s\n", n, n == 1 ? "" : "s");
+	fuse = json_object_get(r, "fuse");
+	if (json_is_object(fuse))
+		printf("fuse: %s, %" PRIu64 " request%s in flight\n",
+		       str(fuse, "mountpoint"), num(fuse, "inflight"),
+		       num(fuse, "inflight") == 1 ? "" : "s");
+	json_decref(r);
+	return 0;
+}
+
 /* The commands, for "did you mean". */
 static const char *const commands[] = {
 	"status", "lun",  "fault",	 "stats",    "names", "metrics",
@@ -1124,7 +1172,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
 	    strcmp(cmd, "names") && strcmp(cmd, "metrics") &&
-	    strcmp(cmd, "alua") && strcmp(cmd, "save-config")) {
+	    strcmp(cmd, "alua") && strcmp(cmd, "save-config") &&
+	    strcmp(cmd, "sessions")) {
 		best = cli_suggest(cmd, commands,
 				   sizeof(commands) / sizeof(commands[0]));
 		if (best)
@@ -1153,6 +1202,8 @@ int main(int argc, char **argv)
 		ret = do_alua(&cl, n, rest);
 	else if (strcmp(cmd, "save-config") == 0)
 		ret = do_save_config(&cl, n, rest);
+	else if (strcmp(cmd, "sessions") == 0)
+		ret = do_sessions(&cl, n, rest);
 	else
 		ret = do_names(&cl, n, rest);
 	if (cl.fd >= 0)

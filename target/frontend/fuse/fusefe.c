@@ -328,12 +328,23 @@ static bool fe_ino_decode(const struct fusefe *fe, fuse_ino_t ino,
 	return true;
 }
 
+/* A data request arrives: in flight until fe_done(). Return: now. */
+static uint64_t fe_begin(struct fusefe *fe)
+{
+	/* relaxed: a gauge for `sdswarm sessions`, ordered with nothing */
+	atomic_fetch_add_explicit(&fe->fstats.inflight, 1,
+				  memory_order_relaxed);
+	return now_ns();
+}
+
 /* One answered data request, for `sdswarm stats` (@t0: its arrival). */
 static void fe_done(struct fusefe *fe, enum ctl_file_op op, uint64_t t0,
 		    uint64_t bytes, bool error)
 {
 	ctl_file_stats_record(&fe->fstats, op, error ? 0 : bytes, error,
 			      now_ns() - t0);
+	atomic_fetch_sub_explicit(&fe->fstats.inflight, 1,
+				  memory_order_relaxed);
 }
 
 static void fe_count(struct fusefe *fe, enum fe_op op)
@@ -2050,7 +2061,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint32_t bs, n;
 	size_t head;
 	char *buf = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = fe_begin(fe);
 	int ret;
 
 	fe_count(fe, FE_OP_READ);
@@ -2103,7 +2114,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	unsigned int part;
 	uint64_t bytes, doff, lba;
 	uint32_t bs, n;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = fe_begin(fe);
 	int ret;
 
 	fe_count(fe, FE_OP_WRITE);
@@ -2158,7 +2169,7 @@ static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	struct lun_info li;
 	struct fe_win w;
 	unsigned int part;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = fe_begin(fe);
 	int ret;
 
 	(void)datasync; /* the store has no metadata to leave out */
@@ -2233,7 +2244,7 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	struct lun_info li;
 	struct fe_win w;
 	unsigned int part;
-	uint64_t bytes, end, doff, dend = 0, lba, n, t0 = now_ns();
+	uint64_t bytes, end, doff, dend = 0, lba, n, t0 = fe_begin(fe);
 	int ret;
 
 	if ((mode & ~known) || punch == zero || (punch && !keep)) {
