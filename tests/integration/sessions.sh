@@ -15,10 +15,11 @@ PORT=$(free_port) || skip "no free TCP port on 127.0.0.1"
 IQN=iqn.2026-12.org.sdswarm
 start_daemon "$SDSWARM_TOP/configs/iscsi-host.conf" --iscsi "127.0.0.1:$PORT" || finish
 js() { python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1"; }
-# wait_sessions N: up to 15 s for exactly N sessions
+# wait_sessions N: up to 20 s (by the clock, however loaded the machine)
+# for exactly N sessions
 wait_sessions() {
-	local i
-	for i in $(seq 150); do
+	local end=$((SECONDS + 20))
+	while [ "$SECONDS" -lt "$end" ]; do
 		[ "$(js 'len(r["sessions"])' <<<"$(ctl --json sessions)")" = "$1" ] && return 0
 		sleep 0.1
 	done
@@ -59,9 +60,10 @@ check "iscsi-perf gone: its session leaves the list" wait_sessions 0
 # CRC32C digests: libiscsi's tools offer None first (the target takes the
 # initiator's first choice), so a raw login asks for CRC32C only, then
 # sends a TEST UNIT READY with its header digest that a delay rule holds
+# for 15 s (answering the target's pings meanwhile)
 ctl fault clear all >/dev/null
-ctl fault set delay luns=0 delay=8s ops=any >/dev/null
-timeout 30 python3 - "$PORT" "$IQN:t0" "$SDSWARM_TOP/tests/integration" >"$T/raw" 2>&1 <<'PY' &
+ctl fault set delay luns=0 delay=15s ops=any >/dev/null
+timeout 120 python3 - "$PORT" "$IQN:t0" "$SDSWARM_TOP/tests/integration" >"$T/raw" 2>&1 <<'PY' &
 import struct, sys, time
 sys.path.insert(0, sys.argv[3])
 import iscsi_raw as R
@@ -73,7 +75,7 @@ def crc32c(data, crc=0xffffffff):
             crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
     return crc ^ 0xffffffff
 
-c = R.Conn(int(sys.argv[1]), timeout=20)
+c = R.Conn(int(sys.argv[1]), timeout=100)
 st, _, kv = c.login("iqn.2026-12.org.test:crc", sys.argv[2],
                     [("HeaderDigest", "CRC32C"), ("DataDigest", "CRC32C")])
 assert st == 0 and kv.get("HeaderDigest") == "CRC32C", (st, kv)
@@ -82,7 +84,21 @@ bhs[0], bhs[1], bhs[9] = 0x01, 0x80, 0
 struct.pack_into(">III", bhs, 16, c.next_itt(), 0, c.cmdsn)
 struct.pack_into(">I", bhs, 28, c.statsn)
 c.s.sendall(bytes(bhs) + struct.pack("<I", crc32c(bhs)))
-r = c.recv_exact(48 + 4)
+# the response, answering the target's pings (NOP-In) meanwhile
+for _ in range(100):
+    r = c.recv_exact(48 + 4)
+    dlen = struct.unpack(">I", b"\0" + r[5:8])[0]
+    if dlen:
+        c.recv_exact(dlen + R.pad4(dlen) + 4)
+    if r[0] & 0x3f == 0x21:
+        break
+    ttt = struct.unpack(">I", r[20:24])[0]
+    if r[0] & 0x3f == 0x20 and ttt != R.RSVD:
+        nop = bytearray(48)
+        nop[0], nop[1] = 0x40, 0x80
+        struct.pack_into(">II", nop, 16, R.RSVD, ttt)
+        struct.pack_into(">II", nop, 24, c.cmdsn + 1, c.statsn)
+        c.s.sendall(bytes(nop) + struct.pack("<I", crc32c(nop)))
 print("response opcode 0x%02x" % (r[0] & 0x3f))
 c.close()
 PY
@@ -91,15 +107,17 @@ check "a raw initiator logs in with CRC32C digests" wait_sessions 1
 s=$(ctl --json sessions)
 expect_eq "CRC32C header and data digests" "CRC32C CRC32C iqn.2026-12.org.test:crc" \
 	"$(js 'r["sessions"][0]["header_digest"] + " " + r["sessions"][0]["data_digest"] + " " + r["sessions"][0]["initiator"]' <<<"$s")"
-# its one command: in flight once it has arrived (up to 5 s)
-for _ in $(seq 50); do
+# its one command: in flight once it has arrived (up to 5 s by the clock)
+end=$((SECONDS + 5))
+while [ "$SECONDS" -lt "$end" ]; do
 	[ "$(js 'r["sessions"][0]["inflight"] if r["sessions"] else -1' <<<"$(ctl --json sessions)")" = 1 ] && break
 	sleep 0.1
 done
 expect_eq "... its TEST UNIT READY in flight while the delay holds it" 1 \
 	"$(js 'r["sessions"][0]["inflight"]' <<<"$(ctl --json sessions)")"
 wait "$raw"
-expect_eq "the command completes once the delay passes" 0 "$?"
+expect_eq "the command completes once the delay has passed" 0 "$?"
+sed 's/^/  raw| /' "$T/raw"
 check "... a SCSI response" grep -qx "response opcode 0x21" "$T/raw"
 check "... and the session leaves the list" wait_sessions 0
 

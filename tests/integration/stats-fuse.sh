@@ -90,6 +90,21 @@ check "metrics: FUSE bytes written" grep -qx 'sdswarm_fuse_data_bytes_total{op="
 check "metrics: FUSE errors" grep -qx 'sdswarm_fuse_request_errors_total{op="read"} 1' "$T/metrics"
 check "metrics: the FUSE latency histogram counts every request" grep -qx "sdswarm_fuse_latency_seconds_count $requests" "$T/metrics"
 
+ctl sessions >"$T/out"
+check "sessions: the FUSE mount, nothing in flight" grep -qx "fuse: $MNT, 0 requests in flight" "$T/out"
+ctl fault set hang luns=5 >/dev/null
+timeout 60 dd if="$MNT/sdf" of=/dev/null bs=4k count=1 2>/dev/null &
+hung=$!
+end=$((SECONDS + 20))
+while [ "$SECONDS" -lt "$end" ] && [ "$(js 'r["fuse"]["inflight"]' <<<"$(ctl --json sessions)")" != 1 ]; do
+	sleep 0.1
+done
+expect_eq "sessions: a read a hang rule holds is in flight" 1 "$(js 'r["fuse"]["inflight"]' <<<"$(ctl --json sessions)")"
+ctl fault clear all >/dev/null
+wait "$hung"
+expect_eq "... and goes ahead once the rule is cleared" 0 "$?"
+expect_eq "... then nothing is in flight" 0 "$(js 'r["fuse"]["inflight"]' <<<"$(ctl --json sessions)")"
+
 ctl stats --count-luns off >/dev/null
 dd if=/dev/zero of="$MNT/sdb" bs=4k count=1 conv=notrunc 2>/dev/null
 ctl stats --luns 1 >"$T/out" 2>&1
