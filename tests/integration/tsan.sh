@@ -12,7 +12,9 @@
 tdir=${SDSWARM_TSAN:-$SDSWARM_TOP/build/thread}
 units="test-store-mem test-store-file test-scsi-pr test-scsi-sbc
 	test-iscsi-libiscsi test-fusefe"
-scripts="iscsi-basic"
+# sessions: the control thread reads each connection's commands in flight;
+# stats-fuse: the FUSE threads' shared counters and the per-LUN ones
+scripts="iscsi-basic sessions stats-fuse"
 [ -x "$tdir/bin/sdswarmd" ] ||
 	skip "no ThreadSanitizer build in $tdir (make SANITIZE=thread tsan-build)"
 tmp=$(tmpdir)
