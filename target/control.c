@@ -1362,8 +1362,7 @@ static json_t *fuse_json(void)
 
 	for (i = 0; i < CTL_FILE_OPS; i++) {
 		op = json_object();
-		json_object_set_new(op, "op",
-				    json_string(ctl_file_op_name(i)));
+		json_object_set_new(op, "op", json_string(ctl_file_op_name(i)));
 		set_u64(op, "count", fs.count[i]);
 		set_u64(op, "errors", fs.errors[i]);
 		set_u64(op, "bytes", fs.bytes[i]);
@@ -1464,8 +1463,7 @@ static int stats_luns(struct req *r)
 
 static int cmd_stats(struct req *r)
 {
-	static const char *const fields[] = {"cmd", "luns", "count_luns",
-					     NULL};
+	static const char *const fields[] = {"cmd", "luns", "count_luns", NULL};
 	struct scsi_stats *sum;
 	uint64_t cmds = 0, errs = 0, bytes = 0;
 	char opcode[8];

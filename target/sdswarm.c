@@ -782,8 +782,8 @@ static double rate(json_t *now, json_t *before, const char *key, double s)
 /* One --watch line: what happened since @prev, per second. */
 static void watch_line(json_t *r, json_t *prev, unsigned long n)
 {
-	json_t *f = json_object_get(r, "fuse"), *pf = json_object_get(prev,
-								     "fuse");
+	json_t *f = json_object_get(r, "fuse"),
+	       *pf = json_object_get(prev, "fuse");
 	double s = (double)(num(r, "now_ns") - num(prev, "now_ns")) / 1e9;
 
 	if (n % 20 == 0)
@@ -826,7 +826,8 @@ static int do_stats(struct client *cl, int argc, char **argv)
 			luns = check_luns("--luns", argv[++i], false);
 		} else if (strcmp(argv[i], "--count-luns") == 0 &&
 			   i + 1 < argc) {
-			count_luns = check_luns("--count-luns", argv[++i], true);
+			count_luns =
+				check_luns("--count-luns", argv[++i], true);
 		} else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc) {
 			errno = 0;
 			every = strtod(argv[++i], &end);
