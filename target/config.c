@@ -79,6 +79,15 @@ struct pfault {
 	struct fault_rule rule;
 };
 
+/* A group's range.N = A[-B] [size=S] [offline] while parsing. */
+struct prange {
+	int line;
+	uint32_t num; /* N of range.N */
+	char *key;
+	char *value;
+	struct cfg_range r; /* size in bytes, checked at the end */
+};
+
 struct cfg_msg {
 	int line;
 	char *text;
@@ -96,6 +105,8 @@ struct cfg_parser {
 	unsigned int ngroups, groups_cap;
 	struct pfault *faults;
 	unsigned int nfaults, faults_cap;
+	struct prange *ranges;
+	unsigned int nranges, ranges_cap;
 	struct ppg pgs[CFG_MAX_PORT_GROUPS];
 	unsigned int npgs, cur_pg;
 	bool luns_override;
@@ -1034,6 +1045,7 @@ static const struct key target_keys[] = {
 	KEY("power_on_ua", set_bool, struct cfg_target, power_on_ua, 0, 0),
 	KEY("control_idle_timeout", set_uint, struct cfg_target,
 	    control_idle_timeout, 0, 86400),
+	KEY("syslog", set_bool, struct cfg_target, syslog, 0, 0),
 };
 
 enum {
@@ -1520,6 +1532,11 @@ void cfg_parser_destroy(struct cfg_parser *p)
 		free(p->faults[i].value);
 	}
 	free(p->faults);
+	for (i = 0; i < p->nranges; i++) {
+		free(p->ranges[i].key);
+		free(p->ranges[i].value);
+	}
+	free(p->ranges);
 	for (i = 0; i < p->nmsgs; i++)
 		free(p->msgs[i].text);
 	free(p->msgs);
@@ -1799,6 +1816,124 @@ oom:
 	msg(p, line, "[faults] %s: out of memory", name);
 }
 
+/*
+ * range.N = A[-B] [size=S] [offline]: LUNs A..B of the current group; the
+ * size is checked against block_size once the section is complete.
+ */
+static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
+			   size_t wl)
+{
+	char buf[CFG_LINE_MAX + 1], *tok, *save = NULL, *dash;
+	uint64_t a, b;
+	bool have_size = false;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(buf, sizeof(buf), "%s", value);
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok) {
+		snprintf(why, wl, "no LUNs (range.N = A[-B] [size=S] "
+				  "[offline])");
+		return -EINVAL;
+	}
+	dash = strchr(tok, '-');
+	if (dash)
+		*dash = '\0';
+	if (parse_u64(tok, &a) || (dash && parse_u64(dash + 1, &b))) {
+		snprintf(why, wl, "'%s%s%s' is not a LUN or an A-B range", tok,
+			 dash ? "-" : "", dash ? dash + 1 : "");
+		return -EINVAL;
+	}
+	if (!dash)
+		b = a;
+	if (a > b || b >= LUN_MAX_LUNS) {
+		snprintf(why, wl,
+			 "LUNs %" PRIu64 "-%" PRIu64 ": not a range within "
+			 "0-%u",
+			 a, b, LUN_MAX_LUNS - 1);
+		return -EINVAL;
+	}
+	r->first = (uint32_t)a;
+	r->last = (uint32_t)b;
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		if (strcmp(tok, "offline") == 0 && !r->offline) {
+			r->offline = true;
+		} else if (strncmp(tok, "size=", 5) == 0 && !have_size) {
+			have_size = true;
+			if (cfg_parse_size(tok + 5, &r->size) || !r->size ||
+			    r->size > STORE_MAX_BYTES) {
+				snprintf(why, wl,
+					 "size=%s: not a size from 512 to 8P",
+					 tok + 5);
+				return -EINVAL;
+			}
+		} else {
+			snprintf(why, wl,
+				 "'%s': not size=S or offline (given once "
+				 "each)",
+				 tok);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void lun_range_key(struct cfg_parser *p, int line, const char *sect,
+		      const char *name, const char *value)
+{
+	struct prange *pr;
+	struct cfg_range r;
+	char why[320];
+	uint64_t num;
+	unsigned int i;
+
+	if (parse_u64(name + 6, &num) || name[6] == '0' || num > UINT32_MAX) {
+		msg(p, line,
+		    "[%s] %s = %s: unknown key (ranges are range.N = A[-B] "
+		    "[size=S] [offline], N from 1)",
+		    sect, name, value);
+		return;
+	}
+	for (i = 0; i < p->nranges; i++) {
+		if (p->ranges[i].r.group == p->cur_group &&
+		    p->ranges[i].num == num) {
+			msg(p, line,
+			    "[%s] %s = %s: duplicate key (first set on line "
+			    "%d)",
+			    sect, name, value, p->ranges[i].line);
+			return;
+		}
+	}
+	if (parse_lun_range(value, &r, why, sizeof(why))) {
+		msg(p, line, "[%s] %s = %s: %s", sect, name, value, why);
+		return;
+	}
+	r.group = p->cur_group;
+	if (p->nranges == p->ranges_cap) {
+		unsigned int cap = p->ranges_cap ? p->ranges_cap * 2 : 8;
+
+		pr = realloc(p->ranges, cap * sizeof(*pr));
+		if (!pr)
+			goto oom;
+		p->ranges = pr;
+		p->ranges_cap = cap;
+	}
+	pr = &p->ranges[p->nranges];
+	pr->key = strdup(name);
+	pr->value = strdup(value);
+	if (!pr->key || !pr->value) {
+		free(pr->key);
+		free(pr->value);
+		goto oom;
+	}
+	pr->line = line;
+	pr->num = (uint32_t)num;
+	pr->r = r;
+	p->nranges++;
+	return;
+oom:
+	msg(p, line, "[%s] %s: out of memory", sect, name);
+}
+
 static void handle_key(struct cfg_parser *p, int line, const char *name,
 		       const char *value)
 {
@@ -1825,6 +1960,10 @@ static void handle_key(struct cfg_parser *p, int line, const char *name,
 	sect = sect_display(p, p->sect);
 	if (!*name) {
 		msg(p, line, "[%s] = %s: the key name is missing", sect, value);
+		return;
+	}
+	if (p->sect == S_GROUP && strncmp(name, "range.", 6) == 0) {
+		lun_range_key(p, line, sect, name, value);
 		return;
 	}
 	for (i = 0; i < sec->nkeys; i++) {
@@ -2482,6 +2621,144 @@ static void check_faults(struct cfg_parser *p)
 	}
 }
 
+/* A span of LUNs a group or a range claims, for the overlap check. */
+struct span {
+	uint32_t first, last;
+	const char *section;
+	const char *key; /* NULL for a group's first and count */
+	int line;
+};
+
+static int by_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/*
+ * range.N keys: within max_luns, sizes whole blocks of their group, and no
+ * LUN claimed twice, by two ranges or by a range and a group's first and
+ * count (overlaps of groups alone are check_overlaps()'s).
+ */
+static void check_ranges(struct cfg_parser *p)
+{
+	uint32_t max = p->c.target.max_luns;
+	struct span *v, *widest = NULL;
+	unsigned int i, n = 0;
+
+	if (!p->nranges)
+		return;
+	v = calloc(p->nranges + p->ngroups, sizeof(*v));
+	if (!v) {
+		msg(p, 0, "out of memory");
+		return;
+	}
+	for (i = 0; i < p->nranges; i++) {
+		const struct prange *pr = &p->ranges[i];
+		const struct pgroup *g = &p->groups[pr->r.group];
+
+		if (pr->r.last >= max)
+			msg(p, pr->line,
+			    "[%s] %s = %s: LUN %u is past max_luns (%u)",
+			    g->section, pr->key, pr->value, pr->r.last, max);
+		if (pr->r.size % g->lg.block_size)
+			msg(p, pr->line,
+			    "[%s] %s = %s: size is not a multiple of "
+			    "block_size %u",
+			    g->section, pr->key, pr->value, g->lg.block_size);
+		v[n++] = (struct span){pr->r.first, pr->r.last, g->section,
+				       pr->key, pr->line};
+	}
+	for (i = 0; i < p->ngroups; i++) {
+		const struct pgroup *g = &p->groups[i];
+
+		if (g->lg.count)
+			v[n++] = (struct span){
+				g->lg.first,
+				(uint32_t)((uint64_t)g->lg.first +
+					   g->lg.count - 1),
+				g->section, NULL, g->st.line};
+	}
+	qsort(v, n, sizeof(*v), by_span);
+	for (i = 0; i < n; i++) {
+		if (widest && v[i].first <= widest->last) {
+			/* the message goes to the range, if one is a range */
+			const struct span *a = v[i].key ? &v[i] : widest;
+			const struct span *b = a == widest ? &v[i] : widest;
+
+			if (a->key)
+				msg(p, a->line,
+				    "[%s] %s: LUNs %u-%u overlap %s%s[%s] "
+				    "(LUNs %u-%u, line %d)",
+				    a->section, a->key, a->first, a->last,
+				    b->key ? b->key : "", b->key ? " of " : "",
+				    b->section, b->first, b->last, b->line);
+		}
+		if (!widest || v[i].last > widest->last)
+			widest = &v[i];
+	}
+	free(v);
+}
+
+/* "key = value" lines of the keys set in @st; NULL on no memory. */
+static bool put_keys(FILE *f, const struct section *sec,
+		     const struct sect_state *st, const char *header,
+		     unsigned int skip_a, unsigned int skip_b)
+{
+	bool any = false;
+	size_t k;
+
+	for (k = 0; k < sec->nkeys; k++) {
+		if (!st->keys[k].line || k == skip_a || k == skip_b)
+			continue;
+		if (!any && header)
+			fprintf(f, "[%s]\n", header);
+		any = true;
+		fprintf(f, "%s = %s\n", sec->keys[k].name, st->keys[k].value);
+	}
+	return any;
+}
+
+/* cfg.settings and cfg.group_settings (see config.h). */
+static int settings_text(struct cfg_parser *p, struct cfg *c)
+{
+	static const enum sect order[] = {S_TARGET, S_STORE, S_ISCSI, S_TCMU,
+					  S_FUSE};
+	const struct section *sec;
+	size_t len = 0;
+	unsigned int i;
+	FILE *f;
+
+	f = open_memstream(&c->settings, &len);
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < NKEYS(order); i++) {
+		sec = section_by_id(order[i]);
+		if (put_keys(f, sec, sect_state(p, order[i]), sec->name,
+			     MAX_KEYS, MAX_KEYS))
+			fputc('\n', f);
+	}
+	if (fclose(f))
+		return -ENOMEM;
+	c->group_settings = calloc(p->ngroups ? p->ngroups : 1,
+				   sizeof(*c->group_settings));
+	if (!c->group_settings)
+		return -ENOMEM;
+	sec = section_by_id(S_GROUP);
+	for (i = 0; i < p->ngroups; i++) {
+		f = open_memstream(&c->group_settings[i], &len);
+		if (!f)
+			return -ENOMEM;
+		put_keys(f, sec, &p->groups[i].st, NULL, GK_FIRST, GK_COUNT);
+		if (fclose(f))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int by_num(const void *a, const void *b)
 {
 	const struct pfault *x = a, *y = b;
@@ -2496,6 +2773,8 @@ uint64_t cfg_total_luns(const struct cfg *c)
 
 	for (i = 0; i < c->ngroups; i++)
 		n += c->groups[i].count;
+	for (i = 0; i < c->nranges; i++)
+		n += (uint64_t)c->ranges[i].last - c->ranges[i].first + 1;
 	return n;
 }
 
@@ -2516,6 +2795,7 @@ int cfg_finish(struct cfg_parser *p, struct cfg **out)
 		check_group(p, &p->groups[i]);
 	check_overlaps(p, v);
 	free(v);
+	check_ranges(p);
 	check_store(p);
 	check_iscsi(p);
 	check_port_groups(p);
@@ -2529,8 +2809,15 @@ int cfg_finish(struct cfg_parser *p, struct cfg **out)
 	*c = p->c;
 	c->groups = calloc(p->ngroups ? p->ngroups : 1, sizeof(*c->groups));
 	c->faults = calloc(p->nfaults ? p->nfaults : 1, sizeof(*c->faults));
-	if (!c->groups || !c->faults)
+	c->ranges = calloc(p->nranges ? p->nranges : 1, sizeof(*c->ranges));
+	if (!c->groups || !c->faults || !c->ranges)
 		goto oom_free;
+	c->ngroups = p->ngroups; /* for cfg_free() from here on */
+	if (settings_text(p, c))
+		goto oom_free;
+	for (i = 0; i < p->nranges; i++)
+		c->ranges[i] = p->ranges[i].r;
+	c->nranges = p->nranges;
 	for (i = 0; i < p->ngroups; i++)
 		c->groups[i] = p->groups[i].lg;
 	c->ngroups = p->ngroups;
@@ -2554,8 +2841,16 @@ oom:
 
 void cfg_free(struct cfg *c)
 {
+	unsigned int i;
+
 	if (!c)
 		return;
+	if (c->group_settings)
+		for (i = 0; i < c->ngroups; i++)
+			free(c->group_settings[i]);
+	free(c->group_settings);
+	free(c->settings);
+	free(c->ranges);
 	free(c->groups);
 	free(c->faults);
 	free(c);

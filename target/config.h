@@ -50,6 +50,7 @@
  * @log_level: LOG_EMERG..LOG_TRACE.
  * @control_idle_timeout: seconds a control client may stay silent; 0 never;
  *	default CFG_CONTROL_IDLE_DEFAULT.
+ * @syslog: log to syslog as well as stderr (sdswarmd --syslog).
  */
 #define CFG_CONTROL_IDLE_DEFAULT 30
 
@@ -63,6 +64,7 @@ struct cfg_target {
 	int log_level;
 	bool power_on_ua;     /* POWER ON OCCURRED on each LUN's first command */
 	uint32_t control_idle_timeout;
+	bool syslog;
 };
 
 enum cfg_store_type {
@@ -231,6 +233,24 @@ struct cfg_fuse {
 };
 
 /**
+ * struct cfg_range - a group's range.N = A[-B] [size=S] [offline]: LUNs
+ * A..B (inclusive) of group @group, made at start beyond those of first and
+ * count, with their own size and state (a table `sdswarm save-config`
+ * wrote: holes, resized and offline LUNs).
+ * @group: index into struct cfg.groups.
+ * @first: first LUN.
+ * @last: last LUN, inclusive.
+ * @size: bytes, a multiple of the group's block_size; 0: the group's size.
+ * @offline: the LUNs start offline.
+ */
+struct cfg_range {
+	unsigned int group;
+	uint32_t first, last;
+	uint64_t size;
+	bool offline;
+};
+
+/**
  * struct cfg_port_group - [port_group.NAME]: one ALUA target port group.
  * @name: NAME.
  * @id: TARGET PORT GROUP, 1..65535, unique.
@@ -260,6 +280,14 @@ struct cfg_port_group {
  * @nport_groups: entries in @port_groups; 0: no ALUA.
  * @port_groups: [port_group.NAME] sections in file order; with any, every
  *	portal is in exactly one.
+ * @nranges: entries in @ranges.
+ * @ranges: the groups' range.N keys, LUNs made beyond first and count.
+ * @settings: the keys set outside the groups and [faults], as "[section]"
+ *	and "key = value" lines in the order of the key tables, the command
+ *	line's overrides included ([port_group.NAME] excluded: their states
+ *	change at run time); what `sdswarm save-config` writes back.
+ * @group_settings: per group, its keys other than first, count and
+ *	range.N as "key = value" lines.
  */
 struct cfg {
 	char source[CFG_PATH_MAX + 1];
@@ -274,6 +302,10 @@ struct cfg {
 	struct cfg_fuse fuse;
 	unsigned int nport_groups;
 	struct cfg_port_group port_groups[CFG_MAX_PORT_GROUPS];
+	unsigned int nranges;
+	struct cfg_range *ranges;
+	char *settings;
+	char **group_settings;
 };
 
 struct cfg_parser;

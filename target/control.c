@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,147 @@ unsigned int ctl_stats_sum(struct scsi_stats *out)
 	n = stats_n;
 	pthread_mutex_unlock(&stats_lock);
 	return n;
+}
+
+/* ---- the file front ends' counters -------------------------------------- */
+
+#define FILE_STATS_MAX 4
+
+static struct ctl_file_stats *file_v[FILE_STATS_MAX];
+static unsigned int file_n;
+static struct ctl_file_sum file_retired;
+
+static const char *const file_op_names[CTL_FILE_OPS] = {
+	[CTL_FILE_READ] = "read",
+	[CTL_FILE_WRITE] = "write",
+	[CTL_FILE_FALLOCATE] = "fallocate",
+	[CTL_FILE_FSYNC] = "fsync",
+};
+
+const char *ctl_file_op_name(enum ctl_file_op op)
+{
+	return (unsigned int)op < CTL_FILE_OPS ? file_op_names[op] : "?";
+}
+
+void ctl_file_stats_record(struct ctl_file_stats *st, enum ctl_file_op op,
+			   uint64_t bytes, bool error, uint64_t ns)
+{
+	/* relaxed: statistics, summed now and then, ordered with nothing */
+	atomic_fetch_add_explicit(&st->count[op], 1, memory_order_relaxed);
+	if (error)
+		atomic_fetch_add_explicit(&st->errors[op], 1,
+					  memory_order_relaxed);
+	if (bytes)
+		atomic_fetch_add_explicit(&st->bytes[op], bytes,
+					  memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->lat[scsi_lat_bucket(ns)], 1,
+				  memory_order_relaxed);
+}
+
+/* @out += @st. Caller holds stats_lock. */
+static void file_add(struct ctl_file_sum *out, struct ctl_file_stats *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < CTL_FILE_OPS; i++) {
+		out->count[i] += atomic_load_explicit(&st->count[i],
+						      memory_order_relaxed);
+		out->errors[i] += atomic_load_explicit(&st->errors[i],
+						       memory_order_relaxed);
+		out->bytes[i] += atomic_load_explicit(&st->bytes[i],
+						      memory_order_relaxed);
+	}
+	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
+		out->lat[i] +=
+			atomic_load_explicit(&st->lat[i], memory_order_relaxed);
+	out->inflight +=
+		atomic_load_explicit(&st->inflight, memory_order_relaxed);
+}
+
+int ctl_file_stats_register(struct ctl_file_stats *st)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&stats_lock);
+	for (i = 0; i < file_n; i++)
+		if (file_v[i] == st)
+			ret = -EEXIST;
+	if (!ret && file_n == FILE_STATS_MAX)
+		ret = -ENOSPC;
+	if (!ret)
+		file_v[file_n++] = st;
+	pthread_mutex_unlock(&stats_lock);
+	return ret;
+}
+
+void ctl_file_stats_unregister(struct ctl_file_stats *st)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&stats_lock);
+	for (i = 0; i < file_n; i++) {
+		if (file_v[i] == st) {
+			file_add(&file_retired, st);
+			file_retired.inflight = 0; /* gone: nothing in flight */
+			file_v[i] = file_v[--file_n];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+unsigned int ctl_file_stats_sum(struct ctl_file_sum *out)
+{
+	unsigned int i, n;
+
+	pthread_mutex_lock(&stats_lock);
+	*out = file_retired;
+	for (i = 0; i < file_n; i++)
+		file_add(out, file_v[i]);
+	n = file_n;
+	pthread_mutex_unlock(&stats_lock);
+	return n;
+}
+
+/* ---- the front ends' sessions ------------------------------------------- */
+
+#define SESSION_PROVIDERS 4
+
+/* Held while a provider's function runs: unregister waits for it. */
+static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	ctl_sessions_fn *fn;
+	void *arg;
+} providers[SESSION_PROVIDERS];
+
+int ctl_sessions_register(ctl_sessions_fn *fn, void *arg)
+{
+	unsigned int i;
+	int ret = -ENOSPC;
+
+	pthread_mutex_lock(&sessions_lock);
+	for (i = 0; i < SESSION_PROVIDERS; i++) {
+		if (!providers[i].fn) {
+			providers[i].fn = fn;
+			providers[i].arg = arg;
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sessions_lock);
+	return ret;
+}
+
+void ctl_sessions_unregister(void *arg)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&sessions_lock);
+	for (i = 0; i < SESSION_PROVIDERS; i++)
+		if (providers[i].fn && providers[i].arg == arg)
+			providers[i].fn = NULL;
+	pthread_mutex_unlock(&sessions_lock);
 }
 
 /* ---- paths and sockets -------------------------------------------------- */
@@ -1166,16 +1308,172 @@ static int cmd_alua(struct req *r)
 	return 0;
 }
 
+/* "A-B" or "A" (inclusive) below @max; -1 (message in r->err) if not. */
+static int parse_luns(struct req *r, const char *key, const char *v,
+		      uint32_t max, uint32_t *first, uint32_t *last)
+{
+	unsigned long long a, b;
+	char *end;
+
+	errno = 0;
+	if (*v < '0' || *v > '9')
+		goto bad;
+	a = strtoull(v, &end, 10);
+	b = a;
+	if (*end == '-') {
+		if (end[1] < '0' || end[1] > '9')
+			goto bad;
+		b = strtoull(end + 1, &end, 10);
+	}
+	if (*end || errno || a > b)
+		goto bad;
+	if (b >= max)
+		return fail(r, "\"%s\": LUN %llu is past max_luns (%u)", key, b,
+			    max);
+	*first = (uint32_t)a;
+	*last = (uint32_t)b;
+	return 0;
+bad:
+	return fail(r, "\"%s\": \"%.40s\" is not a LUN or a range A-B", key, v);
+}
+
+/* The latency percentiles of log2 buckets @lat. */
+static json_t *lat_json(const uint64_t *lat)
+{
+	struct scsi_stats *tmp = calloc(1, sizeof(*tmp));
+	json_t *o = json_object();
+
+	if (!tmp)
+		return o;
+	memcpy(tmp->lat, lat, sizeof(tmp->lat));
+	set_u64(o, "p50", scsi_lat_percentile(tmp, 50.0));
+	set_u64(o, "p99", scsi_lat_percentile(tmp, 99.0));
+	set_u64(o, "p999", scsi_lat_percentile(tmp, 99.9));
+	free(tmp);
+	return o;
+}
+
+/* What the file front ends (FUSE) served, for stats. */
+static json_t *fuse_json(void)
+{
+	struct ctl_file_sum fs;
+	uint64_t n = 0, errs = 0, bytes = 0;
+	json_t *o = json_object(), *ops = json_array(), *op;
+	unsigned int i, fronts = ctl_file_stats_sum(&fs);
+
+	for (i = 0; i < CTL_FILE_OPS; i++) {
+		op = json_object();
+		json_object_set_new(op, "op", json_string(ctl_file_op_name(i)));
+		set_u64(op, "count", fs.count[i]);
+		set_u64(op, "errors", fs.errors[i]);
+		set_u64(op, "bytes", fs.bytes[i]);
+		json_array_append_new(ops, op);
+		n += fs.count[i];
+		errs += fs.errors[i];
+		bytes += fs.bytes[i];
+	}
+	set_u64(o, "running", fronts);
+	set_u64(o, "requests", n);
+	set_u64(o, "errors", errs);
+	set_u64(o, "bytes", bytes);
+	set_u64(o, "reads", fs.count[CTL_FILE_READ]);
+	set_u64(o, "read_bytes", fs.bytes[CTL_FILE_READ]);
+	set_u64(o, "writes", fs.count[CTL_FILE_WRITE]);
+	set_u64(o, "write_bytes", fs.bytes[CTL_FILE_WRITE]);
+	json_object_set_new(o, "ops", ops);
+	json_object_set_new(o, "latency_ns", lat_json(fs.lat));
+	return o;
+}
+
+/*
+ * Per-LUN counters: "count_luns" "A-B" turns them on for those LUNs (from
+ * zero), "off" turns them off; "luns" "A-B" lists the present LUNs of that
+ * range the window covers.
+ */
+static int stats_luns(struct req *r)
+{
+	struct lun_table *t = r->s->ctx.luns;
+	const char *count = NULL, *luns = NULL;
+	uint32_t first, last, wf, wl, max = lun_max(t), l;
+	struct lun_io_stats io;
+	json_t *arr, *o;
+	int ret, on;
+
+	if (get_str(r, "count_luns", &count) < 0 ||
+	    get_str(r, "luns", &luns) < 0)
+		return -1;
+	if (count && strcmp(count, "off") == 0) {
+		lun_stats_disable(t);
+		log_info("per-LUN counters off");
+	} else if (count) {
+		if (parse_luns(r, "count_luns", count, max, &first, &last))
+			return -1;
+		if (last - first >= LUN_STATS_MAX)
+			return fail(r,
+				    "\"count_luns\": %u LUNs; per-LUN counters "
+				    "cover at most %u at once",
+				    last - first + 1, LUN_STATS_MAX);
+		ret = lun_stats_enable(t, first, last);
+		if (ret)
+			return fail(r, "per-LUN counters: %s", strerror(-ret));
+		log_info("per-LUN counters on for LUNs %u-%u", first, last);
+	}
+	on = lun_stats_window(t, &wf, &wl);
+	if (on) {
+		o = json_object();
+		set_u64(o, "first", wf);
+		set_u64(o, "last", wl);
+		json_object_set_new(r->reply, "lun_counters", o);
+	} else {
+		json_object_set_new(r->reply, "lun_counters", json_null());
+	}
+	if (!luns)
+		return 0;
+	if (parse_luns(r, "luns", luns, max, &first, &last))
+		return -1;
+	if (!on)
+		return fail(r, "per-LUN counters are off (turn them on with "
+			       "sdswarm stats --count-luns A-B)");
+	if (last < wf || first > wl)
+		return fail(r,
+			    "LUNs %u-%u are not counted (per-LUN counters "
+			    "cover LUNs %u-%u)",
+			    first, last, wf, wl);
+	if (first < wf)
+		first = wf;
+	if (last > wl)
+		last = wl;
+	arr = json_array();
+	for (l = first;; l++) {
+		if (lun_exists(t, l) && !lun_stats_get(t, l, &io)) {
+			o = json_object();
+			set_u64(o, "lun", l);
+			set_u64(o, "reads", io.reads);
+			set_u64(o, "writes", io.writes);
+			set_u64(o, "read_bytes", io.read_bytes);
+			set_u64(o, "write_bytes", io.write_bytes);
+			set_u64(o, "errors", io.errors);
+			json_array_append_new(arr, o);
+		}
+		if (l == last)
+			break;
+	}
+	json_object_set_new(r->reply, "luns", arr);
+	return 0;
+}
+
 static int cmd_stats(struct req *r)
 {
-	static const char *const fields[] = {"cmd", NULL};
+	static const char *const fields[] = {"cmd", "luns", "count_luns", NULL};
 	struct scsi_stats *sum;
 	uint64_t cmds = 0, errs = 0, bytes = 0;
 	char opcode[8];
 	unsigned int i, threads;
-	json_t *ops, *o, *lat;
+	json_t *ops, *o;
 
 	if (check_fields(r, "stats", fields))
+		return -1;
+	if (stats_luns(r))
 		return -1;
 	sum = malloc(sizeof(*sum));
 	if (!sum)
@@ -1202,16 +1500,14 @@ static int cmd_stats(struct req *r)
 		errs += os->errors;
 		bytes += os->bytes;
 	}
+	set_u64(r->reply, "now_ns", now_ns());
 	set_u64(r->reply, "threads", threads);
 	set_u64(r->reply, "commands", cmds);
 	set_u64(r->reply, "errors", errs);
 	set_u64(r->reply, "bytes", bytes);
 	json_object_set_new(r->reply, "ops", ops);
-	lat = json_object();
-	set_u64(lat, "p50", scsi_lat_percentile(sum, 50.0));
-	set_u64(lat, "p99", scsi_lat_percentile(sum, 99.0));
-	set_u64(lat, "p999", scsi_lat_percentile(sum, 99.9));
-	json_object_set_new(r->reply, "latency_ns", lat);
+	json_object_set_new(r->reply, "latency_ns", lat_json(sum->lat));
+	json_object_set_new(r->reply, "fuse", fuse_json());
 	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.faults));
 	set_u64(r->reply, "faults_counted", sum->faults);
 	free(sum);
@@ -1255,6 +1551,41 @@ static void metric_ops(FILE *f, const struct scsi_stats *sum, const char *name,
 	}
 }
 
+/*
+ * A histogram's buckets from log2 ns counters: bucket b holds 2^(b-1)..
+ * 2^b - 1 ns, so le is 2^b - 1 ns; the last (2^62 ns up) is +Inf.
+ */
+static void metric_histogram(FILE *f, const char *name, const uint64_t *lat)
+{
+	unsigned int i, top = 0;
+	uint64_t cum = 0;
+
+	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
+		if (lat[i])
+			top = i;
+	for (i = 0; i <= top && i < SCSI_LAT_BUCKETS - 1; i++) {
+		cum += lat[i];
+		fprintf(f, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name,
+			i ? (double)((1ull << i) - 1) / 1e9 : 0.0, cum);
+	}
+	for (; i < SCSI_LAT_BUCKETS; i++)
+		cum += lat[i];
+	fprintf(f, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, cum);
+	fprintf(f, "%s_count %" PRIu64 "\n", name, cum);
+}
+
+/* One counter family over the FUSE request kinds. */
+static void metric_file(FILE *f, const char *name, const uint64_t *v,
+			const char *help)
+{
+	unsigned int i;
+
+	metric_head(f, name, "counter", help);
+	for (i = 0; i < CTL_FILE_OPS; i++)
+		fprintf(f, "%s_total{op=\"%s\"} %" PRIu64 "\n", name,
+			ctl_file_op_name(i), v[i]);
+}
+
 static int cmd_metrics(struct req *r)
 {
 	static const char *const fields[] = {"cmd", NULL};
@@ -1265,7 +1596,8 @@ static int cmd_metrics(struct req *r)
 		[LUN_SANITIZING] = "sanitizing",
 	};
 	struct lun_table *t = r->s->ctx.luns;
-	uint64_t states[LUN_SANITIZING + 1] = {0}, cum = 0;
+	uint64_t states[LUN_SANITIZING + 1] = {0};
+	struct ctl_file_sum fs;
 	uint32_t max = lun_max(t);
 	struct scsi_stats *sum;
 	struct store_stats ss;
@@ -1273,7 +1605,7 @@ static int cmd_metrics(struct req *r)
 	struct lun_info li;
 	char *text = NULL;
 	size_t len = 0;
-	unsigned int i, top = 0;
+	unsigned int i;
 	FILE *f;
 	int l;
 
@@ -1352,29 +1684,25 @@ static int cmd_metrics(struct req *r)
 		    "only, "
 		    "no transport time, no injected delay; log2 buckets, no "
 		    "_sum kept.");
-	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
-		if (sum->lat[i])
-			top = i;
-	/* bucket b holds 2^(b-1)..2^b - 1 ns: le is 2^b - 1 ns; the last
-	 * bucket (2^62 ns up) is +Inf */
-	for (i = 0; i <= top && i < SCSI_LAT_BUCKETS - 1; i++) {
-		cum += sum->lat[i];
-		fprintf(f,
-			"sdswarm_scsi_latency_seconds_bucket{le=\"%.9g\"} "
-			"%" PRIu64 "\n",
-			i ? (double)((1ull << i) - 1) / 1e9 : 0.0, cum);
-	}
-	for (; i < SCSI_LAT_BUCKETS; i++)
-		cum += sum->lat[i];
-	fprintf(f,
-		"sdswarm_scsi_latency_seconds_bucket{le=\"+Inf\"} %" PRIu64
-		"\n",
-		cum);
-	fprintf(f, "sdswarm_scsi_latency_seconds_count %" PRIu64 "\n", cum);
+	metric_histogram(f, "sdswarm_scsi_latency_seconds", sum->lat);
 	metric_head(f, "sdswarm_faults_fired", "counter",
 		    "Injected faults that fired.");
 	fprintf(f, "sdswarm_faults_fired_total %" PRIu64 "\n",
 		fault_total_hits(r->s->ctx.faults));
+	ctl_file_stats_sum(&fs);
+	metric_file(f, "sdswarm_fuse_requests", fs.count,
+		    "FUSE data requests answered, by kind (read, write, "
+		    "fallocate, fsync).");
+	metric_file(f, "sdswarm_fuse_request_errors", fs.errors,
+		    "FUSE data requests answered with an error, by kind.");
+	metric_file(f, "sdswarm_fuse_data_bytes", fs.bytes,
+		    "Bytes FUSE requests read, wrote or (fallocate) punched "
+		    "or zeroed, by kind.");
+	metric_head(f, "sdswarm_fuse_latency_seconds", "histogram",
+		    "Time a FUSE data request took from its handler receiving "
+		    "it to the reply, fault delays included; log2 buckets, "
+		    "no _sum kept.");
+	metric_histogram(f, "sdswarm_fuse_latency_seconds", fs.lat);
 	fputs("# EOF\n", f);
 	free(sum);
 	if (fclose(f) || !text) {
@@ -1384,6 +1712,271 @@ static int cmd_metrics(struct req *r)
 	json_object_set_new(r->reply, "text", json_stringn(text, len));
 	free(text);
 	return 0;
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+static json_t *session_json(const struct ctl_session *cs)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "transport", json_string(cs->transport));
+	json_object_set_new(o, "initiator", json_string(cs->initiator));
+	json_object_set_new(o, "target", json_string(cs->target));
+	json_object_set_new(o, "peer", json_string(cs->peer));
+	json_object_set_new(o, "portal", json_string(cs->portal));
+	json_object_set_new(o, "isid", json_string(cs->isid));
+	set_u64(o, "tsih", cs->tsih);
+	json_object_set_new(o, "discovery", json_boolean(cs->discovery));
+	json_object_set_new(o, "header_digest",
+			    json_string(cs->header_digest ? "CRC32C" : "None"));
+	json_object_set_new(o, "data_digest",
+			    json_string(cs->data_digest ? "CRC32C" : "None"));
+	set_u64(o, "connections", cs->connections);
+	set_u64(o, "inflight", cs->inflight);
+	set_u64(o, "age_s", cs->age_ns / 1000000000u);
+	return o;
+}
+
+/*
+ * sessions: the iSCSI sessions (initiator, target, addresses, digests,
+ * commands in flight) and the FUSE mount (the kernel is its one client)
+ * with its requests in flight. TCMU has none to list: LIO on the host is
+ * its only initiator, and its commands are in stats.
+ */
+static int cmd_sessions(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	const struct cfg *cfg = r->s->ctx.cfg;
+	unsigned int i, n, cap;
+	struct ctl_session *v;
+	struct ctl_file_sum fs;
+	json_t *arr, *o;
+
+	if (check_fields(r, "sessions", fields))
+		return -1;
+	arr = json_array();
+	pthread_mutex_lock(&sessions_lock);
+	for (i = 0; i < SESSION_PROVIDERS; i++) {
+		if (!providers[i].fn)
+			continue;
+		/* 64 first; one more call with the room asked for */
+		for (cap = 64;;) {
+			v = calloc(cap, sizeof(*v));
+			if (!v)
+				break;
+			n = providers[i].fn(providers[i].arg, v, cap);
+			if (n <= cap || cap >= 65536) {
+				for (unsigned int k = 0; k < n && k < cap; k++)
+					json_array_append_new(arr,
+							      session_json(&v[k]));
+				free(v);
+				break;
+			}
+			free(v);
+			cap = n < 65536 ? n + 16 : 65536;
+		}
+	}
+	pthread_mutex_unlock(&sessions_lock);
+	json_object_set_new(r->reply, "sessions", arr);
+	if (ctl_file_stats_sum(&fs) && cfg->fuse.enabled) {
+		o = json_object();
+		json_object_set_new(o, "mountpoint",
+				    json_string(cfg->fuse.mountpoint));
+		set_u64(o, "inflight", fs.inflight);
+		json_object_set_new(r->reply, "fuse", o);
+	} else {
+		json_object_set_new(r->reply, "fuse", json_null());
+	}
+	return 0;
+}
+
+/* ---- save-config -------------------------------------------------------- */
+
+/* A group's LUNs while save-config walks the table: its range.N lines. */
+struct save_group {
+	FILE *f;
+	char *text;
+	size_t len;
+	unsigned int n; /* range.N lines so far */
+	bool open;
+	uint32_t first, last;
+	enum lun_state state;
+	uint64_t nblocks;
+};
+
+/* One range.N line: LUNs first..last alike (size, state). */
+static void save_range(struct save_group *sg, const struct lun_group *g)
+{
+	uint64_t bytes = sg->nblocks * g->block_size;
+	char size[24];
+
+	fprintf(sg->f, "range.%u = %" PRIu32, ++sg->n, sg->first);
+	if (sg->last != sg->first)
+		fprintf(sg->f, "-%" PRIu32, sg->last);
+	if (bytes != g->size) {
+		cfg_format_size(bytes, size, sizeof(size));
+		fprintf(sg->f, " size=%s", size);
+	}
+	if (sg->state == LUN_OFFLINE)
+		fputs(" offline", sg->f);
+	fputc('\n', sg->f);
+}
+
+/*
+ * Every group's present LUNs as range.N lines into @sg[group]: one pass,
+ * O(LUNs), one pin each, as status. Return: the LUNs, or -ENOMEM.
+ */
+static int64_t save_ranges(struct lun_table *t, struct save_group *sg)
+{
+	uint32_t max = lun_max(t);
+	const struct lun_group *g;
+	struct save_group *s;
+	struct lun_info li;
+	enum lun_state st;
+	int64_t n = 0;
+	int l, gi;
+
+	for (l = lun_next(t, 0, max); l >= 0;
+	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
+				       : -1) {
+		if (lun_get(t, (uint32_t)l, &li))
+			continue;
+		gi = group_index(t, li.group);
+		/*
+		 * A state the host set (stopped, not ready, no medium) or a
+		 * sanitize in progress is not kept: a start is a power on.
+		 */
+		st = li.state == LUN_OFFLINE ? LUN_OFFLINE : LUN_ONLINE;
+		if (gi < 0) {
+			lun_put(t, &li);
+			continue;
+		}
+		s = &sg[gi];
+		g = li.group;
+		if (!s->f) {
+			s->f = open_memstream(&s->text, &s->len);
+			if (!s->f) {
+				lun_put(t, &li);
+				return -ENOMEM;
+			}
+		}
+		if (s->open && (uint32_t)l == s->last + 1 && st == s->state &&
+		    li.nblocks == s->nblocks) {
+			s->last = (uint32_t)l;
+		} else {
+			if (s->open)
+				save_range(s, g);
+			s->open = true;
+			s->first = s->last = (uint32_t)l;
+			s->state = st;
+			s->nblocks = li.nblocks;
+		}
+		n++;
+		lun_put(t, &li);
+	}
+	for (gi = 0; (g = lun_group_get(t, (unsigned int)gi)); gi++)
+		if (sg[gi].open)
+			save_range(&sg[gi], g);
+	return n;
+}
+
+/*
+ * save-config: the running LUN table, groups, fault rules and ALUA states
+ * as a configuration that reproduces them (the store's data excepted), in
+ * "text" of the reply; `sdswarm save-config FILE` writes it.
+ */
+static int cmd_save_config(struct req *r)
+{
+	static const char *const fields[] = {"cmd", NULL};
+	struct lun_table *t = r->s->ctx.luns;
+	const struct cfg *cfg = r->s->ctx.cfg;
+	const struct scsi_alua *a = r->s->ctx.tgt ? r->s->ctx.tgt->alua : NULL;
+	struct fault_rule one, *rules = NULL;
+	const struct lun_group *g;
+	struct save_group *sg;
+	char *text = NULL, rule[256];
+	int64_t nluns;
+	size_t len = 0;
+	unsigned int i, port, sep;
+	int nrules, ret = 0;
+	FILE *f;
+
+	if (check_fields(r, "save-config", fields))
+		return -1;
+	sg = calloc(LUN_MAX_GROUPS, sizeof(*sg));
+	if (!sg)
+		return fail(r, "out of memory");
+	nrules = list_faults(r->s, &one, 1);
+	if (nrules > 0) {
+		rules = calloc((size_t)nrules, sizeof(*rules));
+		if (!rules) {
+			ret = fail(r, "out of memory");
+			goto out_free;
+		}
+		nrules = list_faults(r->s, rules, (unsigned int)nrules);
+	}
+	nluns = save_ranges(t, sg);
+	for (i = 0; i < LUN_MAX_GROUPS; i++)
+		if (sg[i].f && fclose(sg[i].f))
+			nluns = -ENOMEM;
+	f = nluns < 0 ? NULL : open_memstream(&text, &len);
+	if (!f) {
+		ret = fail(r, "out of memory");
+		goto out_free;
+	}
+	fprintf(f,
+		"# Written by sdswarmd %s (pid %d) for `sdswarm save-config`:\n"
+		"# the LUN table, groups, fault rules and ALUA states it was\n"
+		"# running, from a configuration first read from %s.\n"
+		"# Stored data is not part of it. See sdswarm.conf(5).\n\n",
+		cli_version(), (int)getpid(),
+		cfg->source[0] ? cfg->source : CFG_BUILTIN_NAME);
+	fputs(cfg->settings ? cfg->settings : "", f);
+	for (i = 0; (g = lun_group_get(t, i)); i++) {
+		if (strcmp(g->name, "default") == 0)
+			fputs("[luns]\n", f);
+		else
+			fprintf(f, "[luns.%s]\n", g->name);
+		fprintf(f, "first = %" PRIu32 "\ncount = 0\n", g->first);
+		if (i < cfg->ngroups && cfg->group_settings)
+			fputs(cfg->group_settings[i], f);
+		if (sg[i].text)
+			fwrite(sg[i].text, 1, sg[i].len, f);
+		fputc('\n', f);
+	}
+	if (nrules > 0) {
+		fputs("[faults]\n", f);
+		for (i = 0; i < (unsigned int)nrules; i++) {
+			cfg_fault_format(&rules[i], rule, sizeof(rule));
+			fprintf(f, "fault.%u = %s\n", i + 1, rule);
+		}
+		fputc('\n', f);
+	}
+	for (i = 0; a && i < a->ngroups; i++) {
+		fprintf(f, "[port_group.%s]\nid = %u\nstate = %s\nports = ",
+			a->groups[i].name, a->groups[i].id,
+			scsi_alua_state_name(__atomic_load_n(
+				&a->groups[i].state, __ATOMIC_RELAXED)));
+		for (port = 1, sep = 0; port <= a->nports; port++)
+			if (a->port_group[port - 1] == i)
+				fprintf(f, "%s%u", sep++ ? ", " : "", port);
+		fputs("\n\n", f);
+	}
+	if (fclose(f) || !text) {
+		ret = fail(r, "out of memory");
+		goto out_free;
+	}
+	json_object_set_new(r->reply, "text", json_stringn(text, len));
+	set_u64(r->reply, "luns", (uint64_t)nluns);
+	set_u64(r->reply, "faults", nrules > 0 ? (uint64_t)nrules : 0);
+out_free:
+	for (i = 0; i < LUN_MAX_GROUPS; i++)
+		free(sg[i].text);
+	free(sg);
+	free(rules);
+	free(text);
+	return ret;
 }
 
 /* Appends up to one batch of names; ends the reply after the last one. */
@@ -1482,10 +2075,13 @@ static const struct {
 } commands[] = {
 	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
 	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
-	{"alua", cmd_alua},
+	{"alua", cmd_alua},	{"save-config", cmd_save_config},
+	{"sessions", cmd_sessions},
 };
 
-#define CMD_LIST "status, lun, fault, stats, names, metrics, alua"
+#define CMD_LIST                                                               \
+	"status, lun, fault, stats, names, metrics, alua, save-config, "        \
+	"sessions"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		     const char *line, size_t len)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static void (*sink_fn)(void *arg, int level, const char *line);
 static void *sink_arg;
 static const char *ident;
+static bool to_syslog;
 
 static const char *const level_names[] = {
 	[LOG_EMERG] = "emerg",	   [LOG_ALERT] = "alert",
@@ -100,9 +102,23 @@ static void stderr_sink(int level, const char *line)
 		fprintf(stderr, "%s: %s\n", log_level_name(level), line);
 }
 
+void log_open_syslog(const char *name)
+{
+	pthread_mutex_lock(&sink_lock);
+	/* LOG_NDELAY: the socket now, not on the first message of a thread
+	 * that may be in a hurry */
+	openlog(name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	to_syslog = true;
+	pthread_mutex_unlock(&sink_lock);
+}
+
 static void emit(int level, const char *line)
 {
 	pthread_mutex_lock(&sink_lock);
+	/* "%s": the line holds peer-chosen text, escaped, never a format */
+	if (to_syslog)
+		syslog(LOG_DAEMON | (level > LOG_DEBUG ? LOG_DEBUG : level),
+		       "%s", line);
 	if (sink_fn)
 		sink_fn(sink_arg, level, line);
 	else

@@ -154,4 +154,14 @@ void log_set_sink(void (*sink)(void *arg, int level, const char *line),
  */
 void log_set_ident(const char *ident);
 
+/**
+ * log_open_syslog() - send every message to syslog too (openlog(3) with
+ * LOG_PID, facility LOG_DAEMON), at its own priority (the trace level as
+ * LOG_DEBUG); the stderr sink or log_set_sink()'s keeps its copy.
+ * @ident: the syslog identity, a string that outlives the process.
+ *
+ * Context: once, before the threads start.
+ */
+void log_open_syslog(const char *ident);
+
 #endif /* SDSWARM_LOG_H */

@@ -88,6 +88,10 @@ struct san_entry {
 };
 _Static_assert(sizeof(struct san_entry) == 32, "a sanitize entry is 32 bytes");
 
+struct lun_ctr {
+	_Atomic uint64_t reads, writes, read_bytes, write_bytes, errors;
+};
+
 struct lun_table {
 	struct lun_slot *slots;       /* mmap'd, max_luns */
 	size_t slots_bytes;
@@ -127,6 +131,15 @@ struct lun_table {
 		void *arg;
 	} watch[LUN_MAX_WATCHERS];
 	struct lun_group groups[LUN_MAX_GROUPS];
+	/*
+	 * Per-LUN I/O counters, only while asked for (lun_stats_enable()):
+	 * ctr_win is first << 32 | count, 0 while off, so the I/O path pays
+	 * one load and a branch when nobody counts. ctr is allocated once
+	 * (LUN_STATS_MAX entries) and kept until the table goes, so a reader
+	 * of an old window never touches freed memory.
+	 */
+	_Atomic uint64_t ctr_win;
+	struct lun_ctr *ctr;
 };
 
 int lun_table_create(struct lun_table **out, const struct lun_table_params *p)
@@ -187,6 +200,7 @@ void lun_table_destroy(struct lun_table *t)
 		free(t->ua[i].e);
 	}
 	free(t->present);
+	free(t->ctr);
 	munmap(t->slots, t->slots_bytes);
 	free(t);
 }
@@ -365,8 +379,12 @@ static int check_group(const struct lun_table *t, const struct lun_group *g)
 	return 0;
 }
 
-/* Brings slot @lun up as a new LUN of group @gi. Caller holds t->lock. */
-static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi)
+/*
+ * Brings slot @lun up as a new LUN of group @gi, @nblocks long, in @state.
+ * Caller holds t->lock.
+ */
+static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi,
+		      uint64_t nblocks, enum lun_state state)
 {
 	struct lun_slot *s = &t->slots[lun];
 	const struct lun_group *g = &t->groups[gi];
@@ -376,13 +394,13 @@ static void slot_init(struct lun_table *t, uint32_t lun, unsigned int gi)
 	s->gen = atomic_fetch_add(&t->gen, 1) + 1;
 	atomic_store(&s->flags, 0);
 	atomic_store(&s->mode, g->mode_default);
-	atomic_store(&s->nblocks, g->size / g->block_size);
+	atomic_store(&s->nblocks, nblocks);
 	/*
 	 * A new gen makes every nexus's old entry for this number stale: the
 	 * next command sees a new LUN (POWER ON), not the old one's UAs.
 	 */
 	/* state last: lun_get() trusts the other fields once it sees ONLINE */
-	atomic_store(&s->state, LUN_ONLINE);
+	atomic_store(&s->state, (uint8_t)state);
 	set_present(t, lun, true);
 	atomic_fetch_add(&t->count, 1);
 }
@@ -414,7 +432,7 @@ int lun_group_add(struct lun_table *t, const struct lun_group *g)
 	t->groups[gi] = *g;
 	t->groups[gi].name[LUN_NAME_MAX - 1] = '\0';
 	for (i = g->first; i < end; i++)
-		slot_init(t, i, gi);
+		slot_init(t, i, gi, g->size / g->block_size, LUN_ONLINE);
 	ret = (int)gi;
 out_unlock:
 	pthread_mutex_unlock(&t->lock);
@@ -464,13 +482,52 @@ int lun_add(struct lun_table *t, uint32_t lun, unsigned int group)
 		ret = -EEXIST;
 		goto out_unlock;
 	}
-	slot_init(t, lun, group);
+	slot_init(t, lun, group,
+		  t->groups[group].size / t->groups[group].block_size,
+		  LUN_ONLINE);
 	atomic_fetch_add(&t->luns_gen, 1);
 	ret = (int)lun;
 out_unlock:
 	pthread_mutex_unlock(&t->lock);
 	if (ret >= 0)
 		changed(t, LUN_CHANGE_ADDED, (uint32_t)ret, 0, 0);
+	return ret;
+}
+
+int lun_add_as(struct lun_table *t, uint32_t lun, unsigned int group,
+	       uint64_t bytes, enum lun_state state)
+{
+	const struct lun_group *g;
+	int ret;
+
+	if (state != LUN_ONLINE && state != LUN_OFFLINE)
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	if (group >= t->ngroups) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	g = &t->groups[group];
+	if (!bytes)
+		bytes = g->size;
+	if (bytes % g->block_size ||
+	    bytes / g->block_size > (1ull << 53) / g->block_size) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (lun >= t->max_luns) {
+		ret = -ERANGE;
+		goto out_unlock;
+	}
+	if (present(t, lun) ||
+	    atomic_load(&t->slots[lun].state) != LUN_ABSENT) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+	slot_init(t, lun, group, bytes / g->block_size, state);
+	ret = (int)lun;
+out_unlock:
+	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
@@ -1273,8 +1330,126 @@ static int unit_held(struct lun_table *t, const struct lun_info *info,
 	return run < bytes; /* a hole, then data within the unit */
 }
 
+/* ---- per-LUN counters --------------------------------------------------- */
+
+int lun_stats_enable(struct lun_table *t, uint32_t first, uint32_t last)
+{
+	struct lun_ctr *c;
+	uint32_t i;
+
+	if (last < first || last >= t->max_luns ||
+	    last - first >= LUN_STATS_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	if (!t->ctr) {
+		t->ctr = calloc(LUN_STATS_MAX, sizeof(*t->ctr));
+		if (!t->ctr) {
+			pthread_mutex_unlock(&t->lock);
+			return -ENOMEM;
+		}
+	}
+	/* off while the counters are zeroed: a count in flight may still
+	 * land (a statistic), never outside the array */
+	atomic_store_explicit(&t->ctr_win, 0, memory_order_relaxed);
+	for (i = 0; i <= last - first; i++) {
+		c = &t->ctr[i];
+		atomic_store_explicit(&c->reads, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->writes, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->read_bytes, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->write_bytes, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->errors, 0, memory_order_relaxed);
+	}
+	/* release: the I/O path that sees the window sees t->ctr */
+	atomic_store_explicit(&t->ctr_win,
+			      (uint64_t)first << 32 | (last - first + 1),
+			      memory_order_release);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+void lun_stats_disable(struct lun_table *t)
+{
+	atomic_store_explicit(&t->ctr_win, 0, memory_order_relaxed);
+}
+
+int lun_stats_window(const struct lun_table *t, uint32_t *first,
+		     uint32_t *last)
+{
+	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_relaxed);
+
+	if (!w)
+		return 0;
+	*first = (uint32_t)(w >> 32);
+	*last = *first + (uint32_t)w - 1;
+	return 1;
+}
+
+int lun_stats_get(const struct lun_table *t, uint32_t lun,
+		  struct lun_io_stats *out)
+{
+	/* acquire: pairs with lun_stats_enable()'s release of t->ctr */
+	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_acquire);
+	uint32_t idx = lun - (uint32_t)(w >> 32);
+	struct lun_ctr *c;
+
+	if (!w || lun < (uint32_t)(w >> 32) || idx >= (uint32_t)w)
+		return -ENOENT;
+	c = &t->ctr[idx];
+	out->reads = atomic_load_explicit(&c->reads, memory_order_relaxed);
+	out->writes = atomic_load_explicit(&c->writes, memory_order_relaxed);
+	out->read_bytes =
+		atomic_load_explicit(&c->read_bytes, memory_order_relaxed);
+	out->write_bytes =
+		atomic_load_explicit(&c->write_bytes, memory_order_relaxed);
+	out->errors = atomic_load_explicit(&c->errors, memory_order_relaxed);
+	return 0;
+}
+
+/* One read or write of @lun, if its counters are on. */
+static void io_count(struct lun_table *t, uint32_t lun, bool write,
+		     uint64_t bytes, int ret)
+{
+	/* acquire: pairs with lun_stats_enable()'s release of t->ctr */
+	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_acquire);
+	uint32_t idx = lun - (uint32_t)(w >> 32);
+	struct lun_ctr *c;
+
+	if (!w || lun < (uint32_t)(w >> 32) || idx >= (uint32_t)w)
+		return;
+	c = &t->ctr[idx];
+	/* relaxed: counters, read now and then, ordered with nothing */
+	if (ret) {
+		atomic_fetch_add_explicit(&c->errors, 1, memory_order_relaxed);
+		return;
+	}
+	if (write) {
+		atomic_fetch_add_explicit(&c->writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->write_bytes, bytes,
+					  memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&c->reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->read_bytes, bytes,
+					  memory_order_relaxed);
+	}
+}
+
+static int read_blocks(struct lun_table *t, const struct lun_info *info,
+		       uint64_t lba, uint32_t nblocks, const struct iovec *iov,
+		       unsigned int iovcnt);
+
 int lun_read(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	     uint32_t nblocks, const struct iovec *iov, unsigned int iovcnt)
+{
+	int ret = read_blocks(t, info, lba, nblocks, iov, iovcnt);
+
+	io_count(t, info->lun, false, (uint64_t)nblocks * info->block_size,
+		 ret);
+	return ret;
+}
+
+static int read_blocks(struct lun_table *t, const struct lun_info *info,
+		       uint64_t lba, uint32_t nblocks, const struct iovec *iov,
+		       unsigned int iovcnt)
 {
 	uint64_t off = lba * info->block_size, end, blk, ub, unit = UINT64_MAX;
 	uint8_t block[4096];
@@ -1420,6 +1595,8 @@ int lun_write(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	}
 	/* even a failed write may have changed some of the blocks */
 	changed(t, LUN_CHANGE_DATA, info->lun, lba, nblocks);
+	io_count(t, info->lun, true, (uint64_t)nblocks * info->block_size,
+		 ret);
 	return ret;
 }
 

@@ -192,6 +192,24 @@ int lun_add(struct lun_table *t, uint32_t lun, unsigned int group);
 int lun_remove(struct lun_table *t, uint32_t lun);
 
 /**
+ * lun_add_as() - make LUN @lun of group @group with its own size and
+ * state, as if it had always been so (a configuration's range.N keys):
+ * no unit attention beyond a new LUN's POWER ON, no change notification.
+ * @t: the table.
+ * @lun: the LUN number.
+ * @group: the group index.
+ * @bytes: capacity, a multiple of the group's block size up to 8P; 0: the
+ *	group's size.
+ * @state: LUN_ONLINE or LUN_OFFLINE.
+ *
+ * Context: before the front ends start.
+ * Return: @lun; -ENOENT (no group), -EEXIST, -ERANGE (past max_luns),
+ * -EINVAL (size or state).
+ */
+int lun_add_as(struct lun_table *t, uint32_t lun, unsigned int group,
+	       uint64_t bytes, enum lun_state state);
+
+/**
  * lun_resize() - change a LUN's capacity; sets CAPACITY DATA HAS CHANGED.
  * @t: the table.
  * @lun: LUN number.
@@ -508,6 +526,60 @@ void lun_watch_remove(struct lun_table *t, int id);
  * Context: any thread that holds no lock a watcher may need.
  */
 void lun_changed(struct lun_table *t, const struct lun_change *c);
+
+/* Most LUNs per-LUN counters cover at once (40 bytes each, allocated on
+ * first use and kept). */
+#define LUN_STATS_MAX 65536u
+
+/* One LUN's counters: lun_read() and lun_write() calls, whatever the
+ * front end (SCSI commands and FUSE requests alike). */
+struct lun_io_stats {
+	uint64_t reads, writes;
+	uint64_t read_bytes, write_bytes;
+	uint64_t errors; /* reads and writes that failed */
+};
+
+/**
+ * lun_stats_enable() - count reads and writes of LUNs @first..@last
+ * (inclusive) from now on, from zero; replaces any earlier window.
+ * @t: the table.
+ * @first: first LUN.
+ * @last: last LUN; at most LUN_STATS_MAX LUNs.
+ *
+ * While on, each read and write of a LUN in the window costs three
+ * relaxed atomic adds; while off, one load and a branch.
+ * Context: the control path.
+ * Return: 0, -EINVAL (empty, too wide, past max_luns), -ENOMEM.
+ */
+int lun_stats_enable(struct lun_table *t, uint32_t first, uint32_t last);
+
+/**
+ * lun_stats_disable() - stop counting per LUN (the memory is kept).
+ * @t: the table.
+ */
+void lun_stats_disable(struct lun_table *t);
+
+/**
+ * lun_stats_window() - the LUNs counted now.
+ * @t: the table.
+ * @first: out, first LUN.
+ * @last: out, last LUN, inclusive.
+ *
+ * Return: 1 (on, @first and @last set), 0 (off).
+ */
+int lun_stats_window(const struct lun_table *t, uint32_t *first,
+		     uint32_t *last);
+
+/**
+ * lun_stats_get() - one LUN's counters.
+ * @t: the table.
+ * @lun: the LUN.
+ * @out: out, its counters (a little stale while I/O runs).
+ *
+ * Return: 0, -ENOENT (not in the window, or counting is off).
+ */
+int lun_stats_get(const struct lun_table *t, uint32_t lun,
+		  struct lun_io_stats *out);
 
 /**
  * lun_lba_status() - whether @lba is mapped, and for how many blocks the

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "array.h"
@@ -111,9 +112,22 @@ static void usage(FILE *f)
 		"  alua set GROUP STATE          STATE: active/optimized (ao), "
 		"active/non-optimized\n"
 		"                                (an), standby, unavailable\n"
-		"  stats                         per-opcode counts, latency\n"
+		"  stats [--luns A-B] [--count-luns A-B|off] [--watch SECONDS "
+		"[--count N]]\n"
+		"                                SCSI commands by name, FUSE "
+		"requests, latency,\n"
+		"                                per-LUN counters, rates per "
+		"interval\n"
 		"  metrics                       the counters as OpenMetrics "
 		"text\n"
+		"  sessions                      iSCSI initiators, targets, "
+		"digests, commands in\n"
+		"                                flight; the FUSE mount's "
+		"requests in flight\n"
+		"  save-config FILE|-            the running LUN table, groups "
+		"and faults as\n"
+		"                                a configuration that "
+		"reproduces them\n"
 		"  names [--scheme S] [--first N] [--count N]\n"
 		"                                predicted kernel names and "
 		"dev_ts\n"
@@ -638,33 +652,229 @@ static int do_alua(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
-static int do_stats(struct client *cl, int argc, char **argv)
+/* A latency for people: "850 ns", "12.3 us", "4.10 ms", "1.20 s". */
+static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
 {
-	json_t *r, *o, *lat;
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	return buf;
+}
+
+static void print_lat(json_t *lat, const char *what)
+{
+	char a[24], b[24], c[24];
+
+	printf("         latency p50 %s, p99 %s, p99.9 %s (%s)\n",
+	       fmt_ns(num(lat, "p50"), a, sizeof(a)),
+	       fmt_ns(num(lat, "p99"), b, sizeof(b)),
+	       fmt_ns(num(lat, "p999"), c, sizeof(c)), what);
+}
+
+/* "A-B" or "A": checked here, so a typo is a usage error (exit 2). */
+static const char *check_luns(const char *opt, const char *v, bool off_ok)
+{
+	const char *p = v;
+
+	if (off_ok && strcmp(v, "off") == 0)
+		return v;
+	if (*p < '0' || *p > '9')
+		goto bad;
+	p += strspn(p, "0123456789");
+	if (*p == '-') {
+		p++;
+		if (*p < '0' || *p > '9')
+			goto bad;
+		p += strspn(p, "0123456789");
+	}
+	if (*p || strlen(v) > 24)
+		goto bad;
+	return v;
+bad:
+	die_usage("%s '%s': not a LUN or a range A-B%s", opt, v,
+		  off_ok ? " (or off)" : "");
+}
+
+static json_t *stats_req(const char *luns, const char *count_luns)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "stats");
+
+	if (luns)
+		json_object_set_new(req, "luns", json_string(luns));
+	if (count_luns)
+		json_object_set_new(req, "count_luns", json_string(count_luns));
+	return req;
+}
+
+static void print_stats(json_t *r)
+{
+	json_t *o, *fuse = json_object_get(r, "fuse"), *lc;
+	char a[32], b[32];
 	size_t i;
 
-	if (argc)
-		unexpected("stats", argv[0], NULL, "stats takes no arguments");
-	r = call(cl, json_pack("{s:s}", "cmd", "stats"), cl->json);
-	if (!r)
-		return 0;
-	lat = json_object_get(r, "latency_ns");
-	printf("commands %" PRIu64 ", errors %" PRIu64 ", bytes %" PRIu64
-	       ", from %" PRIu64 " front-end threads\n",
-	       num(r, "commands"), num(r, "errors"), num(r, "bytes"),
-	       num(r, "threads"));
-	printf("latency  p50 %" PRIu64 " ns, p99 %" PRIu64 " ns, p99.9 %" PRIu64
-	       " ns\n",
-	       num(lat, "p50"), num(lat, "p99"), num(lat, "p999"));
+	human(num(r, "bytes"), a, sizeof(a));
+	printf("scsi     %" PRIu64 " commands, %" PRIu64 " errors, %s moved, "
+	       "from %" PRIu64 " front-end threads (iSCSI, TCMU)\n",
+	       num(r, "commands"), num(r, "errors"), a, num(r, "threads"));
+	print_lat(json_object_get(r, "latency_ns"),
+		  "the SCSI emulation of a command, without transport time "
+		  "or injected delays");
+	printf("fuse     %" PRIu64 " reads (%s), %" PRIu64 " writes (%s), "
+	       "%" PRIu64 " requests in all, %" PRIu64 " errors%s\n",
+	       num(fuse, "reads"), human(num(fuse, "read_bytes"), a, sizeof(a)),
+	       num(fuse, "writes"),
+	       human(num(fuse, "write_bytes"), b, sizeof(b)),
+	       num(fuse, "requests"), num(fuse, "errors"),
+	       num(fuse, "running") ? "" : " (no FUSE mount now)");
+	print_lat(json_object_get(fuse, "latency_ns"),
+		  "a read, write, fallocate or fsync from its handler to its "
+		  "reply, fault delays included");
 	printf("faults   %" PRIu64 " fired\n", num(r, "faults_fired"));
+	lc = json_object_get(r, "lun_counters");
+	if (json_is_object(lc))
+		printf("per-LUN  counting LUNs %" PRIu64 "-%" PRIu64 "\n",
+		       num(lc, "first"), num(lc, "last"));
 	if (json_array_size(json_object_get(r, "ops")))
-		printf("%-8s %-28s %-12s %-16s %s\n", "OPCODE", "NAME", "COUNT",
-		       "BYTES", "ERRORS");
+		printf("%-28s %-12s %-16s %s\n", "COMMAND", "COUNT", "BYTES",
+		       "ERRORS");
 	json_array_foreach(json_object_get(r, "ops"), i, o)
-		printf("%-8s %-28s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
-		       str(o, "opcode"), str(o, "name"), num(o, "count"),
-		       num(o, "bytes"), num(o, "errors"));
-	json_decref(r);
+	{
+		const char *name = str(o, "name");
+
+		/* the hex only for an opcode that has no name */
+		printf("%-28s %-12" PRIu64 " %-16" PRIu64 " %" PRIu64 "\n",
+		       strcmp(name, "unsupported") ? name : str(o, "opcode"),
+		       num(o, "count"), num(o, "bytes"), num(o, "errors"));
+	}
+	if (num(fuse, "requests")) {
+		printf("%-28s %-12s %-16s %s\n", "FUSE REQUEST", "COUNT",
+		       "BYTES", "ERRORS");
+		json_array_foreach(json_object_get(fuse, "ops"), i, o)
+			if (num(o, "count"))
+				printf("%-28s %-12" PRIu64 " %-16" PRIu64
+				       " %" PRIu64 "\n",
+				       str(o, "op"), num(o, "count"),
+				       num(o, "bytes"), num(o, "errors"));
+	}
+	if (json_is_array(json_object_get(r, "luns"))) {
+		printf("%-8s %-10s %-10s %-14s %-14s %s\n", "LUN", "READS",
+		       "WRITES", "READ BYTES", "WRITE BYTES", "ERRORS");
+		json_array_foreach(json_object_get(r, "luns"), i, o)
+			printf("%-8" PRIu64 " %-10" PRIu64 " %-10" PRIu64
+			       " %-14" PRIu64 " %-14" PRIu64 " %" PRIu64 "\n",
+			       num(o, "lun"), num(o, "reads"), num(o, "writes"),
+			       num(o, "read_bytes"), num(o, "write_bytes"),
+			       num(o, "errors"));
+	}
+}
+
+static double rate(json_t *now, json_t *before, const char *key, double s)
+{
+	uint64_t a = num(now, key), b = num(before, key);
+
+	return a >= b && s > 0 ? (double)(a - b) / s : 0.0;
+}
+
+/* One --watch line: what happened since @prev, per second. */
+static void watch_line(json_t *r, json_t *prev, unsigned long n)
+{
+	json_t *f = json_object_get(r, "fuse"),
+	       *pf = json_object_get(prev, "fuse");
+	double s = (double)(num(r, "now_ns") - num(prev, "now_ns")) / 1e9;
+
+	if (n % 20 == 0)
+		printf("%8s %10s %10s %8s %10s %10s %10s %10s %8s\n", "SECONDS",
+		       "CMDS/S", "SCSI MB/S", "ERR/S", "FUSE R/S", "FUSE W/S",
+		       "FUSE MB/S", "F.ERR/S", "FAULTS/S");
+	printf("%8.2f %10.1f %10.2f %8.1f %10.1f %10.1f %10.2f %10.1f "
+	       "%8.1f\n",
+	       s, rate(r, prev, "commands", s),
+	       rate(r, prev, "bytes", s) / 1e6, rate(r, prev, "errors", s),
+	       rate(f, pf, "reads", s), rate(f, pf, "writes", s),
+	       rate(f, pf, "bytes", s) / 1e6, rate(f, pf, "errors", s),
+	       rate(r, prev, "faults_fired", s));
+	fflush(stdout);
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {.tv_sec = (time_t)s,
+			      .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int do_stats(struct client *cl, int argc, char **argv)
+{
+	static const char *const opts[] = {"--luns", "--count-luns", "--watch",
+					   "--count", NULL};
+	const char *luns = NULL, *count_luns = NULL;
+	double every = 0;
+	uint64_t count = 0, k;
+	bool have_count = false;
+	json_t *r, *prev;
+	char *end;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--luns") == 0 && i + 1 < argc) {
+			luns = check_luns("--luns", argv[++i], false);
+		} else if (strcmp(argv[i], "--count-luns") == 0 &&
+			   i + 1 < argc) {
+			count_luns =
+				check_luns("--count-luns", argv[++i], true);
+		} else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc) {
+			errno = 0;
+			every = strtod(argv[++i], &end);
+			if (*end || errno || !(every >= 0.01) ||
+			    !(every <= 86400))
+				die_usage("--watch '%s': not a number of "
+					  "seconds from 0.01 to 86400",
+					  argv[i]);
+		} else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
+			count = parse_num("--count", argv[++i], UINT32_MAX);
+			have_count = true;
+			if (!count)
+				die_usage("--count 0: at least one interval");
+		} else {
+			unexpected("stats", argv[i], opts,
+				   "stats [--luns A-B] [--count-luns A-B|off] "
+				   "[--watch SECONDS [--count N]]");
+		}
+	}
+	if (have_count && !every)
+		die_usage("stats: --count needs --watch SECONDS");
+	if (every && luns)
+		die_usage("stats: --luns and --watch do not go together");
+	if (!every) {
+		r = call(cl, stats_req(luns, count_luns), cl->json);
+		if (!r)
+			return 0;
+		print_stats(r);
+		json_decref(r);
+		return 0;
+	}
+	/* --watch: the first sample is the baseline, each line an interval */
+	prev = call(cl, stats_req(NULL, count_luns), false);
+	for (k = 0; !have_count || k < count; k++) {
+		sleep_s(every);
+		if (cl->json) {
+			call(cl, stats_req(NULL, NULL), true);
+			fflush(stdout);
+			continue;
+		}
+		r = call(cl, stats_req(NULL, NULL), false);
+		watch_line(r, prev, (unsigned long)k);
+		json_decref(prev);
+		prev = r;
+	}
+	json_decref(prev);
 	return 0;
 }
 
@@ -759,9 +969,139 @@ static int do_names(struct client *cl, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Writes @text to @path through a temporary file beside it and rename(),
+ * mode 0600 (a configuration may hold CHAP secrets): a reader never sees
+ * half a file, and a failure leaves the old one. Exits on failure.
+ */
+static void write_file(const char *path, const char *text, size_t len)
+{
+	size_t plen = strlen(path), off = 0;
+	char *tmp = malloc(plen + 16);
+	ssize_t n;
+	int fd;
+
+	if (!tmp)
+		die("out of memory");
+	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		free(tmp);
+		die("cannot write %s: %s", path, strerror(e));
+	}
+	while (off < len) {
+		n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off < len || fsync(fd) || close(fd) || rename(tmp, path)) {
+		int e = errno ? errno : EIO;
+
+		unlink(tmp);
+		free(tmp);
+		die("cannot write %s: %s", path, strerror(e));
+	}
+	free(tmp);
+}
+
+/* save-config FILE|-: the running table as a configuration. */
+static int do_save_config(struct client *cl, int argc, char **argv)
+{
+	const char *path = NULL;
+	json_t *r, *text;
+	int k;
+
+	for (k = 0; k < argc; k++) {
+		if (strcmp(argv[k], "-") && argv[k][0] == '-')
+			unexpected("save-config", argv[k], NULL,
+				   "save-config FILE|-");
+		if (path)
+			die_usage("save-config: one FILE (or - for standard "
+				  "output), not '%s' too",
+				  argv[k]);
+		path = argv[k];
+	}
+	if (!path)
+		die_usage("save-config: where to? (save-config FILE, or - for "
+			  "standard output)");
+	if (!path[0])
+		die_usage("save-config: an empty file name");
+	r = call(cl, json_pack("{s:s}", "cmd", "save-config"), cl->json);
+	if (!r)
+		return 0;
+	text = json_object_get(r, "text");
+	if (!json_is_string(text))
+		die("sdswarmd sent save-config without its text");
+	if (strcmp(path, "-") == 0) {
+		fwrite(json_string_value(text), 1, json_string_length(text),
+		       stdout);
+		if (fflush(stdout) || ferror(stdout))
+			die("writing the configuration: %s", strerror(errno));
+	} else {
+		write_file(path, json_string_value(text),
+			   json_string_length(text));
+		fprintf(stderr,
+			"saved %" PRIu64 " LUNs and %" PRIu64
+			" fault rules to %s\n",
+			num(r, "luns"), num(r, "faults"), path);
+	}
+	json_decref(r);
+	return 0;
+}
+
+/* sessions: who is logged in, and the FUSE mount's requests in flight. */
+static int do_sessions(struct client *cl, int argc, char **argv)
+{
+	json_t *r, *s, *fuse;
+	char digests[32], age[24];
+	size_t i, n;
+
+	if (argc)
+		unexpected("sessions", argv[0], NULL,
+			   "sessions takes no arguments");
+	r = call(cl, json_pack("{s:s}", "cmd", "sessions"), cl->json);
+	if (!r)
+		return 0;
+	n = json_array_size(json_object_get(r, "sessions"));
+	if (n)
+		printf("%-9s %-6s %-21s %-21s %-13s %-15s %-9s %-7s %s -> "
+		       "%s\n",
+		       "TRANSPORT", "TSIH", "PEER", "PORTAL", "ISID",
+		       "DIGESTS (H/D)", "INFLIGHT", "AGE", "INITIATOR",
+		       "TARGET");
+	json_array_foreach(json_object_get(r, "sessions"), i, s)
+	{
+		snprintf(digests, sizeof(digests), "%s/%s",
+			 str(s, "header_digest"), str(s, "data_digest"));
+		snprintf(age, sizeof(age), "%" PRIu64 "s", num(s, "age_s"));
+		printf("%-9s %-6" PRIu64 " %-21s %-21s %-13s %-15s %-9" PRIu64
+		       " %-7s %s -> %s\n",
+		       str(s, "transport"), num(s, "tsih"), str(s, "peer"),
+		       str(s, "portal"), str(s, "isid"), digests,
+		       num(s, "inflight"), age, str(s, "initiator"),
+		       json_is_true(json_object_get(s, "discovery"))
+			       ? "(discovery)"
+			       : str(s, "target"));
+	}
+	printf("%zu iSCSI session%s\n", n, n == 1 ? "" : "s");
+	fuse = json_object_get(r, "fuse");
+	if (json_is_object(fuse))
+		printf("fuse: %s, %" PRIu64 " request%s in flight\n",
+		       str(fuse, "mountpoint"), num(fuse, "inflight"),
+		       num(fuse, "inflight") == 1 ? "" : "s");
+	json_decref(r);
+	return 0;
+}
+
 /* The commands, for "did you mean". */
-static const char *const commands[] = {"status", "lun",	    "fault", "stats",
-				       "names",	 "metrics", "alua", "help", NULL};
+static const char *const commands[] = {
+	"status", "lun",  "fault",	 "stats",    "names", "metrics",
+	"alua",	  "help", "save-config", "sessions", NULL};
 
 int main(int argc, char **argv)
 {
@@ -834,7 +1174,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "status") && strcmp(cmd, "lun") &&
 	    strcmp(cmd, "fault") && strcmp(cmd, "stats") &&
 	    strcmp(cmd, "names") && strcmp(cmd, "metrics") &&
-	    strcmp(cmd, "alua")) {
+	    strcmp(cmd, "alua") && strcmp(cmd, "save-config") &&
+	    strcmp(cmd, "sessions")) {
 		best = cli_suggest(cmd, commands,
 				   ARRAY_SIZE(commands));
 		if (best)
@@ -861,6 +1202,10 @@ int main(int argc, char **argv)
 		ret = do_metrics(&cl, n, rest);
 	else if (strcmp(cmd, "alua") == 0)
 		ret = do_alua(&cl, n, rest);
+	else if (strcmp(cmd, "save-config") == 0)
+		ret = do_save_config(&cl, n, rest);
+	else if (strcmp(cmd, "sessions") == 0)
+		ret = do_sessions(&cl, n, rest);
 	else
 		ret = do_names(&cl, n, rest);
 	if (cl.fd >= 0)

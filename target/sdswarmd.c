@@ -75,6 +75,7 @@ struct opts {
 	const char *run;
 	int verbose;
 	bool tcmu;
+	bool syslog;
 	bool check;
 	bool exit_with_parent;
 };
@@ -104,6 +105,8 @@ static void usage(FILE *f)
 		"127.0.0.1:3260)\n"
 		"      --tcmu          export the LUNs as LIO TCMU backstores "
 		"(root)\n"
+		"      --syslog        log to syslog (facility daemon) as well "
+		"as stderr\n"
 		"      --pidfile PATH  write the daemon's PID there once every "
 		"front end\n"
 		"                      serves (as is READY=1 to "
@@ -144,7 +147,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		O_ISCSI,
 		O_TCMU,
 		O_RUN,
-		O_EXIT_WITH_PARENT
+		O_EXIT_WITH_PARENT,
+		O_SYSLOG
 	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -158,6 +162,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"check", no_argument, NULL, O_CHECK},
 		{"iscsi", optional_argument, NULL, O_ISCSI},
 		{"tcmu", no_argument, NULL, O_TCMU},
+		{"syslog", no_argument, NULL, O_SYSLOG},
 		{"run", required_argument, NULL, O_RUN},
 		{"exit-with-parent", no_argument, NULL, O_EXIT_WITH_PARENT},
 		{"verbose", no_argument, NULL, 'v'},
@@ -194,6 +199,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_CHECK:
 			o->check = true;
+			break;
+		case O_SYSLOG:
+			o->syslog = true;
 			break;
 		case O_ISCSI:
 			/* the portal may follow as its own word: sdswarmd
@@ -290,6 +298,8 @@ static int load_config(const struct opts *o, struct cfg **out)
 	}
 	if (o->tcmu)
 		cfg_override(p, "tcmu", "enabled", "yes");
+	if (o->syslog)
+		cfg_override(p, "target", "syslog", "yes");
 	if (o->verbose)
 		cfg_override(p, "target", "log_level",
 			     levels[o->verbose > 3 ? 2 : o->verbose - 1]);
@@ -365,6 +375,24 @@ static int make_luns(const struct cfg *c, struct store *store,
 				c->groups[i].count, strerror(-ret));
 			lun_table_destroy(t);
 			return ret;
+		}
+	}
+	for (i = 0; i < c->nranges; i++) {
+		const struct cfg_range *r = &c->ranges[i];
+		uint32_t l;
+
+		for (l = r->first; l <= r->last; l++) {
+			ret = lun_add_as(t, l, r->group, r->size,
+					 r->offline ? LUN_OFFLINE : LUN_ONLINE);
+			if (ret < 0) {
+				log_err("LUN %u of group %s: %s", l,
+					c->groups[r->group].name,
+					strerror(-ret));
+				lun_table_destroy(t);
+				return ret;
+			}
+			if (l == UINT32_MAX)
+				break;
 		}
 	}
 	*ms = ms_since(&t0);
@@ -875,6 +903,8 @@ int main(int argc, char **argv)
 	if (load_config(&o, &c))
 		return CLI_EXIT_FAILURE;
 	log_set_level(c->target.log_level);
+	if (c->target.syslog && !o.check)
+		log_open_syslog("sdswarmd");
 	if (o.check) {
 		ret = check_only(c);
 		cfg_free(c);

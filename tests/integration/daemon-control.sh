@@ -105,7 +105,7 @@ expect_eq "no rules left" 0 "$(js 'len(r["faults"])' <<<"$(ctl fault list --json
 s=$(ctl stats --json)
 expect_eq "stats shape" "True True True" \
 	"$(js 'str(r["ok"]) + " " + str(isinstance(r["ops"], list)) + " " + str(sorted(r["latency_ns"]) == ["p50", "p99", "p999"])' <<<"$s")"
-check "human stats" grep -q '^latency  p50 ' <(ctl stats)
+check "human stats" grep -q '^ *latency p50 ' <(ctl stats)
 
 # --- names ----------------------------------------------------------------
 # remove LUN 10: probe order then gives index 10 to LUN 11
@@ -147,9 +147,9 @@ raw_error() { # DESC TEXT WANT-ERROR
 raw_error "garbage" $'garbage\n' "not JSON: '[' or '{' expected near 'garbage' (line 1, column 7)"
 raw_error "an array" $'[1,2]\n' 'a request is a JSON object, like {"cmd":"status"}'
 raw_error "no cmd" $'{"op":"add"}
-' '"cmd" is required: a string (status, lun, fault, stats, names, metrics, alua)'
+' '"cmd" is required: a string (status, lun, fault, stats, names, metrics, alua, save-config, sessions)'
 raw_error "unknown cmd" $'{"cmd":"explode"}
-' 'unknown cmd "explode" (status, lun, fault, stats, names, metrics, alua)'
+' 'unknown cmd "explode" (status, lun, fault, stats, names, metrics, alua, save-config, sessions)'
 raw_error "unknown field" $'{"cmd":"status","colour":1}\n' 'unknown field "colour" for status'
 raw_error "lun not a number" $'{"cmd":"lun","op":"remove","lun":"x"}\n' '"lun" must be an integer from 0 to 4095'
 raw_error "lun past max" $'{"cmd":"lun","op":"online","lun":4096}\n' '"lun" must be an integer from 0 to 4095'

@@ -18,8 +18,8 @@ timeout 30 iscsi-inq "iscsi://127.0.0.1:$PORT/$IQN:t0/1" >/dev/null 2>&1
 timeout 30 iscsi-readcapacity16 "iscsi://127.0.0.1:$PORT/$IQN:t1/2" >/dev/null 2>&1
 
 ctl stats >"$T/stats"
-check "stats names INQUIRY" grep -qE '^0x12 +INQUIRY +[1-9]' "$T/stats"
-check "stats names READ CAPACITY (16)'s opcode (SERVICE_ACTION_IN_16)" grep -qE '^0x9e +SERVICE_ACTION_IN_16 +[1-9]' "$T/stats"
+check "stats names INQUIRY (no hex)" grep -qE '^INQUIRY +[1-9]' "$T/stats"
+check "stats names READ CAPACITY (16)'s opcode (SERVICE_ACTION_IN_16)" grep -qE '^SERVICE_ACTION_IN_16 +[1-9]' "$T/stats"
 
 ctl metrics >"$T/metrics"
 expect_eq "sdswarm metrics: exit 0" 0 "$?"

@@ -5,15 +5,20 @@
 # concurrent commands and reservations, the iSCSI workers under libiscsi,
 # four FUSE threads over a real mount) and the daemon (iSCSI workers, the
 # control thread) under the iSCSI integration script, the FUSE workers
-# holding and releasing hung requests (fuse-requests.sh), all built by
-# make SANITIZE=thread tsan-build into build/thread. Any report fails; where TSan cannot run at all (its memory
-# layout refused by the kernel), the test is skipped and says why.
+# holding and releasing hung requests (fuse-requests.sh), the control
+# thread reading sessions and FUSE counters (sessions.sh, stats-fuse.sh),
+# all built by make SANITIZE=thread tsan-build into build/thread. Any report
+# fails; where TSan cannot run at all (its memory layout refused by the
+# kernel), the test is skipped and says why.
 . "$(dirname "$0")/../lib/common.sh"
 
 tdir=${SDSWARM_TSAN:-$SDSWARM_TOP/build/thread}
 units="test-store-mem test-store-file test-scsi-pr test-scsi-sbc
 	test-iscsi-libiscsi test-fusefe"
-scripts="iscsi-basic fuse-requests"
+# fuse-requests: the FUSE worker threads and their idle pool;
+# sessions: the control thread reads each connection's commands in flight;
+# stats-fuse: the FUSE threads' shared counters and the per-LUN ones
+scripts="iscsi-basic fuse-requests sessions stats-fuse"
 [ -x "$tdir/bin/sdswarmd" ] ||
 	skip "no ThreadSanitizer build in $tdir (make SANITIZE=thread tsan-build)"
 tmp=$(tmpdir)

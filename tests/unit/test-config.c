@@ -243,6 +243,54 @@ static void test_groups_layout(void **state)
 	cfg_free(c);
 }
 
+/* range.N: LUNs beyond first and count, with their own size and state */
+static void test_group_ranges(void **state)
+{
+	struct cfg *c;
+
+	(void)state;
+	c = good("[target]\nmax_luns = 64\n[luns]\ncount = 2\nsize = 1M\n"
+		 "range.1 = 5-7 size=2M\nrange.2 = 9 offline\n"
+		 "[luns.b]\nfirst = 20\ncount = 0\nrange.1 = 30\n");
+	assert_int_equal(c->nranges, 3);
+	assert_int_equal(c->ranges[0].group, 0);
+	assert_int_equal(c->ranges[0].first, 5);
+	assert_int_equal(c->ranges[0].last, 7);
+	assert_int_equal(c->ranges[0].size, 2u << 20);
+	assert_false(c->ranges[0].offline);
+	assert_int_equal(c->ranges[1].first, 9);
+	assert_int_equal(c->ranges[1].size, 0);
+	assert_true(c->ranges[1].offline);
+	assert_int_equal(c->ranges[2].group, 1);
+	assert_int_equal(cfg_total_luns(c), 2 + 3 + 1 + 1);
+	/* what save-config writes back: the keys set, by section */
+	assert_non_null(strstr(c->settings, "[target]\nmax_luns = 64\n"));
+	assert_string_equal(c->group_settings[0], "size = 1M\n");
+	assert_string_equal(c->group_settings[1], "");
+	cfg_free(c);
+	bad("[target]\nmax_luns = 64\n[luns]\ncount = 4\nrange.1 = 3\n",
+	    "t.conf:5: [luns] range.1: LUNs 3-3 overlap [luns] (LUNs 0-3, "
+	    "line 3)");
+	bad("[luns]\ncount = 0\nrange.1 = 1\nrange.2 = 0-1\n",
+	    "t.conf:3: [luns] range.1: LUNs 1-1 overlap range.2 of [luns] "
+	    "(LUNs 0-1, line 4)");
+	bad("[luns]\ncount = 0\nrange.1 = 2-1\n",
+	    "t.conf:3: [luns] range.1 = 2-1: LUNs 2-1: not a range within "
+	    "0-1048575");
+	bad("[luns]\ncount = 0\nrange.0 = 1\n",
+	    "t.conf:3: [luns] range.0 = 1: unknown key (ranges are range.N "
+	    "= A[-B] [size=S] [offline], N from 1)");
+	bad("[luns]\ncount = 0\nrange.1 = 1\nrange.1 = 2\n",
+	    "t.conf:4: [luns] range.1 = 2: duplicate key (first set on line "
+	    "3)");
+	bad("[luns]\ncount = 0\nrange.1 = 1 size=0\n",
+	    "t.conf:3: [luns] range.1 = 1 size=0: size=0: not a size from "
+	    "512 to 8P");
+	bad("[luns]\ncount = 0\nrange.1 = 1 offline offline\n",
+	    "t.conf:3: [luns] range.1 = 1 offline offline: 'offline': not "
+	    "size=S or offline (given once each)");
+}
+
 static void test_store_keys(void **state)
 {
 	struct cfg *c;
@@ -1307,6 +1355,7 @@ int main(void)
 		cmocka_unit_test(test_target_keys),
 		cmocka_unit_test(test_group_keys),
 		cmocka_unit_test(test_groups_layout),
+		cmocka_unit_test(test_group_ranges),
 		cmocka_unit_test(test_store_keys),
 		cmocka_unit_test(test_frontend_keys),
 		cmocka_unit_test(test_file_syntax),

@@ -40,6 +40,7 @@
 
 #include "array.h"
 #include "config.h"
+#include "control.h"
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
 #include "log.h"
@@ -224,6 +225,9 @@ struct fusefe {
 	_Atomic uint64_t *paged;
 
 	_Atomic uint64_t ops[FE_OPS];
+	/* reads, writes, fallocates, fsyncs for stats and metrics */
+	struct ctl_file_stats fstats;
+	bool fstats_registered;
 
 	/*
 	 * Prefetch: the first @prefetch bytes of each file a READDIRPLUS
@@ -323,6 +327,25 @@ static bool fe_ino_decode(const struct fusefe *fe, fuse_ino_t ino,
 	*lun = (uint32_t)(x >> FE_PART_BITS);
 	*part = (unsigned int)(x & FE_PART_MASK);
 	return true;
+}
+
+/* A data request arrives: in flight until fe_done(). Return: now. */
+static uint64_t fe_begin(struct fusefe *fe)
+{
+	/* relaxed: a gauge for `sdswarm sessions`, ordered with nothing */
+	atomic_fetch_add_explicit(&fe->fstats.inflight, 1,
+				  memory_order_relaxed);
+	return now_ns();
+}
+
+/* One answered data request, for `sdswarm stats` (@t0: its arrival). */
+static void fe_done(struct fusefe *fe, enum ctl_file_op op, uint64_t t0,
+		    uint64_t bytes, bool error)
+{
+	ctl_file_stats_record(&fe->fstats, op, error ? 0 : bytes, error,
+			      now_ns() - t0);
+	atomic_fetch_sub_explicit(&fe->fstats.inflight, 1,
+				  memory_order_relaxed);
 }
 
 static void fe_count(struct fusefe *fe, enum fe_op op)
@@ -2039,11 +2062,13 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint32_t bs, n;
 	size_t head;
 	char *buf = NULL;
+	uint64_t t0 = fe_begin(fe);
 	int ret;
 
 	fe_count(fe, FE_OP_READ);
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
+		fe_done(fe, CTL_FILE_READ, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -2052,6 +2077,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	bytes = w.nblocks * bs;
 	if (off < 0 || (uint64_t)off >= bytes || !size) {
 		lun_put(fe->luns, &li);
+		fe_done(fe, CTL_FILE_READ, t0, 0, off < 0);
 		if (off < 0)
 			fuse_reply_err(req, EINVAL);
 		else
@@ -2070,6 +2096,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		ret = buf ? fe_read_blocks(fe, &li, lba, n, buf) : -ENOMEM;
 	}
 	lun_put(fe->luns, &li);
+	fe_done(fe, CTL_FILE_READ, t0, size, ret != 0);
 	if (ret) {
 		log_lun_debug(li.lun, "fuse: read of %zu at %" PRIu64 ": %s",
 			      size, doff, strerror(-ret));
@@ -2088,11 +2115,13 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	unsigned int part;
 	uint64_t bytes, doff, lba;
 	uint32_t bs, n;
+	uint64_t t0 = fe_begin(fe);
 	int ret;
 
 	fe_count(fe, FE_OP_WRITE);
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
+		fe_done(fe, CTL_FILE_WRITE, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -2101,6 +2130,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	bytes = w.nblocks * bs;
 	if (off < 0 || !size || (uint64_t)off >= bytes) {
 		lun_put(fe->luns, &li);
+		fe_done(fe, CTL_FILE_WRITE, t0, 0, off < 0 || size);
 		if (off < 0)
 			fuse_reply_err(req, EINVAL);
 		else if (!size)
@@ -2123,6 +2153,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 		fe_writer = 0;
 	}
 	lun_put(fe->luns, &li);
+	fe_done(fe, CTL_FILE_WRITE, t0, size, ret != 0);
 	if (ret) {
 		log_lun_debug(li.lun, "fuse: write of %zu at %" PRIu64 ": %s",
 			      size, doff, strerror(-ret));
@@ -2139,16 +2170,19 @@ static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	struct lun_info li;
 	struct fe_win w;
 	unsigned int part;
+	uint64_t t0 = fe_begin(fe);
 	int ret;
 
 	(void)datasync; /* the store has no metadata to leave out */
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
+		fe_done(fe, CTL_FILE_FSYNC, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	ret = lun_flush(fe->luns, &li);
 	lun_put(fe->luns, &li);
+	fe_done(fe, CTL_FILE_FSYNC, t0, 0, ret != 0);
 	fuse_reply_err(req, ret ? fe_errno(ret) : 0);
 }
 
@@ -2211,22 +2245,26 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	struct lun_info li;
 	struct fe_win w;
 	unsigned int part;
-	uint64_t bytes, end, doff, dend, lba, n;
+	uint64_t bytes, end, doff, dend = 0, lba, n, t0 = fe_begin(fe);
 	int ret;
 
 	if ((mode & ~known) || punch == zero || (punch && !keep)) {
+		fe_done(fe, CTL_FILE_FALLOCATE, t0, 0, true);
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
 	if (off < 0 || len <= 0) {
+		fe_done(fe, CTL_FILE_FALLOCATE, t0, 0, true);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
+		fe_done(fe, CTL_FILE_FALLOCATE, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	doff = 0;
 	bytes = w.nblocks * li.block_size;
 	end = (uint64_t)off + (uint64_t)len;
 	if (end > bytes) {
@@ -2251,6 +2289,7 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	}
 out_put:
 	lun_put(fe->luns, &li);
+	fe_done(fe, CTL_FILE_FALLOCATE, t0, dend - doff, ret != 0);
 	fuse_reply_err(req,
 		       ret ? (ret == -EINVAL ? EINVAL : fe_errno(ret)) : 0);
 }
@@ -2674,6 +2713,8 @@ static void fe_free(struct fusefe *fe)
 {
 	unsigned int i;
 
+	if (fe->fstats_registered)
+		ctl_file_stats_unregister(&fe->fstats);
 	for (i = 0; i < FE_CACHE_BUCKETS; i++) {
 		struct fe_cached *c, *next;
 
@@ -2864,6 +2905,8 @@ int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
 	ret = fe_new(cfg, tgt, &fe);
 	if (ret)
 		return ret;
+	/* counted from the first request; what was counted outlives fe */
+	fe->fstats_registered = ctl_file_stats_register(&fe->fstats) == 0;
 	ret = fe_session(fe, cfg);
 	if (ret)
 		goto out_free;

@@ -138,6 +138,11 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	t->next = NULL;
 	if (!immediate)
 		c->nfree_cmd--;
+	/* relaxed, one writer: a gauge the control thread reads */
+	atomic_store_explicit(
+		&c->inflight,
+		atomic_load_explicit(&c->inflight, memory_order_relaxed) + 1,
+		memory_order_relaxed);
 	t->immediate = immediate;
 	t->accounted = false;
 	return t;
@@ -171,6 +176,10 @@ static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 		buf_release(c, t);
 	if (!t->immediate && !t->accounted)
 		c->nfree_cmd++;
+	atomic_store_explicit(
+		&c->inflight,
+		atomic_load_explicit(&c->inflight, memory_order_relaxed) - 1,
+		memory_order_relaxed);
 	t->state = ISCSI_TASK_FREE;
 	t->nr2t = 0;
 	t->discard = false;
@@ -1485,6 +1494,7 @@ int iscsi_conn_create(struct iscsi_conn **out, struct iscsi_fe *fe,
 		task_put(c, t);
 	}
 	c->nfree_cmd = ISCSI_CMD_SLOTS;
+	atomic_store_explicit(&c->inflight, 0, memory_order_relaxed);
 	c->stat_sn = 1;
 	c->ping_ttt = ISCSI_RSVD_TAG;
 	c->next_ttt = 1;

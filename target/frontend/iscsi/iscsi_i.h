@@ -9,6 +9,7 @@
 #define SDSWARM_ISCSI_I_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -610,6 +611,14 @@ struct iscsi_sess_entry {
 	struct iscsi_worker *w;
 	uint64_t conn_id;
 	char initiator[ISCSI_NAME_MAX + 1];
+	/* for `sdswarm sessions`: fixed at login but the counter, which is
+	 * the connection's (valid while the entry is registered: a
+	 * connection leaves the registry before it is freed) */
+	char peer[64];
+	unsigned int portal;
+	bool header_digest, data_digest;
+	uint64_t born_ns;
+	const _Atomic uint32_t *inflight;
 };
 
 struct iscsi_sessions {
@@ -756,6 +765,7 @@ struct iscsi_fe {
 	char address[CFG_ISCSI_MAX_PORTALS][96];
 	int listen_fd[CFG_ISCSI_MAX_PORTALS];
 	struct iscsi_sessions sessions;
+	bool sessions_listed;       /* ctl_sessions_register() took it */
 	unsigned int nworkers;
 	struct iscsi_worker **workers;
 	bool accept_paused; /* out of descriptors: worker 0 retries each tick */
@@ -930,6 +940,13 @@ struct iscsi_conn {
 	struct iscsi_task *tasks;
 	struct iscsi_task *free_cmd, *free_imm;
 	unsigned int nfree_cmd;
+
+	/*
+	 * Command slots in use, for `sdswarm sessions`: written by the owner
+	 * thread alone (load and store, no locked add), read by the control
+	 * thread.
+	 */
+	_Atomic uint32_t inflight;
 
 	/* liveness */
 	uint64_t born_ns;

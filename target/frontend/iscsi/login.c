@@ -589,6 +589,12 @@ static uint16_t login_register(struct iscsi_conn *c)
 	e.w = c->w;
 	e.conn_id = c->id;
 	snprintf(e.initiator, sizeof(e.initiator), "%s", c->initiator);
+	snprintf(e.peer, sizeof(e.peer), "%s", c->peer);
+	e.portal = c->portal;
+	e.header_digest = c->neg.p.header_digest;
+	e.data_digest = c->neg.p.data_digest;
+	e.born_ns = c->born_ns;
+	e.inflight = &c->inflight;
 	ret = iscsi_sess_add(&c->fe->sessions, &e, &old);
 	if (ret == -EBUSY)
 		return ISCSI_LOGIN_OUT_OF_RESOURCES;

@@ -814,9 +814,59 @@ static void pr_abort(void *arg, const struct scsi_cmd *self, uint32_t lun,
 	}
 }
 
+/* The registry's sessions for `sdswarm sessions` (ctl_sessions_fn). */
+static unsigned int fe_sessions(void *arg, struct ctl_session *out,
+				unsigned int cap)
+{
+	struct iscsi_fe *fe = arg;
+	struct iscsi_sessions *s = &fe->sessions;
+	uint64_t now = iscsi_now_ns();
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->cap; i++) {
+		const struct iscsi_sess_entry *e = &s->v[i];
+		struct ctl_session *cs = &out[n];
+
+		if (!e->used)
+			continue;
+		if (n++ >= cap)
+			continue;
+		memset(cs, 0, sizeof(*cs));
+		cs->transport = "iscsi";
+		snprintf(cs->initiator, sizeof(cs->initiator), "%s",
+			 e->initiator);
+		if (e->target >= 0 && (unsigned int)e->target < fe->ntargets)
+			snprintf(cs->target, sizeof(cs->target), "%s",
+				 fe->names[e->target]);
+		snprintf(cs->peer, sizeof(cs->peer), "%s", e->peer);
+		if (e->portal < fe->nportals)
+			snprintf(cs->portal, sizeof(cs->portal), "%s",
+				 fe->address[e->portal]);
+		snprintf(cs->isid, sizeof(cs->isid),
+			 "%02x%02x%02x%02x%02x%02x", e->isid[0], e->isid[1],
+			 e->isid[2], e->isid[3], e->isid[4], e->isid[5]);
+		cs->tsih = e->tsih;
+		cs->discovery = e->target < 0;
+		cs->header_digest = e->header_digest;
+		cs->data_digest = e->data_digest;
+		cs->connections = 1; /* MaxConnections is 1 */
+		cs->inflight = e->inflight ? atomic_load_explicit(
+						     e->inflight,
+						     memory_order_relaxed)
+					   : 0;
+		cs->age_ns = now > e->born_ns ? now - e->born_ns : 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 static void fe_free(struct iscsi_fe *fe)
 {
 	unsigned int i;
+
+	if (fe->sessions_listed)
+		ctl_sessions_unregister(fe);
 
 	for (i = 0; i < fe->nworkers; i++) {
 		if (!fe->workers[i])
@@ -915,6 +965,8 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		tgt->protocol_valid = true;
 	}
 	ret = iscsi_sess_init(&fe->sessions, ic->max_sessions);
+	if (!ret)
+		fe->sessions_listed = !ctl_sessions_register(fe_sessions, fe);
 	if (ret)
 		goto out_free;
 	for (i = 0; i < fe->nportals; i++) {
