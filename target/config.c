@@ -2735,7 +2735,7 @@ static int settings_text(struct cfg_parser *p, struct cfg *c)
 	f = open_memstream(&c->settings, &len);
 	if (!f)
 		return -ENOMEM;
-	for (i = 0; i < NKEYS(order); i++) {
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		sec = section_by_id(order[i]);
 		if (put_keys(f, sec, sect_state(p, order[i]), sec->name,
 			     MAX_KEYS, MAX_KEYS))
