@@ -1045,10 +1045,10 @@ static int do_save_config(struct client *cl, int argc, char **argv)
 	} else {
 		write_file(path, json_string_value(text),
 			   json_string_length(text));
-		fprintf(stderr,
-			"saved %" PRIu64 " LUNs and %" PRIu64
-			" fault rules to %s\n",
-			num(r, "luns"), num(r, "faults"), path);
+		uint64_t nl = num(r, "luns"), nf = num(r, "faults");
+
+		fprintf(stderr, "saved %" PRIu64 " LUN%s and %" PRIu64 " fault rule%s to %s\n",
+			nl, nl == 1 ? "" : "s", nf, nf == 1 ? "" : "s", path);
 	}
 	json_decref(r);
 	return 0;
