@@ -30,6 +30,7 @@
 #include "array.h"
 #include "bench.h"
 #include "cli.h"
+#include "parse.h"
 #include "sdnum.h"
 
 #define IO_DEPTH     64u
@@ -1019,33 +1020,6 @@ static void io_usage(FILE *f)
 		"setup error.\n");
 }
 
-/* Bytes: digits and an optional K, M, G or T (powers of 1024). */
-static int io_parse_size(const char *s, uint64_t min, uint64_t max,
-			 uint64_t *out)
-{
-	static const char units[] = "kmgt";
-	const char *u;
-	char digits[24];
-	size_t n = strspn(s, "0123456789");
-	uint64_t v;
-	unsigned int shift = 0;
-
-	if (!n || n >= sizeof(digits))
-		return -EINVAL;
-	if (s[n]) {
-		u = s[n + 1] ? NULL : strchr(units, s[n] | 0x20);
-		if (!u || !*u)
-			return -EINVAL;
-		shift = 10 * (unsigned int)(u - units + 1);
-	}
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	if (bench_parse_u64(digits, 0, max >> shift, &v) || v << shift < min)
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 static int io_parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -1171,8 +1145,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			o->depth = (unsigned int)v;
 			break;
 		case IO_OPT_BS:
-			if (io_parse_size(optarg, IO_MIN_BS, IO_MAX_BS, &v) ||
-			    v % IO_MIN_BS) {
+			if (parse_size(optarg, IO_MAX_BS, &v) ||
+			    v < IO_MIN_BS || v % IO_MIN_BS) {
 				io_err("--bs '%s': need a multiple of %u up to "
 				       "%u",
 				       optarg, IO_MIN_BS, IO_MAX_BS);
@@ -1181,8 +1155,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			o->bs = (unsigned int)v;
 			break;
 		case IO_OPT_WS:
-			if (io_parse_size(optarg, 1, 1ull << 50,
-					  &o->working_set)) {
+			if (parse_size(optarg, 1ull << 50, &o->working_set) ||
+			    !o->working_set) {
 				io_err("--working-set '%s': need bytes (K, M, "
 				       "G, T: powers of 1024), up to 2^50",
 				       optarg);

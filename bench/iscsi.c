@@ -28,6 +28,7 @@
 #include "bytes.h"
 #include "bench.h"
 #include "cli.h"
+#include "parse.h"
 
 #define ISB_QD	     32u
 #define ISB_MAX_QD   4096u
@@ -1114,34 +1115,6 @@ static void isb_usage(FILE *f)
 		ISB_QUICK_SECONDS, ISB_INITIATOR);
 }
 
-/* Bytes: digits and an optional K or M (powers of 1024). */
-static int isb_parse_size(const char *s, uint64_t *out)
-{
-	char digits[24];
-	size_t n = strspn(s, "0123456789");
-	unsigned int shift = 0;
-	uint64_t v;
-
-	if (!n || n >= sizeof(digits))
-		return -EINVAL;
-	if (s[n]) {
-		if (s[n + 1] && strcmp(s + n + 1, "iB") != 0)
-			return -EINVAL;
-		if ((s[n] | 0x20) == 'k')
-			shift = 10;
-		else if ((s[n] | 0x20) == 'm')
-			shift = 20;
-		else
-			return -EINVAL;
-	}
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	if (bench_parse_u64(digits, 1, ISB_MAX_BS >> shift, &v))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 static int isb_parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -1208,7 +1181,8 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			o->rw = (enum isb_rw)i;
 			break;
 		case ISB_OPT_BS:
-			if (isb_parse_size(optarg, &v) || v % ISB_MIN_BS) {
+			if (parse_size(optarg, ISB_MAX_BS, &v) || !v ||
+			    v % ISB_MIN_BS) {
 				isb_err("--bs '%s': need a multiple of %u up "
 					"to %u (K, M: powers of 1024)",
 					optarg, ISB_MIN_BS, ISB_MAX_BS);

@@ -34,6 +34,7 @@
 #include "fault.h"
 #include "log.h"
 #include "lun.h"
+#include "parse.h"
 #include "scsi/scsi.h"
 #include "sdnum.h"
 #include "store/store.h"
@@ -1083,7 +1084,7 @@ static int cmd_lun(struct req *r)
 	jsize = json_object_get(r->j, "size");
 	if (json_is_string(jsize)) {
 		sizes = json_string_value(jsize);
-		if (cfg_parse_size(sizes, &size))
+		if (parse_size(sizes, UINT64_MAX, &size))
 			return fail(r,
 				    "\"size\": %s is not a size (use a number "
 				    "with K, M, G, T or P)",
