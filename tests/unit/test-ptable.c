@@ -28,6 +28,7 @@
 
 #include "array.h"
 #include "bytes.h"
+#include "parse.h"
 #include "ptable.h"
 
 #define MIB (1024ull * 1024ull)
@@ -1104,15 +1105,6 @@ static int usage(void)
 	return 2;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return errno || end == s || *end ? -EINVAL : 0;
-}
-
 static void print_part(const struct ptable_part *p, uint64_t size)
 {
 	char t[PTABLE_GUID_STR_LEN + 1], u[PTABLE_GUID_STR_LEN + 1];
@@ -1245,7 +1237,8 @@ static int tool(int argc, char **argv)
 			for (tok = strtok_r(copy, ",", &save); tok;
 			     tok = strtok_r(NULL, ",", &save)) {
 				if (g.nsizes == PTABLE_MAX_PARTS ||
-				    parse_u64(tok, &sizes[g.nsizes])) {
+				    parse_u64(tok, 0, UINT64_MAX,
+					      &sizes[g.nsizes])) {
 					free(copy);
 					return usage();
 				}
@@ -1254,7 +1247,7 @@ static int tool(int argc, char **argv)
 			free(copy);
 			g.sizes = sizes;
 		} else {
-			if (parse_u64(val, &v))
+			if (parse_u64(val, 0, UINT64_MAX, &v))
 				return usage();
 			if (!strcmp(opt, "--parts"))
 				g.nparts = (unsigned int)v;
