@@ -2,8 +2,9 @@
 /*
  * common/: the byte-order accessors against values built byte by byte, at
  * every alignment, ARRAY_SIZE (its refusal of a pointer is a compile
- * error, checked by tests/integration/common-array.sh), and the checked
- * number and size parsers at their edges.
+ * error, checked by tests/integration/common-array.sh), the checked number
+ * and size parsers at their edges, and the RNG against splitmix64's
+ * published values and a chi-square of rng_below().
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include "array.h"
 #include "bytes.h"
 #include "parse.h"
+#include "rng.h"
 
 static void test_be(void **state)
 {
@@ -197,6 +199,45 @@ static void test_parse_size(void **state)
 	assert_int_equal(parse_size("2G", 1u << 20, &v), -ERANGE);
 }
 
+static void test_rng(void **state)
+{
+	/* splitmix64's published outputs for seed 1234567 */
+	static const uint64_t want[] = {
+		6457827717110365317ull, 3203168211198807973ull,
+		9817491932198370423ull, 4593380528125082431ull,
+		16408922859458223821ull,
+	};
+	unsigned int count[10] = { 0 }, i;
+	struct rng r = rng_init(1234567), fork;
+	double chi2 = 0;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		assert_true(rng_next(&r) == want[i]);
+	r = rng_init(0);
+	assert_true(rng_next(&r) == 0xe220a8397b1dcdafull);
+	/* a copy replays the stream */
+	fork = r;
+	assert_true(rng_next(&fork) == rng_next(&r));
+	/* rng_below(): in range, and the ten buckets even (chi-square with
+	 * 9 degrees of freedom: 27.9 is the 0.1% tail) */
+	assert_true(rng_below(&r, 0) == 0);
+	assert_true(rng_below(&r, 1) == 0);
+	for (i = 0; i < 100000; i++) {
+		uint64_t x = rng_below(&r, 10);
+
+		assert_true(x < 10);
+		count[x]++;
+	}
+	for (i = 0; i < 10; i++)
+		chi2 += (count[i] - 10000.0) * (count[i] - 10000.0) / 10000.0;
+	assert_true(chi2 < 27.9);
+	/* a bound just above 2^63 rejects about half the draws; the answer
+	 * still lands below it */
+	for (i = 0; i < 1000; i++)
+		assert_true(rng_below(&r, (1ull << 63) + 1) <= 1ull << 63);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_array_size),
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_rng),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
