@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-/* A value: copy it to fork a stream, compare it to check a replay. */
+/* A value: a copy draws the same numbers as the original from then on. */
 struct rng {
 	uint64_t s;
 };
