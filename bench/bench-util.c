@@ -16,22 +16,21 @@
 #include "array.h"
 #include "bench.h"
 #include "cli.h"
+#include "parse.h"
 
 /* ---- options ------------------------------------------------------- */
 
 int bench_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
+	int ret;
 
-	/* strtoull() takes signs and spaces; a count should be digits only. */
-	if (!s || *s < '0' || *s > '9')
+	if (!s)
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
+	ret = parse_u64(s, 10, max, &v);
+	if (ret)
+		return ret;
+	if (v < min)
 		return -ERANGE;
 	*out = v;
 	return 0;

@@ -30,6 +30,8 @@
 #include "array.h"
 #include "bench.h"
 #include "cli.h"
+#include "parse.h"
+#include "rng.h"
 #include "sdnum.h"
 
 #define IO_DEPTH     64u
@@ -92,7 +94,7 @@ struct io_phase {
 	uint64_t err[IO_ERRNO_SLOTS];
 	int first_err;
 	struct io_lat lat[2];
-	uint64_t rng_lat;
+	struct rng rng_lat;
 };
 
 struct io_slot {
@@ -175,25 +177,13 @@ static int io_jset(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
 }
 
-/* xorshift64*: the I/O pattern (same seed in both phases) and the
- * reservoir's choices (a stream of its own, so sampling does not change
- * the pattern). */
-static inline uint64_t io_rand(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545f4914f6cdd1dull;
-}
+/* Two RNG streams (common/rng.h): the I/O pattern (same seed in both
+ * phases) and the reservoir's choices (a stream of its own, so sampling
+ * does not change the pattern). */
+#define IO_SEED_PATTERN 0x5d5a5e11ull
+#define IO_SEED_LAT	0x9e3779b97f4a7c15ull
 
-/* A number in 0..n-1 from the top 32 bits of a draw (Lemire's
- * multiply-shift; n <= 2^32). */
-static inline uint32_t io_below(uint64_t r, uint64_t n)
-{
-	return (uint32_t)(((r >> 32) * n) >> 32);
-}
-
-static void io_lat_add(struct io_lat *l, uint64_t ns, uint64_t *rng)
+static void io_lat_add(struct io_lat *l, uint64_t ns, struct rng *rng)
 {
 	uint64_t j;
 
@@ -205,7 +195,7 @@ static void io_lat_add(struct io_lat *l, uint64_t ns, uint64_t *rng)
 		l->v[l->n++] = (double)ns;
 		return;
 	}
-	j = io_rand(rng) % l->seen;
+	j = rng_below(rng, l->seen);
 	if (j < IO_LAT_SAMPLES)
 		l->v[j] = (double)ns;
 }
@@ -213,7 +203,7 @@ static void io_lat_add(struct io_lat *l, uint64_t ns, uint64_t *rng)
 static int io_phase_init(struct io_phase *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->rng_lat = 0x9e3779b97f4a7c15ull;
+	p->rng_lat = rng_init(IO_SEED_LAT);
 	p->lat[0].v = malloc(IO_LAT_SAMPLES * sizeof(double));
 	p->lat[1].v = malloc(IO_LAT_SAMPLES * sizeof(double));
 	return p->lat[0].v && p->lat[1].v ? 0 : -ENOMEM;
@@ -253,14 +243,13 @@ static void io_done(struct io_phase *p, bool write, ssize_t res,
 
 /* The next operation of the pattern: a file, a block in its span, and
  * for --rw mix a coin. */
-static inline void io_pick(struct io_ctx *c, uint64_t *rng, uint32_t *file,
+static inline void io_pick(struct io_ctx *c, struct rng *rng, uint32_t *file,
 			   uint64_t *off, bool *write)
 {
-	uint64_t r = io_rand(rng), r2 = io_rand(rng);
-
-	*file = io_below(r, c->nfiles);
-	*off = (r2 % c->files[*file].blocks) * c->o.bs;
-	*write = c->o.rw == IO_WRITE || (c->o.rw == IO_MIX && (r & 1));
+	*file = (uint32_t)rng_below(rng, c->nfiles);
+	*off = rng_below(rng, c->files[*file].blocks) * c->o.bs;
+	*write = c->o.rw == IO_WRITE ||
+		 (c->o.rw == IO_MIX && (rng_next(rng) & 1));
 }
 
 /* ---- the disks ------------------------------------------------------ */
@@ -587,7 +576,8 @@ static void io_prep(struct io_ctx *c, unsigned int slot, uint32_t file,
 static int io_uring_phase(struct io_ctx *c, double seconds, uint64_t max_ops)
 {
 	struct io_phase *p = &c->uring;
-	uint64_t rng = 0x5d5a5e11ull, budget = (uint64_t)(seconds * 1e9);
+	struct rng rng = rng_init(IO_SEED_PATTERN);
+	uint64_t budget = (uint64_t)(seconds * 1e9);
 	uint64_t t0, now, issued = 0, off, last = 0;
 	unsigned int inflight = 0, nb, i, n, slot;
 	struct io_uring_cqe *cqe;
@@ -645,7 +635,8 @@ static int io_uring_phase(struct io_ctx *c, double seconds, uint64_t max_ops)
 static void io_sync_phase(struct io_ctx *c, double seconds, uint64_t max_ops)
 {
 	struct io_phase *p = &c->sync;
-	uint64_t rng = 0x5d5a5e11ull, budget = (uint64_t)(seconds * 1e9);
+	struct rng rng = rng_init(IO_SEED_PATTERN);
+	uint64_t budget = (uint64_t)(seconds * 1e9);
 	uint64_t t0, prev, now, off;
 	uint8_t *buf = c->bufs;
 	uint32_t file;
@@ -1019,33 +1010,6 @@ static void io_usage(FILE *f)
 		"setup error.\n");
 }
 
-/* Bytes: digits and an optional K, M, G or T (powers of 1024). */
-static int io_parse_size(const char *s, uint64_t min, uint64_t max,
-			 uint64_t *out)
-{
-	static const char units[] = "kmgt";
-	const char *u;
-	char digits[24];
-	size_t n = strspn(s, "0123456789");
-	uint64_t v;
-	unsigned int shift = 0;
-
-	if (!n || n >= sizeof(digits))
-		return -EINVAL;
-	if (s[n]) {
-		u = s[n + 1] ? NULL : strchr(units, s[n] | 0x20);
-		if (!u || !*u)
-			return -EINVAL;
-		shift = 10 * (unsigned int)(u - units + 1);
-	}
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	if (bench_parse_u64(digits, 0, max >> shift, &v) || v << shift < min)
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 static int io_parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -1171,8 +1135,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			o->depth = (unsigned int)v;
 			break;
 		case IO_OPT_BS:
-			if (io_parse_size(optarg, IO_MIN_BS, IO_MAX_BS, &v) ||
-			    v % IO_MIN_BS) {
+			if (parse_size(optarg, IO_MAX_BS, &v) ||
+			    v < IO_MIN_BS || v % IO_MIN_BS) {
 				io_err("--bs '%s': need a multiple of %u up to "
 				       "%u",
 				       optarg, IO_MIN_BS, IO_MAX_BS);
@@ -1181,8 +1145,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			o->bs = (unsigned int)v;
 			break;
 		case IO_OPT_WS:
-			if (io_parse_size(optarg, 1, 1ull << 50,
-					  &o->working_set)) {
+			if (parse_size(optarg, 1ull << 50, &o->working_set) ||
+			    !o->working_set) {
 				io_err("--working-set '%s': need bytes (K, M, "
 				       "G, T: powers of 1024), up to 2^50",
 				       optarg);

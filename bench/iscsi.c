@@ -28,6 +28,8 @@
 #include "bytes.h"
 #include "bench.h"
 #include "cli.h"
+#include "parse.h"
+#include "rng.h"
 
 #define ISB_QD	     32u
 #define ISB_MAX_QD   4096u
@@ -119,7 +121,7 @@ struct isb_job {
 	/* Whole bs-sized units in the LUN; the next sequential one. */
 	uint64_t units;
 	uint64_t cursor;
-	uint64_t rng;
+	struct rng rng;
 	uint8_t *bufs;
 	struct isb_slot *slots;
 	unsigned int inflight;
@@ -205,15 +207,6 @@ static uint64_t isb_thread_cpu_ns(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*: cheap, and the same seed draws the same LBAs. */
-static inline uint64_t isb_rand(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545f4914f6cdd1dull;
 }
 
 /* ---- the histogram -------------------------------------------------- */
@@ -603,7 +596,8 @@ static int isb_job_setup(struct isb_run *r, struct isb_job *j)
 	/* Sequential jobs on one LUN start apart from each other. */
 	j->cursor =
 		(uint64_t)((unsigned __int128)j->units * j->idx / r->o.jobs);
-	j->rng = ISB_SEED ^ ((uint64_t)(j->idx + 1) * 0x9e3779b97f4a7c15ull);
+	/* one stream per job, the same LBAs every run */
+	j->rng = rng_init(ISB_SEED + j->idx);
 	n = (size_t)r->o.qd * r->o.bs;
 	j->bufs = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
 	j->slots = calloc(r->o.qd, sizeof(*j->slots));
@@ -635,10 +629,7 @@ static inline uint64_t isb_next_lba(struct isb_job *j)
 	uint64_t u;
 
 	if (j->run->o.rw == ISB_RANDREAD || j->run->o.rw == ISB_RANDWRITE) {
-		/* Lemire's multiply-shift: uniform enough, no division. */
-		u = (uint64_t)(((unsigned __int128)isb_rand(&j->rng) *
-				j->units) >>
-			       64);
+		u = rng_below(&j->rng, j->units);
 	} else {
 		u = j->cursor++;
 		if (j->cursor == j->units)
@@ -1114,34 +1105,6 @@ static void isb_usage(FILE *f)
 		ISB_QUICK_SECONDS, ISB_INITIATOR);
 }
 
-/* Bytes: digits and an optional K or M (powers of 1024). */
-static int isb_parse_size(const char *s, uint64_t *out)
-{
-	char digits[24];
-	size_t n = strspn(s, "0123456789");
-	unsigned int shift = 0;
-	uint64_t v;
-
-	if (!n || n >= sizeof(digits))
-		return -EINVAL;
-	if (s[n]) {
-		if (s[n + 1] && strcmp(s + n + 1, "iB") != 0)
-			return -EINVAL;
-		if ((s[n] | 0x20) == 'k')
-			shift = 10;
-		else if ((s[n] | 0x20) == 'm')
-			shift = 20;
-		else
-			return -EINVAL;
-	}
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	if (bench_parse_u64(digits, 1, ISB_MAX_BS >> shift, &v))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 static int isb_parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -1208,7 +1171,8 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			o->rw = (enum isb_rw)i;
 			break;
 		case ISB_OPT_BS:
-			if (isb_parse_size(optarg, &v) || v % ISB_MIN_BS) {
+			if (parse_size(optarg, ISB_MAX_BS, &v) || !v ||
+			    v % ISB_MIN_BS) {
 				isb_err("--bs '%s': need a multiple of %u up "
 					"to %u (K, M: powers of 1024)",
 					optarg, ISB_MIN_BS, ISB_MAX_BS);

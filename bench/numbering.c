@@ -12,6 +12,7 @@
 
 #include "array.h"
 #include "bench.h"
+#include "rng.h"
 #include "cli.h"
 #include "sdnum.h"
 
@@ -96,7 +97,7 @@ struct nb {
 	struct bench_cfg cfg;
 	struct bench_report *rep;
 	uint32_t nsamples;
-	uint64_t rng;
+	struct rng rng; /* a fixed seed: every run measures the same inputs */
 	/* What the targets judge; NAN until measured. */
 	double name_ns;
 	double parse_ns;
@@ -121,22 +122,6 @@ static int nb_fail(const char *what, int err)
 	fprintf(stderr, "sdswarm-bench " CMD ": %s: %s\n", what,
 		err == -EPROTO ? "wrong result from libsdnum" : strerror(-err));
 	return err;
-}
-
-/* splitmix64: a fixed seed, so every run measures the same inputs. */
-static uint64_t nb_rand(struct nb *b)
-{
-	uint64_t z = (b->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in 0..@n-1 by multiply-shift; the bias is below 2^-32. */
-static uint32_t nb_below(struct nb *b, uint32_t n)
-{
-	return (uint32_t)(((nb_rand(b) >> 32) * n) >> 32);
 }
 
 static int nb_row(struct nb *b, const char *group, const char *name,
@@ -306,8 +291,8 @@ static int scheme_samples(struct nb *b, struct scheme_arg *a)
 	if (s->encode(NULL, 0, parts, &dev) == -EXDEV)
 		parts = s->static_parts;
 	for (i = 0; i < b->nsamples; i++) {
-		a->disk[i] = nb_below(b, s->max_disks);
-		a->part[i] = nb_below(b, parts + 1);
+		a->disk[i] = rng_below(&b->rng, s->max_disks);
+		a->part[i] = rng_below(&b->rng, parts + 1);
 		ret = s->encode(NULL, a->disk[i], a->part[i], &a->dev[i]);
 		if (ret) {
 			fprintf(stderr,
@@ -556,7 +541,7 @@ static int bench_idx_at(struct nb *b, uint32_t n, uint32_t *ids)
 	int ret;
 
 	for (i = 0; i < b->nsamples; i++)
-		ids[i] = nb_below(b, n);
+		ids[i] = rng_below(&b->rng, n);
 
 	if (with_bitmap) {
 		ret = idx_fill(b, &bitmap, &fb);
@@ -777,8 +762,8 @@ static int bench_reg_at(struct nb *b, uint32_t n, uint32_t *base,
 			return nb_fail("linux encode", ret);
 	}
 	for (i = 0; i < b->nsamples; i++) {
-		disk[i] = nb_below(b, n);
-		part = nb_below(b, NB_DISK_MINORS);
+		disk[i] = rng_below(&b->rng, n);
+		part = rng_below(&b->rng, NB_DISK_MINORS);
 		ret = sdnum_scheme_linux.encode(NULL, disk[i], part, &dev[i]);
 		if (ret)
 			return nb_fail("linux encode", ret);
@@ -1057,7 +1042,7 @@ static int bench_objects(struct nb *b)
 	for (i = 0; i < a.n; i++)
 		perm[i] = i;
 	for (i = a.n - 1; i > 0; i--) {
-		j = nb_below(b, i + 1);
+		j = rng_below(&b->rng, i + 1);
 		t = perm[i];
 		perm[i] = perm[j];
 		perm[j] = t;
@@ -1297,7 +1282,7 @@ int bench_numbering(int argc, char **argv)
 	unsigned int i, j, n;
 	const char *kernel_path = NULL;
 	struct nb b = {
-		.rng = 0x5d5a5e11ull,
+		.rng = rng_init(0x5d5a5e11ull),
 		.name_ns = NAN,
 		.parse_ns = NAN,
 		.fill_ratio_1m = NAN,

@@ -33,6 +33,7 @@
 #include "array.h"
 #include "bench.h"
 #include "cli.h"
+#include "parse.h"
 #include "sdnum.h"
 
 extern char **environ;
@@ -632,32 +633,6 @@ static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
 }
 
 /* ---- options shared by open-all and mktree ------------------------- */
-
-/* Bytes: digits and an optional K, M, G or T (powers of 1024). */
-static int oa_parse_size(const char *s, uint64_t max, uint64_t *out)
-{
-	static const char units[] = "kmgt";
-	const char *u;
-	char digits[24];
-	size_t n = strspn(s, "0123456789");
-	uint64_t v;
-	unsigned int shift = 0;
-
-	if (!n || n >= sizeof(digits))
-		return -EINVAL;
-	if (s[n]) {
-		u = s[n + 1] ? NULL : strchr(units, s[n] | 0x20);
-		if (!u || !*u)
-			return -EINVAL;
-		shift = 10 * (unsigned int)(u - units + 1);
-	}
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	if (bench_parse_u64(digits, 0, max >> shift, &v))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
 
 /*
  * --disks, --parts and --scheme together: every disk index must have a
@@ -2537,7 +2512,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 			mk_usage(stdout);
 			return 0;
 		case OA_OPT_SIZE:
-			if (oa_parse_size(optarg, INT64_MAX, size)) {
+			if (parse_size(optarg, INT64_MAX, size)) {
 				oa_err("mktree",
 				       "--size '%s': need bytes (K, M, G, T: "
 				       "powers of 1024), up to 2^63-1",

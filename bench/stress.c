@@ -49,6 +49,7 @@
 
 #include "array.h"
 #include "bench.h"
+#include "rng.h"
 #include "sdnum.h"
 
 #define ST_BLOCK 4096u
@@ -125,28 +126,12 @@ static int st_log_problem(struct st_run *r, const char *fmt, ...)
 	return 0;
 }
 
-/* ---- random numbers --------------------------------------------------- */
-
-static uint64_t st_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t st_rand(uint64_t *s)
-{
-	*s += 0x9e3779b97f4a7c15ull;
-	return st_mix(*s);
-}
-
 /* ---- the stamp -------------------------------------------------------- */
 
 static void st_stamp(uint8_t *buf, uint32_t lun, uint64_t off, uint64_t gen)
 {
-	uint64_t *w = (uint64_t *)buf, s = st_mix(lun ^ off * 31 ^ gen << 20);
+	uint64_t *w = (uint64_t *)buf;
+	struct rng s = rng_init(rng_mix64(lun ^ off * 31 ^ gen << 20));
 	size_t i;
 
 	w[0] = ST_MAGIC;
@@ -154,7 +139,7 @@ static void st_stamp(uint8_t *buf, uint32_t lun, uint64_t off, uint64_t gen)
 	w[2] = off;
 	w[3] = gen;
 	for (i = 4; i < ST_BLOCK / 8; i++)
-		w[i] = st_rand(&s);
+		w[i] = rng_next(&s);
 }
 
 static bool st_is_stamp(const uint8_t *buf)
@@ -533,10 +518,10 @@ static bool st_write(struct st_run *r, struct iscsi_context *ctx,
 	return true;
 }
 
-static enum st_path st_pick_path(const struct st_run *r, uint64_t *rs)
+static enum st_path st_pick_path(const struct st_run *r, struct rng *rs)
 {
 	if (r->use_fuse && r->use_iscsi)
-		return st_rand(rs) & 1 ? ST_FUSE : ST_ISCSI;
+		return rng_next(rs) & 1 ? ST_FUSE : ST_ISCSI;
 	return r->use_fuse ? ST_FUSE : ST_ISCSI;
 }
 
@@ -556,15 +541,15 @@ static void *st_worker(void *arg)
 {
 	struct st_thread *t = arg;
 	struct st_run *r = t->r;
-	uint64_t rs = r->seed ^ st_mix(t->id + 1);
+	struct rng rs = rng_init(r->seed ^ rng_mix64(t->id + 1));
 
 	while (!st_done(r)) {
-		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
-		unsigned int k = (unsigned int)(st_rand(&rs) % r->nblocks);
+		struct st_disk *d = &r->disks[rng_below(&rs, r->ndisks)];
+		unsigned int k = (unsigned int)rng_below(&rs, r->nblocks);
 		enum st_path p = st_pick_path(r, &rs);
 
 		pthread_mutex_lock(&d->lock);
-		if (st_rand(&rs) % 5 < 2)
+		if (rng_below(&rs, 5) < 2)
 			st_write(r, t->ctx, d, k, p);
 		else
 			st_read_check(r, t->ctx, d, k, p);
@@ -744,19 +729,19 @@ static void *st_churner(void *arg)
 {
 	struct st_thread *t = arg;
 	struct st_run *r = t->r;
-	uint64_t rs = r->seed ^ 0xc4u;
+	struct rng rs = rng_init(r->seed ^ 0xc4u);
 
 	for (;;) {
 		st_nap(r, r->churn_ms);
 		if (st_done(r))
 			break;
-		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
+		struct st_disk *d = &r->disks[rng_below(&rs, r->ndisks)];
 
 		pthread_mutex_lock(&d->lock);
 		unsigned int kind;
 
 		do
-			kind = (unsigned int)(st_rand(&rs) % ST_CHURN_KINDS);
+			kind = (unsigned int)rng_below(&rs, ST_CHURN_KINDS);
 		while (!(r->churn_kinds & 1u << kind));
 		switch (kind) {
 		case ST_CHURN_REMOVE:
@@ -1074,11 +1059,11 @@ static void st_hang_one(struct st_run *r, struct iscsi_context *ctx,
  * kind's error (or delay), and the block as it was once the rule is gone.
  */
 static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
-			 struct st_disk *d, uint64_t *rs)
+			 struct st_disk *d, struct rng *rs)
 {
 	char rule[160], err[256];
 	uint8_t buf[ST_BLOCK] __attribute__((aligned(ST_BLOCK)));
-	unsigned int k = (unsigned int)(st_rand(rs) % r->nblocks), kind, nkinds;
+	unsigned int k = (unsigned int)rng_below(rs, r->nblocks), kind, nkinds;
 	uint64_t off = st_off(r, d, k), lba, span, t0, dt;
 	enum st_path p = st_pick_path(r, rs);
 	uint32_t sense = 0;
@@ -1091,7 +1076,7 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	span = ST_BLOCK / (d->lbsize ? d->lbsize : 512);
 	/* ua reaches only an iSCSI initiator; hangs come with --hang-ms */
 	nkinds = (p == ST_ISCSI ? 4u : 3u) + (r->hang_ms ? 1u : 0u);
-	kind = (unsigned int)(st_rand(rs) % nkinds);
+	kind = (unsigned int)rng_below(rs, nkinds);
 	if (r->hang_ms && kind == nkinds - 1) {
 		st_hang_one(r, ctx, d, k, p);
 		return;
@@ -1196,13 +1181,13 @@ static void *st_faulter(void *arg)
 {
 	struct st_thread *t = arg;
 	struct st_run *r = t->r;
-	uint64_t rs = r->seed ^ 0xfau;
+	struct rng rs = rng_init(r->seed ^ 0xfau);
 
 	for (;;) {
 		st_nap(r, r->fault_ms);
 		if (st_done(r))
 			break;
-		struct st_disk *d = &r->disks[st_rand(&rs) % r->ndisks];
+		struct st_disk *d = &r->disks[rng_below(&rs, r->ndisks)];
 
 		pthread_mutex_lock(&d->lock);
 		st_fault_one(r, t->ctx, d, &rs);

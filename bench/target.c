@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "lun.h"
+#include "rng.h"
 #include "scsi/scsi.h"
 
 struct io_ctx {
@@ -27,7 +28,7 @@ struct io_ctx {
 	uint8_t *buf;
 	struct iovec iov;
 	uint64_t blocks;      /* working set in 4 KiB blocks */
-	uint64_t x;           /* xorshift state */
+	struct rng rng;       /* the LBAs, the same every run */
 	uint8_t opcode;
 	uint8_t *ws;          /* memcpy baseline: the working set */
 };
@@ -47,10 +48,7 @@ static uint64_t rss_bytes(void)
 
 static inline uint64_t next_block(struct io_ctx *c)
 {
-	c->x ^= c->x << 13;
-	c->x ^= c->x >> 7;
-	c->x ^= c->x << 17;
-	return c->x % c->blocks;
+	return rng_below(&c->rng, c->blocks);
 }
 
 static int run_scsi(void *arg, uint64_t n)
@@ -287,7 +285,7 @@ int bench_target(int argc, char **argv)
 	memset(c->buf, 0x5a, 4096);
 	memset(c->ws, 0xa5, ws);
 	c->blocks = ws / 4096;
-	c->x = 0x2545f4914f6cdd1dull;
+	c->rng = rng_init(0x2545f4914f6cdd1dull);
 	c->tgt.luns = t;
 	c->iov.iov_base = c->buf;
 	c->iov.iov_len = 4096;

@@ -18,6 +18,7 @@
 
 #include "array.h"
 #include "cli.h"
+#include "parse.h"
 #include "sdnum.h"
 
 #define MAX_FIELDS 4
@@ -55,25 +56,6 @@ static const char *errstr(int err)
 	}
 }
 
-/* Strict decimal: digits only, no sign, no leading junk, fits @max. */
-static int parse_u32(const char *s, uint32_t max, uint32_t *out)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	if (!*p)
-		return -EINVAL;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*p - '0');
-		if (v > max)
-			return -ERANGE;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static int parse_majmin(const char *s, uint32_t *major, uint32_t *minor)
 {
 	char buf[32];
@@ -87,10 +69,10 @@ static int parse_majmin(const char *s, uint32_t *major, uint32_t *minor)
 	if (!colon)
 		return -EINVAL;
 	*colon = '\0';
-	ret = parse_u32(buf, SDNUM_MAX_MAJOR, major);
+	ret = parse_u32(buf, 10, SDNUM_MAX_MAJOR, major);
 	if (ret)
 		return ret;
-	return parse_u32(colon + 1, SDNUM_MINORMASK, minor);
+	return parse_u32(colon + 1, 10, SDNUM_MINORMASK, minor);
 }
 
 /* ---- commands -------------------------------------------------------- */
@@ -102,13 +84,13 @@ static int cmd_name(const struct opts *o, int argc, char **argv, FILE *out,
 	uint32_t index, part = 0;
 	int ret;
 
-	ret = parse_u32(argv[0], INT_MAX, &index);
+	ret = parse_u32(argv[0], 10, INT_MAX, &index);
 	if (ret) {
 		*why = ret == -ERANGE ? "index above 2147483647" : "index is not a number";
 		return -1;
 	}
 	if (argc > 1) {
-		ret = parse_u32(argv[1], SDNUM_MAX_PART_NUMBER, &part);
+		ret = parse_u32(argv[1], 10, SDNUM_MAX_PART_NUMBER, &part);
 		if (ret) {
 			*why = ret == -ERANGE ? "partition above 255" : "partition is not a number";
 			return -1;
@@ -147,11 +129,11 @@ static int cmd_devt(const struct opts *o, int argc, char **argv, FILE *out,
 	uint32_t index, part = 0, dev;
 	int ret;
 
-	if (parse_u32(argv[0], UINT32_MAX, &index)) {
+	if (parse_u32(argv[0], 10, UINT32_MAX, &index)) {
 		*why = "index is not a number";
 		return -1;
 	}
-	if (argc > 1 && parse_u32(argv[1], UINT32_MAX, &part)) {
+	if (argc > 1 && parse_u32(argv[1], 10, UINT32_MAX, &part)) {
 		*why = "partition is not a number";
 		return -1;
 	}
@@ -564,7 +546,7 @@ static int alloc_lookup(struct alloc_state *s, const char *what,
 	int ret;
 
 	if (what[strspn(what, "0123456789")] == '\0') {
-		if (parse_u32(what, UINT32_MAX, &index) || index >= s->max)
+		if (parse_u32(what, 10, UINT32_MAX, &index) || index >= s->max)
 			return alloc_err(s, "index %s is beyond the %" PRIu32
 					 " disks of scheme %s", what, s->max,
 					 s->o->scheme->name);
@@ -950,20 +932,24 @@ int main(int argc, char **argv)
 			o.prefix = optarg;
 			break;
 		case 'P':
-			if (parse_u32(optarg, SDNUM_MAX_PART_NUMBER, &o.ext.parts) || o.ext.parts < 16) {
+			if (parse_u32(optarg, 10, SDNUM_MAX_PART_NUMBER,
+				      &o.ext.parts) ||
+			    o.ext.parts < 16) {
 				fprintf(stderr, "sdnum: --parts '%s': need 16..255\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			o.have_ext = 1;
 			break;
 		case 'D':
-			if (parse_u32(optarg, 1u << 20, &o.ext.ndisks) || !o.ext.ndisks) {
+			if (parse_u32(optarg, 10, 1u << 20, &o.ext.ndisks) ||
+			    !o.ext.ndisks) {
 				fprintf(stderr, "sdnum: --disks '%s': need 1..1048576\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'B':
-			if (parse_u32(optarg, SDNUM_MINORMASK, &o.ext.base)) {
+			if (parse_u32(optarg, 10, SDNUM_MINORMASK,
+				      &o.ext.base)) {
 				fprintf(stderr, "sdnum: --ext-base '%s': need 0..1048575\n", optarg);
 				return CLI_EXIT_USAGE;
 			}

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "config.h"
 #include "log.h"
+#include "parse.h"
 #include "ptable.h"
 
 /* cfg seen-line values: 0 is "not set", this one "set on the command line" */
@@ -223,67 +224,6 @@ static void msg(struct cfg_parser *p, int line, const char *fmt, ...)
 
 /* ---- numbers and sizes -------------------------------------------------- */
 
-/* Decimal, or hex after 0x; nothing else (no sign, no spaces, no octal). */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0, d;
-	unsigned int base = 10;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s >= '0' && *s <= '9')
-			d = (uint64_t)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (uint64_t)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (uint64_t)(*s - 'A' + 10);
-		else
-			return -EINVAL;
-		if (v > (UINT64_MAX - d) / base)
-			return -ERANGE;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
-int cfg_parse_size(const char *text, uint64_t *out)
-{
-	static const char suffixes[] = "KMGTP";
-	const char *s = text, *sfx;
-	uint64_t v = 0, d;
-	unsigned int shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		d = (uint64_t)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	if (*s) {
-		sfx = strchr(suffixes, toupper((unsigned char)*s));
-		if (!sfx)
-			return -EINVAL;
-		shift = 10 * (unsigned int)(sfx - suffixes + 1);
-		s++;
-		if (strcmp(s, "iB") == 0 || strcmp(s, "B") == 0)
-			s += strlen(s);
-		if (*s)
-			return -EINVAL;
-	}
-	if (shift && v > UINT64_MAX >> shift)
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 int cfg_format_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char suffixes[] = "KMGTP";
@@ -345,7 +285,7 @@ static int set_uint(void *obj, const struct key *k, const char *v, char *why,
 		    size_t wl)
 {
 	uint64_t n;
-	int ret = parse_u64(v, &n);
+	int ret = parse_u64(v, 0, UINT64_MAX, &n);
 
 	if (ret == -EINVAL) {
 		snprintf(why, wl, "not a number");
@@ -365,7 +305,8 @@ static int set_pow2(void *obj, const struct key *k, const char *v, char *why,
 {
 	uint64_t n;
 
-	if (parse_u64(v, &n) || n < k->min || n > k->max || (n & (n - 1))) {
+	if (parse_u64(v, 0, UINT64_MAX, &n) || n < k->min || n > k->max ||
+	    (n & (n - 1))) {
 		snprintf(why, wl,
 			 "not a power of two from %" PRIu64 " to %" PRIu64,
 			 k->min, k->max);
@@ -379,7 +320,7 @@ static int size_value(const struct key *k, const char *v, uint64_t *n,
 		      char *why, size_t wl)
 {
 	char lo[24], hi[24];
-	int ret = cfg_parse_size(v, n);
+	int ret = parse_size(v, UINT64_MAX, n);
 
 	if (ret == -EINVAL) {
 		snprintf(why, wl,
@@ -556,7 +497,7 @@ static int set_block_size(void *obj, const struct key *k, const char *v,
 {
 	uint64_t n;
 
-	if (cfg_parse_size(v, &n) || (n != 512 && n != 4096)) {
+	if (parse_size(v, UINT64_MAX, &n) || (n != 512 && n != 4096)) {
 		snprintf(why, wl, "not 512 or 4096");
 		return -EINVAL;
 	}
@@ -610,7 +551,7 @@ static int set_part_sizes(void *obj, const struct key *k, const char *v,
 		}
 		memcpy(item, s, len);
 		item[len] = '\0';
-		ret = cfg_parse_size(item, &sizes[n]);
+		ret = parse_size(item, UINT64_MAX, &sizes[n]);
 		if (ret) {
 			snprintf(why, wl,
 				 "'%s' is not a size (use a number "
@@ -646,7 +587,8 @@ static int set_rotation(void *obj, const struct key *k, const char *v,
 		*FIELD(obj, k, uint16_t) = 1;
 		return 0;
 	}
-	if (parse_u64(v, &n) || (n > 1 && n < 0x401) || n > 0xfffe) {
+	if (parse_u64(v, 0, UINT64_MAX, &n) || (n > 1 && n < 0x401) ||
+	    n > 0xfffe) {
 		snprintf(why, wl,
 			 "not 0 (not reported), 1 or ssd "
 			 "(non-rotating), or 1025..65534 rpm");
@@ -684,7 +626,8 @@ static int parse_portal(const char *v, struct cfg_portal *out)
 	host[hl] = '\0';
 	if (inet_pton(v[0] == '[' ? AF_INET6 : AF_INET, host, addr) != 1)
 		return -EINVAL;
-	if (parse_u64(colon + 1, &port) || port < 1 || port > 65535)
+	if (parse_u64(colon + 1, 0, UINT64_MAX, &port) || port < 1 ||
+	    port > 65535)
 		return -EINVAL;
 	if (strlen(v) >= sizeof(out->text))
 		return -EINVAL;
@@ -900,7 +843,8 @@ static int set_hba(void *obj, const struct key *k, const char *v, char *why,
 {
 	uint64_t id;
 
-	if (strncmp(v, "user_", 5) != 0 || parse_u64(v + 5, &id) ||
+	if (strncmp(v, "user_", 5) != 0 ||
+	    parse_u64(v + 5, 0, UINT64_MAX, &id) ||
 	    (v[5] == '0' && v[6] != '\0')) {
 		snprintf(why, wl,
 			 "not user_N (configfs's name for a TCMU HBA)");
@@ -1256,7 +1200,8 @@ static int set_pg_ports(void *obj, const struct key *k, const char *v,
 			break;
 		len = strcspn(v, ", \t");
 		if (len >= sizeof(tok) ||
-		    (memcpy(tok, v, len), tok[len] = '\0', parse_u64(tok, &n)) ||
+		    (memcpy(tok, v, len), tok[len] = '\0',
+		     parse_u64(tok, 0, UINT64_MAX, &n)) ||
 		    n < 1 || n > CFG_ISCSI_MAX_PORTALS) {
 			snprintf(why, wl,
 				 "not a list of relative target ports 1..%u "
@@ -1769,8 +1714,9 @@ static void fault_key(struct cfg_parser *p, int line, const char *name,
 	uint64_t num;
 	unsigned int i;
 
-	if (strncmp(name, "fault.", 6) != 0 || parse_u64(name + 6, &num) ||
-	    name[6] == '0' || num > UINT32_MAX) {
+	if (strncmp(name, "fault.", 6) != 0 ||
+	    parse_u64(name + 6, 0, UINT64_MAX, &num) || name[6] == '0' ||
+	    num > UINT32_MAX) {
 		msg(p, line,
 		    "[faults] %s = %s: unknown key (rules are "
 		    "fault.N = RULE, N from 1)",
@@ -1838,7 +1784,8 @@ static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
 	dash = strchr(tok, '-');
 	if (dash)
 		*dash = '\0';
-	if (parse_u64(tok, &a) || (dash && parse_u64(dash + 1, &b))) {
+	if (parse_u64(tok, 0, UINT64_MAX, &a) ||
+	    (dash && parse_u64(dash + 1, 0, UINT64_MAX, &b))) {
 		snprintf(why, wl, "'%s%s%s' is not a LUN or an A-B range", tok,
 			 dash ? "-" : "", dash ? dash + 1 : "");
 		return -EINVAL;
@@ -1859,8 +1806,8 @@ static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
 			r->offline = true;
 		} else if (strncmp(tok, "size=", 5) == 0 && !have_size) {
 			have_size = true;
-			if (cfg_parse_size(tok + 5, &r->size) || !r->size ||
-			    r->size > STORE_MAX_BYTES) {
+			if (parse_size(tok + 5, UINT64_MAX, &r->size) ||
+			    !r->size || r->size > STORE_MAX_BYTES) {
 				snprintf(why, wl,
 					 "size=%s: not a size from 512 to 8P",
 					 tok + 5);
@@ -1886,7 +1833,8 @@ static void lun_range_key(struct cfg_parser *p, int line, const char *sect,
 	uint64_t num;
 	unsigned int i;
 
-	if (parse_u64(name + 6, &num) || name[6] == '0' || num > UINT32_MAX) {
+	if (parse_u64(name + 6, 0, UINT64_MAX, &num) || name[6] == '0' ||
+	    num > UINT32_MAX) {
 		msg(p, line,
 		    "[%s] %s = %s: unknown key (ranges are range.N = A[-B] "
 		    "[size=S] [offline], N from 1)",
@@ -2907,16 +2855,16 @@ static int parse_range(const char *v, uint64_t top, uint64_t *lo, uint64_t *hi)
 	strcpy(buf, v);
 	dash = strchr(buf, '-');
 	if (!dash) {
-		if (parse_u64(buf, lo))
+		if (parse_u64(buf, 0, UINT64_MAX, lo))
 			return -EINVAL;
 		*hi = *lo;
 	} else {
 		*dash = '\0';
-		if (parse_u64(buf, lo))
+		if (parse_u64(buf, 0, UINT64_MAX, lo))
 			return -EINVAL;
 		if (!dash[1])
 			*hi = top;
-		else if (parse_u64(dash + 1, hi))
+		else if (parse_u64(dash + 1, 0, UINT64_MAX, hi))
 			return -EINVAL;
 	}
 	if (*lo > top || *hi > top)
@@ -2940,7 +2888,7 @@ static int parse_delay(const char *v, uint64_t *ns)
 		return -EINVAL;
 	memcpy(buf, v, digits);
 	buf[digits] = '\0';
-	if (parse_u64(buf, &n))
+	if (parse_u64(buf, 0, UINT64_MAX, &n))
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(v + digits, units[i].unit) == 0) {
@@ -3112,7 +3060,8 @@ int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
 			}
 			break;
 		case F_COUNT:
-			if (parse_u64(eq + 1, &n) || n > UINT32_MAX) {
+			if (parse_u64(eq + 1, 0, UINT64_MAX, &n) ||
+			    n > UINT32_MAX) {
 				snprintf(why, whylen,
 					 "count=%s: not a number "
 					 "from 0 (forever) to 4294967295",
@@ -3123,7 +3072,7 @@ int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
 			break;
 		case F_ASC:
 		case F_ASCQ:
-			if (parse_u64(eq + 1, &n) || n > 0xff) {
+			if (parse_u64(eq + 1, 0, UINT64_MAX, &n) || n > 0xff) {
 				snprintf(why, whylen,
 					 "%s=%s: not a byte (0..255 "
 					 "or 0x00..0xff)",

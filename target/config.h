@@ -427,18 +427,8 @@ const char *cfg_default_text(void);
 uint64_t cfg_total_luns(const struct cfg *c);
 
 /**
- * cfg_parse_size() - a byte count: decimal digits and an optional binary
- * suffix K, M, G, T or P (either case; "KiB" and "KB" forms too).
- * @text: the text.
- * @out: out, the bytes (only on success).
- *
- * Return: 0; -EINVAL if it is not a size; -ERANGE if it exceeds 2^64 - 1.
- */
-int cfg_parse_size(const char *text, uint64_t *out);
-
-/**
  * cfg_format_size() - a byte count in the shortest exact form
- * cfg_parse_size() reads back ("1T", "1536K", "1000").
+ * parse_size() (common/parse.h) reads back ("1T", "1536K", "1000").
  * @bytes: the count.
  * @buf: out, NUL-terminated.
  * @len: its size; 24 always suffices.

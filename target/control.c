@@ -34,6 +34,7 @@
 #include "fault.h"
 #include "log.h"
 #include "lun.h"
+#include "parse.h"
 #include "scsi/scsi.h"
 #include "sdnum.h"
 #include "store/store.h"
@@ -1083,7 +1084,7 @@ static int cmd_lun(struct req *r)
 	jsize = json_object_get(r->j, "size");
 	if (json_is_string(jsize)) {
 		sizes = json_string_value(jsize);
-		if (cfg_parse_size(sizes, &size))
+		if (parse_size(sizes, UINT64_MAX, &size))
 			return fail(r,
 				    "\"size\": %s is not a size (use a number "
 				    "with K, M, G, T or P)",
@@ -1312,24 +1313,23 @@ static int cmd_alua(struct req *r)
 static int parse_luns(struct req *r, const char *key, const char *v,
 		      uint32_t max, uint32_t *first, uint32_t *last)
 {
-	unsigned long long a, b;
-	char *end;
+	char buf[64], *dash;
+	uint64_t a, b;
 
-	errno = 0;
-	if (*v < '0' || *v > '9')
+	if (strlen(v) >= sizeof(buf))
 		goto bad;
-	a = strtoull(v, &end, 10);
+	strcpy(buf, v);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash = '\0';
+	if (parse_u64(buf, 10, UINT64_MAX, &a))
+		goto bad;
 	b = a;
-	if (*end == '-') {
-		if (end[1] < '0' || end[1] > '9')
-			goto bad;
-		b = strtoull(end + 1, &end, 10);
-	}
-	if (*end || errno || a > b)
+	if ((dash && parse_u64(dash + 1, 10, UINT64_MAX, &b)) || a > b)
 		goto bad;
 	if (b >= max)
-		return fail(r, "\"%s\": LUN %llu is past max_luns (%u)", key, b,
-			    max);
+		return fail(r, "\"%s\": LUN %" PRIu64 " is past max_luns (%u)",
+			    key, b, max);
 	*first = (uint32_t)a;
 	*last = (uint32_t)b;
 	return 0;

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "config.h"
 #include "control.h"
+#include "parse.h"
 
 /* Entries per `names` request when paging for text output. */
 #define NAMES_PAGE (4 * CTL_NAMES_BATCH)
@@ -328,14 +329,11 @@ static const char *human(uint64_t bytes, char *buf, size_t len)
 
 static uint64_t parse_num(const char *what, const char *s, uint64_t max)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
 	if (!s || *s < '0' || *s > '9')
 		die_usage("%s '%s': not a number", what, s ? s : "");
-	v = strtoull(s, &end, 10);
-	if (*end || errno || v > max)
+	if (parse_u64(s, 10, max, &v))
 		die_usage("%s '%s': not a number from 0 to %" PRIu64, what, s,
 			  max);
 	return v;

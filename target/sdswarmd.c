@@ -37,6 +37,7 @@
 #include "frontend/tcmu/tcmu.h"
 #include "log.h"
 #include "lun.h"
+#include "parse.h"
 #include "scsi/scsi.h"
 #include "store/store.h"
 
@@ -235,20 +236,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (o->luns) {
-		char *end;
-		unsigned long n;
-
-		errno = 0;
-		n = strtoul(o->luns, &end, 10);
-		if (o->luns[0] < '0' || o->luns[0] > '9' || *end || errno ||
-		    n > LUN_MAX_LUNS) {
+		if (parse_u32(o->luns, 10, LUN_MAX_LUNS, &o->nluns)) {
 			fprintf(stderr,
 				"sdswarmd: --luns %s: not a number from 0 to "
 				"%u\n",
 				o->luns, LUN_MAX_LUNS);
 			return -1;
 		}
-		o->nluns = (uint32_t)n;
 	}
 	if (o->check && o->run) {
 		fprintf(stderr, "sdswarmd: --check and --run exclude each "

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "array.h"
+#include "parse.h"
 #include "scsi_i.h"
 
 static const char *const state_names[] = {
@@ -118,8 +119,7 @@ int scsi_alua_set(struct scsi_target *t, const char *group,
 	struct scsi_alua *a = t->alua;
 	struct scsi_alua_group *g = NULL;
 	unsigned int i;
-	char *end;
-	unsigned long id;
+	uint32_t id;
 
 	if (!a)
 		return -ENODEV;
@@ -128,9 +128,8 @@ int scsi_alua_set(struct scsi_target *t, const char *group,
 	for (i = 0; i < a->ngroups && !g; i++)
 		if (!strcmp(a->groups[i].name, group))
 			g = &a->groups[i];
-	if (!g && *group >= '0' && *group <= '9') {
-		id = strtoul(group, &end, 10);
-		for (i = 0; i < a->ngroups && !*end && !g; i++)
+	if (!g && !parse_u32(group, 10, UINT16_MAX, &id)) {
+		for (i = 0; i < a->ngroups && !g; i++)
 			if (a->groups[i].id == id)
 				g = &a->groups[i];
 	}

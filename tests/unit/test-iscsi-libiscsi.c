@@ -32,6 +32,7 @@
 #include "frontend/iscsi/iscsi.h"
 #include "log.h"
 #include "lun.h"
+#include "rng.h"
 #include "scsi/scsi.h"
 #include "store/store.h"
 
@@ -425,13 +426,11 @@ static void clear_ua(struct iscsi_context *ctx, int lun)
 /* A pattern nobody would mistake for another LBA's or for zeroes. */
 static void fill(uint8_t *buf, size_t len, uint32_t seed)
 {
-	uint32_t x = seed * 2654435761u + 0x9e3779b9u;
+	struct rng r = rng_init(seed);
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345u;
-		buf[i] = (uint8_t)(x >> 16);
-	}
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)rng_next(&r);
 }
 
 static void write_ok(struct iscsi_context *ctx, int lun, uint64_t lba,

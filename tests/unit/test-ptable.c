@@ -28,7 +28,9 @@
 
 #include "array.h"
 #include "bytes.h"
+#include "parse.h"
 #include "ptable.h"
+#include "rng.h"
 
 #define MIB (1024ull * 1024ull)
 #define GIB (1024ull * MIB)
@@ -634,7 +636,7 @@ static void brute_force(const struct ptable_geom *g)
 	uint8_t *buf = malloc((size_t)chunk * g->block_size);
 	uint8_t *one = malloc(g->block_size);
 	uint64_t *nz = calloc(nb + 1, sizeof(*nz)); /* prefix counts */
-	unsigned int seed = 12345;
+	struct rng rng = rng_init(12345);
 
 	assert_non_null(buf);
 	assert_non_null(one);
@@ -671,8 +673,8 @@ static void brute_force(const struct ptable_geom *g)
 	/* Ranges: random, and every range ending or starting at a table
 	 * block's neighbours. */
 	for (i = 0; i < 20000; i++) {
-		uint64_t a = (uint64_t)rand_r(&seed) % nb;
-		uint64_t len = (uint64_t)rand_r(&seed) % (i % 2 ? 5000 : 40);
+		uint64_t a = rng_below(&rng, nb);
+		uint64_t len = rng_below(&rng, i % 2 ? 5000 : 40);
 
 		if (len > nb - a)
 			len = nb - a;
@@ -989,29 +991,29 @@ static void test_hostile_mbr(void **state)
 }
 
 /* Damage valid tables at random: never a crash, a hang or a bad result. */
-static void fuzz_one(struct image *im, const uint8_t *orig, unsigned int *seed,
+static void fuzz_one(struct image *im, const uint8_t *orig, struct rng *rng,
 		     unsigned int tally[3])
 {
 	struct ptable_part parts[PTABLE_MAX_NUMBER];
-	unsigned int nfound, i, flips = 1 + (unsigned int)rand_r(seed) % 8;
+	unsigned int nfound, i, flips = 1 + (unsigned int)rng_below(rng, 8);
 	uint64_t nb = im->nblocks, touched[8];
 	int kind;
 
 	for (i = 0; i < flips; i++) {
 		/* Mostly in the table blocks, where it matters. */
-		unsigned int where = (unsigned int)rand_r(seed) % 4;
+		unsigned int where = (unsigned int)rng_below(rng, 4);
 		uint64_t lba = where == 0 ? 0 : where == 1 ? 1 :
-			       where == 2 ? (uint64_t)rand_r(seed) % 40 :
-			       (uint64_t)rand_r(seed) % nb;
-		unsigned int off = (unsigned int)rand_r(seed) % im->bs;
+			       where == 2 ? rng_below(rng, 40) :
+			       rng_below(rng, nb);
+		unsigned int off = (unsigned int)rng_below(rng, im->bs);
 
-		if (rand_r(seed) % 4 == 0)
-			off = 446 + (unsigned int)rand_r(seed) % 66;
+		if (rng_below(rng, 4) == 0)
+			off = 446 + (unsigned int)rng_below(rng, 66);
 		im->data[lba * im->bs + off] ^=
-			(uint8_t)(1 + rand_r(seed) % 255);
+			(uint8_t)(1 + rng_below(rng, 255));
 		touched[i] = lba;
 	}
-	if (rand_r(seed) % 3 == 0)
+	if (rng_below(rng, 3) == 0)
 		fix_header_crc(blk(im, 1));
 	kind = parse_image(im, parts, PTABLE_MAX_NUMBER, &nfound);
 	assert_true(kind >= PTABLE_NONE && kind <= PTABLE_MBR);
@@ -1036,7 +1038,8 @@ static void fuzz_one(struct image *im, const uint8_t *orig, unsigned int *seed,
 static void test_fuzz(void **state)
 {
 	static const enum ptable_kind kinds[] = { PTABLE_GPT, PTABLE_MBR };
-	unsigned int seed = 4242, i, k, tally[3] = { 0 };
+	struct rng rng = rng_init(4242);
+	unsigned int i, k, tally[3] = { 0 };
 
 	(void)state;
 	for (k = 0; k < 2; k++) {
@@ -1061,7 +1064,7 @@ static void test_fuzz(void **state)
 		}
 		memcpy(im.data, orig, g.nblocks * 512);
 		for (i = 0; i < 20000; i++)
-			fuzz_one(&im, orig, &seed, tally);
+			fuzz_one(&im, orig, &rng, tally);
 		free(orig);
 		free(im.data);
 	}
@@ -1102,15 +1105,6 @@ static int usage(void)
 		"[--wwn X] [--lun N]\n"
 		"       test-ptable --parse-image FILE --block BS\n");
 	return 2;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return errno || end == s || *end ? -EINVAL : 0;
 }
 
 static void print_part(const struct ptable_part *p, uint64_t size)
@@ -1245,7 +1239,8 @@ static int tool(int argc, char **argv)
 			for (tok = strtok_r(copy, ",", &save); tok;
 			     tok = strtok_r(NULL, ",", &save)) {
 				if (g.nsizes == PTABLE_MAX_PARTS ||
-				    parse_u64(tok, &sizes[g.nsizes])) {
+				    parse_u64(tok, 0, UINT64_MAX,
+					      &sizes[g.nsizes])) {
 					free(copy);
 					return usage();
 				}
@@ -1254,7 +1249,7 @@ static int tool(int argc, char **argv)
 			free(copy);
 			g.sizes = sizes;
 		} else {
-			if (parse_u64(val, &v))
+			if (parse_u64(val, 0, UINT64_MAX, &v))
 				return usage();
 			if (!strcmp(opt, "--parts"))
 				g.nparts = (unsigned int)v;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "array.h"
+#include "rng.h"
 #include "sdnum.h"
 
 static const enum sdnum_idx_kind kinds[] = {SDNUM_IDX_BITMAP, SDNUM_IDX_TREE};
@@ -27,23 +28,6 @@ static struct sdnum_idx *idx_new(enum sdnum_idx_kind kind, uint32_t max)
 	assert_int_equal(sdnum_idx_create(&idx, kind, max), 0);
 	assert_non_null(idx);
 	return idx;
-}
-
-/* xorshift64: reproducible across runs and platforms. */
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*state = x;
-	return x;
-}
-
-static uint32_t rng_below(uint64_t *state, uint32_t n)
-{
-	return (uint32_t)(rng_next(state) % n);
 }
 
 static void test_create_bad(void **state)
@@ -221,9 +205,9 @@ static void test_fill_large(void **state)
 {
 	const uint32_t n = 1u << 20;
 	struct sdnum_idx *idx = idx_new(SDNUM_IDX_TREE, n);
-	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	uint32_t i, holes[64];
 	size_t bytes = sdnum_idx_bytes(idx);
+	struct rng rng = rng_init(0x9e3779b97f4a7c15ull);
 
 	(void)state;
 	/* One bit per id plus the summaries: 128 KiB + 2 KiB + a little. */
@@ -339,7 +323,7 @@ static int model_free(struct model *m, uint32_t id)
 }
 
 /* A bound near the size, often just past it or at a word edge. */
-static uint32_t rng_bound(uint64_t *rng, uint32_t n)
+static uint32_t rng_bound(struct rng *rng, uint32_t n)
 {
 	switch (rng_below(rng, 8)) {
 	case 0:
@@ -359,8 +343,8 @@ static void run_property(uint32_t n, unsigned int ops, uint64_t seed)
 	struct model m = {.n = n};
 	uint32_t *live = calloc(n, sizeof(*live));
 	uint32_t nlive = 0, a, b, id;
-	uint64_t rng = seed;
 	unsigned int op, phase_alloc = 60;
+	struct rng rng = rng_init(seed);
 	int want, got;
 	size_t k;
 

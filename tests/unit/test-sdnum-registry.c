@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "array.h"
+#include "rng.h"
 #include "sdnum.h"
 
 static const enum sdnum_reg_kind kinds[] = {SDNUM_REG_CHAIN, SDNUM_REG_RADIX};
@@ -31,22 +32,6 @@ static struct sdnum_reg *reg_new(enum sdnum_reg_kind kind)
 	assert_int_equal(sdnum_reg_create(&r, kind), 0);
 	assert_non_null(r);
 	return r;
-}
-
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*state = x;
-	return x;
-}
-
-static uint32_t rng_below(uint64_t *state, uint32_t n)
-{
-	return (uint32_t)(rng_next(state) % n);
 }
 
 /* lookup() must give @obj at offset @off; NULL @obj: unregistered. */
@@ -385,7 +370,7 @@ static void layout_build(struct layout *L, struct sdnum_reg **regs,
 	const size_t cap = (size_t)ndisks + nsingles + nrandom;
 	const uint32_t span = 16384;
 	bool *taken = calloc(span, sizeof(*taken));
-	uint64_t rng = seed;
+	struct rng rng = rng_init(seed);
 	uint32_t i, m;
 	size_t k;
 
@@ -450,7 +435,7 @@ static void layout_free(struct layout *L)
 }
 
 /* A dev_t to look up: inside, just outside, or anywhere. */
-static uint32_t pick_dev(const struct layout *L, uint64_t *rng)
+static uint32_t pick_dev(const struct layout *L, struct rng *rng)
 {
 	const struct ref_range *x = &L->v[rng_below(rng, (uint32_t)L->n)];
 
@@ -475,7 +460,7 @@ static uint32_t pick_dev(const struct layout *L, uint64_t *rng)
 static void check_lookups(const struct layout *L, struct sdnum_reg **regs,
 			  size_t nregs, unsigned int n, uint64_t seed)
 {
-	uint64_t rng = seed;
+	struct rng rng = rng_init(seed);
 	unsigned int i;
 	size_t k;
 
@@ -497,7 +482,7 @@ static void check_lookups(const struct layout *L, struct sdnum_reg **regs,
 static void churn(struct layout *L, struct sdnum_reg **regs, size_t nregs,
 		  uint64_t seed)
 {
-	uint64_t rng = seed;
+	struct rng rng = rng_init(seed);
 	size_t i, k;
 
 	for (i = 0; i < L->n; i++) {

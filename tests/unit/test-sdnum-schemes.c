@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "rng.h"
 #include "sdnum.h"
 
 /* One bit per dev_t on the majors the schemes use: sd, 259 and dynamic. */
@@ -324,7 +325,7 @@ static void test_dynamic(void **state)
 	enum { N = 5000 };
 	uint32_t *ord = malloc(N * sizeof(*ord)), *index = malloc(N * sizeof(*index));
 	struct sdnum_dynmap m = { .n = N, .ord = ord, .index = index };
-	uint64_t x = 88172645463325252ull;
+	struct rng rng = rng_init(88172645463325252ull);
 	uint32_t i, j, t, dev, d, p, ldev;
 
 	(void)state;
@@ -333,10 +334,7 @@ static void test_dynamic(void **state)
 	for (i = 0; i < N; i++)
 		index[i] = i;
 	for (i = N - 1; i > 0; i--) { /* Fisher-Yates */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		j = (uint32_t)(x % (i + 1));
+		j = (uint32_t)rng_below(&rng, i + 1);
 		t = index[i];
 		index[i] = index[j];
 		index[j] = t;

@@ -18,27 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
 #include "store/store.h"
 
 #define KiB 1024ULL
 #define MiB (1024ULL * 1024)
 
-/* xorshift64*: reproducible pseudo-random numbers per test. */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
+/* Reproducible pseudo-random bytes, never zero, from @seed. */
 static void fill(unsigned char *p, size_t n, uint64_t seed)
 {
+	struct rng r = rng_init(seed);
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		p[i] = (unsigned char)(rnd(&seed) | 1);
-	}
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(rng_next(&r) | 1);
 }
 
 static bool all_zero(const unsigned char *p, size_t n)
@@ -117,24 +110,24 @@ static void roundtrip(size_t chunk)
 {
 	const size_t span = 64 * chunk + 777;
 	unsigned char *shadow = calloc(1, span), *buf = malloc(span);
-	uint64_t seed = 0x1234 + chunk;
 	struct store *s = mk(chunk, 0, 4);
+	struct rng rng = rng_init(0x1234 + chunk);
 	int i;
 
 	assert_non_null(shadow);
 	assert_non_null(buf);
 	for (i = 0; i < 3000; i++) {
-		size_t off = rnd(&seed) % span;
-		size_t len = 1 + rnd(&seed) % (3 * chunk + 5);
+		size_t off = rng_below(&rng, span);
+		size_t len = 1 + rng_below(&rng, 3 * chunk + 5);
 		uint64_t base = 1000 * MiB; /* not chunk 0 of the LUN */
 
 		if (len > span - off)
 			len = span - off;
-		if (rnd(&seed) % 3) {
-			if (rnd(&seed) % 5 == 0)
+		if (rng_below(&rng, 3)) {
+			if (rng_below(&rng, 5) == 0)
 				memset(buf, 0, len);
 			else
-				fill(buf, len, rnd(&seed));
+				fill(buf, len, rng_next(&rng));
 			assert_int_equal(
 				store_write(s, 7, base + off, buf, len, 0), 0);
 			memcpy(shadow + off, buf, len);
@@ -358,9 +351,10 @@ static void test_meta_budget(void **state)
 {
 	const unsigned int n = 100000;
 	unsigned char buf[4096], rd[4096];
-	uint64_t seed = 42, *keys;
+	uint64_t *keys;
 	struct store *s = mk(4096, 0, 0);
 	struct store_stats st;
+	struct rng rng = rng_init(42);
 	unsigned int i;
 
 	(void)state;
@@ -369,8 +363,8 @@ static void test_meta_budget(void **state)
 	for (i = 0; i < n; i++) {
 		/* 32 LUNs, chunk indices up to 2^28: collisions are rare
 		 * and harmless (the same chunk is written twice). */
-		uint32_t lun = (uint32_t)(rnd(&seed) % 32);
-		uint64_t c = rnd(&seed) % (1u << 28);
+		uint32_t lun = (uint32_t)rng_below(&rng, 32);
+		uint64_t c = rng_below(&rng, 1u << 28);
 
 		keys[i] = (uint64_t)lun << 32 | c;
 		memcpy(buf, &keys[i], sizeof(keys[i]));
@@ -578,8 +572,9 @@ static void *worker(void *arg)
 	struct tctx *t = arg;
 	unsigned char *own = calloc(1, T_REGION), *shared = calloc(1, T_REGION);
 	unsigned char buf[3 * 4096 + 100], rd[sizeof(buf)];
-	uint64_t seed = 77 + t->id, sbase = t->id * T_REGION;
+	uint64_t sbase = t->id * T_REGION;
 	uint32_t lun = 100 + t->id;
+	struct rng rng = rng_init(77 + t->id);
 	int i;
 
 	if (!own || !shared) {
@@ -587,19 +582,19 @@ static void *worker(void *arg)
 		goto out;
 	}
 	for (i = 0; i < 4000; i++) {
-		size_t len = 1 + rnd(&seed) % sizeof(buf);
-		size_t off = rnd(&seed) % (T_REGION - len);
-		bool use_shared = rnd(&seed) & 1;
+		size_t len = 1 + rng_below(&rng, sizeof(buf));
+		size_t off = rng_below(&rng, T_REGION - len);
+		bool use_shared = rng_next(&rng) & 1;
 		uint32_t l = use_shared ? T_SHARED_LUN : lun;
 		uint64_t base = use_shared ? sbase : 0;
 		unsigned char *shadow = use_shared ? shared : own;
 
-		if (rnd(&seed) % 4 == 0) {
+		if (rng_below(&rng, 4) == 0) {
 			if (store_unmap(t->s, l, base + off, len))
 				t->fails++;
 			memset(shadow + off, 0, len);
 		} else {
-			fill(buf, len, rnd(&seed));
+			fill(buf, len, rng_next(&rng));
 			if (store_write(t->s, l, base + off, buf, len, 0))
 				t->fails++;
 			memcpy(shadow + off, buf, len);

@@ -13,6 +13,7 @@
 #include <nettle/md5.h>
 
 #include "iscsi_i.h"
+#include "parse.h"
 
 void iscsi_chap_md5(uint8_t id, const void *secret, size_t slen,
 		    const uint8_t *challenge, size_t clen, uint8_t *out)
@@ -162,32 +163,6 @@ int iscsi_chap_challenge(struct iscsi_chap *ch, struct iscsi_text *out)
 	return 0;
 }
 
-/* A CHAP_I value: decimal 0..255 (or 0x hex, as numbers may be). */
-static int parse_id(const char *s, uint8_t *id)
-{
-	unsigned long v = 0;
-	const char *p = s;
-	int base = 10, d;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		p += 2;
-	}
-	if (!*p)
-		return -EINVAL;
-	for (; *p; p++) {
-		d = base == 16 ? hexval(*p) : (*p >= '0' && *p <= '9' ? *p - '0'
-								      : -1);
-		if (d < 0)
-			return -EINVAL;
-		v = v * (unsigned long)base + (unsigned long)d;
-		if (v > 255)
-			return -EINVAL;
-	}
-	*id = (uint8_t)v;
-	return 0;
-}
-
 /* Constant-time compare: a response check should not leak where it fails. */
 static bool same(const uint8_t *a, const uint8_t *b, size_t n)
 {
@@ -206,6 +181,7 @@ int iscsi_chap_check(struct iscsi_chap *ch, const struct cfg_iscsi *icfg,
 	uint8_t got[ISCSI_CHAP_BIN_MAX], want[ISCSI_CHAP_DIGEST_LEN];
 	uint8_t mch[ISCSI_CHAP_BIN_MAX];
 	char hex[3 + 2 * ISCSI_CHAP_DIGEST_LEN];
+	uint32_t idv;
 	uint8_t id;
 	int n, m;
 
@@ -228,8 +204,10 @@ int iscsi_chap_check(struct iscsi_chap *ch, const struct cfg_iscsi *icfg,
 		return -EINVAL;
 	if (!icfg->mutual_user[0])
 		return -EACCES;
-	if (parse_id(mid, &id))
+	/* CHAP_I: 0..255, decimal or 0x hex as every iSCSI number */
+	if (parse_u32(mid, 0, 255, &idv))
 		return -EINVAL;
+	id = (uint8_t)idv;
 	m = iscsi_chap_decode(mchallenge, mch, sizeof(mch));
 	if (m < 0)
 		return -EINVAL;

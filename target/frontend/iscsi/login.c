@@ -15,6 +15,7 @@
 #include "array.h"
 #include "iscsi_i.h"
 #include "log.h"
+#include "parse.h"
 
 /* ---- text ---------------------------------------------------------------- */
 
@@ -149,38 +150,6 @@ static const struct key_def key_defs[] = {
 };
 
 #define NKEYS (ARRAY_SIZE(key_defs))
-
-/*
- * A numerical value: decimal or 0x hex (RFC 7143 5.1), no sign, no
- * leading blanks. Return: 0, -EINVAL, -ERANGE past 2^32 - 1.
- */
-static int parse_num(const char *s, uint32_t *out)
-{
-	uint64_t v = 0;
-	int base = 10, d;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			return -EINVAL;
-		v = v * (uint64_t)base + (uint64_t)d;
-		if (v > UINT32_MAX)
-			return -ERANGE;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
 
 static int parse_bool(const char *s, bool *out)
 {
@@ -348,7 +317,8 @@ int iscsi_neg_key(struct iscsi_neg *n, const char *key, const char *value,
 		break;
 	case KT_NUM_MIN:
 	case KT_NUM_MAX:
-		if (parse_num(value, &v) || v < k->min || v > k->max) {
+		if (parse_u32(value, 0, UINT32_MAX, &v) || v < k->min ||
+		    v > k->max) {
 			iscsi_text_add(out, key, "Reject");
 			break;
 		}
@@ -361,7 +331,8 @@ int iscsi_neg_key(struct iscsi_neg *n, const char *key, const char *value,
 		iscsi_text_addf(out, key, "%u", v);
 		break;
 	case KT_DECLARE:
-		if (parse_num(value, &v) || v < k->min || v > k->max) {
+		if (parse_u32(value, 0, UINT32_MAX, &v) || v < k->min ||
+		    v > k->max) {
 			iscsi_text_add(out, key, "Reject");
 			break;
 		}

@@ -31,6 +31,7 @@
 #include "config.h"
 #include "control.h"
 #include "log.h"
+#include "parse.h"
 #include "lun.h"
 #include "tcmu.h"
 #include "tcmu_i.h"
@@ -230,17 +231,16 @@ static int uio_open(unsigned int n)
 
 static int uio_map_size(unsigned int n, size_t *size)
 {
-	char path[PATH_LEN], buf[64], *end;
-	unsigned long long v;
+	char path[PATH_LEN], buf[64];
+	uint64_t v;
 	int ret;
 
 	snprintf(path, sizeof(path), UIO_CLASS "/uio%u/maps/map0/size", n);
 	ret = read_str(path, buf, sizeof(buf));
 	if (ret)
 		return ret;
-	errno = 0;
-	v = strtoull(buf, &end, 0);
-	if (errno || end == buf || *end || !v)
+	/* the kernel's "0x%lx" */
+	if (parse_u64(buf, 0, SIZE_MAX, &v) || !v)
 		return -EPROTO;
 	*size = (size_t)v;
 	return 0;
