@@ -37,6 +37,7 @@
 	X(iscsi, "iscsi", "libiscsi client: IOPS and latency of one target") \
 	X(stress, "stress", "CI stress: verified I/O, LUN churn, faults; verdict") \
 	X(compare, "compare", "two --json runs side by side; regressions flagged") \
+	X(stamp, "stamp", "the JSON stamp (schema, version, commit) for scripts") \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);

@@ -6,7 +6,17 @@
 # to completion, the LUNs it lists counted (262,144 wanted), and the
 # daemon's RSS before and after. Prints a table, or with --json one object.
 #
-# usage: bench/iscsi-ls-scale.sh BIN_DIR [--json]
+# usage: bench/iscsi-ls-scale.sh BIN_DIR [--json] [--luns N]
+#
+# --luns N serves N LUNs instead (a multiple of 16 from 16 to 262,144: 16
+# targets of N/16), for a smoke test that takes seconds. --json is a report
+# of sdswarm-bench's own layout, so that `sdswarm-bench compare` reads it:
+# the stamp and machine of BIN_DIR's sdswarm-bench (`sdswarm-bench stamp
+# --machine`), "results" rows (group iscsi-ls, n = the LUNs served,
+# ns_per_op = nanoseconds per LUN), this script's own keys, and the
+# targets; the count of iSCSI targets listed is "iscsi_targets". Under
+# 65,536 LUNs the report is marked noisy (the daemon's fixed RSS and
+# start-up cost dominate).
 #
 # iscsi-ls stops at the first command that fails, a unit attention
 # included: the config has power_on_ua = no, so a fresh daemon's LUNs
@@ -37,23 +47,35 @@ if [ "${1:-}" = --captive ]; then
 		>"$ILS_SCRATCH/vals"
 	exit 0
 fi
-bin=${1:?usage: bench/iscsi-ls-scale.sh BIN_DIR [--json]}
+bin=${1:?usage: bench/iscsi-ls-scale.sh BIN_DIR [--json] [--luns N]}
 shift
 json=0
-case ${1:-} in
---json) json=1 ;;
-'') ;;
-*)
-	echo "iscsi-ls-scale: unknown argument '$1'" >&2
-	exit 1
-	;;
+TARGETS=16
+WANT=262144
+while [ $# -gt 0 ]; do
+	case $1 in
+	--json) json=1 ;;
+	--luns)
+		WANT=${2:?--luns needs a value}
+		shift
+		;;
+	*)
+		echo "iscsi-ls-scale: unknown argument '$1'" >&2
+		exit 1
+		;;
+	esac
+	shift
+done
+case $WANT in
+'' | *[!0-9]* | 0*) WANT=x ;;
 esac
+if [ "$WANT" = x ] || [ "$WANT" -gt 262144 ] || [ $((WANT % TARGETS)) -ne 0 ]; then
+	echo "iscsi-ls-scale: --luns: need a multiple of $TARGETS from $TARGETS to 262144" >&2
+	exit 1
+fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 conf=$top/configs/iscsi-quarter-million.conf
-IQN=iqn.2026-12.org.sdswarm
-WANT=262144
-TARGETS=16
-PER_TARGET=16384
+PER_TARGET=$((WANT / TARGETS))
 LS_TIMEOUT=600
 
 say() { echo "iscsi-ls-scale: $*" >&2; }
@@ -64,7 +86,7 @@ for c in iscsi-ls python3 timeout; do
 		exit 1
 	fi
 done
-for p in sdswarmd sdswarm; do
+for p in sdswarmd sdswarm sdswarm-bench; do
 	if [ ! -x "$bin/$p" ]; then
 		say "no $bin/$p (make $bin/$p)"
 		exit 1
@@ -84,7 +106,15 @@ s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])') || exit 1
 sed -e "s/^portal = .*/portal = 127.0.0.1:$port/" \
-	-e "s/^type = .*/type = mem/" "$conf" >"$scratch/q.conf"
+	-e "s/^type = .*/type = mem/" -e "s/^max_luns = .*/max_luns = $WANT/" \
+	-e "s/^count = .*/count = $WANT/" \
+	-e "s/^luns_per_target = .*/luns_per_target = $PER_TARGET/" \
+	"$conf" >"$scratch/q.conf"
+# The stamp and machine of the sdswarm-bench of this build, for --json.
+stamp=$("$bin/sdswarm-bench" stamp --machine) || {
+	say "$bin/sdswarm-bench stamp failed (an older build? make it again)"
+	exit 1
+}
 
 # A captive run: sdswarmd starts, and once its portal listens (ready) runs
 # the --captive half of this script, which times the listing; then it
@@ -111,7 +141,7 @@ python3 - "$json" "$WANT" \
 	"$t_start" "$t_ready" "$t_ls0" "$t_ls1" \
 	"$rss0" "$rss2" "$ls_rc" "$luns" "$ntargets" "$alive" \
 	"$(head -c 300 "$scratch/ls.err" | tr '\n' ' ')" "$(nproc)" \
-	"$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
+	"$(cut -d' ' -f1-3 /proc/loadavg)" "$stamp" "$TARGETS" <<'PY'
 import json, sys
 
 a = sys.argv[1:]
@@ -120,32 +150,73 @@ t_start, t_ready, t_ls0, t_ls1 = (float(x) for x in a[2:6])
 rss0, rss2 = (int(x) * 1024 if x else None for x in a[6:8])
 ls_rc, luns, ntargets, alive = int(a[8]), int(a[9]), int(a[10]), a[11] == "1"
 ls_err, nproc, load = a[12].strip(), int(a[13]), a[14]
+stamp, served_targets = json.loads(a[15]), int(a[16])
+# Under 65,536 LUNs the daemon's fixed RSS and start-up cost dominate the
+# per-LUN figures: a smoke test, not a measurement.
+noisy = want < 65536
 
 secs = t_ls1 - t_ls0
+start = t_ready - t_start
+notes = [
+    "sdswarmd (build/bin) on configs/iscsi-quarter-million.conf%s: %d "
+    "targets x %s thin 1 GiB LUNs, mem store, power_on_ua = no, a free "
+    "loopback port"
+    % ("" if want == 262144 else " with --luns %d" % want, served_targets,
+       format(want // served_targets, ",")),
+    "%d CPUs shared with the client; load average %s at the end" % (nproc, load),
+    "rows: ns_per_op is nanoseconds per LUN (the step's time / LUNs), n the "
+    "LUNs served",
+]
+if noisy:
+    notes.append("(noisy) only %d LUNs, under 65536: the daemon's fixed RSS "
+                 "and start-up cost dominate the per-LUN figures" % want)
+
+def row(case, ns, ops_per_s):
+    return {"group": "iscsi-ls", "case": case, "n": want, "ns_per_op": ns,
+            "median_ns_per_op": None, "ops_per_s": ops_per_s, "reps": 1,
+            "baseline_ns_per_op": None, "ratio": None}
+
+targets = [
+    {"name": "LUNs listed by iscsi-ls -s / LUNs served", "value": luns / want,
+     "cmp": ">=", "limit": 1.0},
+    {"name": "daemon RSS bytes per LUN after the listing",
+     "value": rss2 / want if rss2 else None, "cmp": "<", "limit": 64.0},
+]
+for t in targets:
+    v = t["value"]
+    t["met"] = None if v is None else (v >= t["limit"] if t["cmp"] == ">="
+                                       else v < t["limit"])
+    t["noisy"] = noisy
+
 res = {
+    **stamp,
     "bench": "iscsi-ls",
-    "machine": {"nproc": nproc},
-    "notes": [
-        "sdswarmd (build/bin) on configs/iscsi-quarter-million.conf: 16 "
-        "targets x 16,384 thin 1 GiB LUNs, mem store, power_on_ua = no, "
-        "a free loopback port",
-        "%d CPUs shared with the client; load average %s at the end" % (nproc, load),
+    "noisy": noisy,
+    "notes": notes,
+    "results": [
+        row("daemon start to ready, per LUN", start * 1e9 / want,
+            want / start if start > 0 else None),
+        row("iscsi-ls -s, per LUN listed",
+            secs * 1e9 / luns if luns else None,
+            luns / secs if secs > 0 else None),
     ],
-    "daemon_start_s": t_ready - t_start,
+    "daemon_start_s": start,
     "iscsi_ls_exit": ls_rc, "iscsi_ls_s": secs, "luns": luns,
-    "targets": ntargets,
+    "luns_served": want, "iscsi_targets": ntargets,
     "luns_per_s": luns / secs if secs > 0 else None,
     "rss_bytes_before": rss0, "rss_bytes_after": rss2,
     "rss_bytes_per_lun_before": rss0 / want if rss0 else None,
     "rss_bytes_per_lun_after": rss2 / want if rss2 else None,
     "daemon_alive": alive,
     "complete": ls_rc == 0 and luns == want,
+    "targets": targets,
 }
 if want_json:
     json.dump(res, sys.stdout, indent=2)
     print()
 else:
-    print("sdswarm-bench iscsi-ls: %d CPUs" % nproc)
+    print("sdswarm-bench iscsi-ls: %d CPUs, %s"
+          % (nproc, stamp["machine"]["cpu_model"]))
     for n in res["notes"]:
         print("  " + n)
     print()
@@ -154,7 +225,7 @@ else:
     def per(b):
         return "-" if b is None else "%.1f" % (b / want)
     rows = [
-        ["daemon start (262,144 LUNs) to ready", "%.2f" % (t_ready - t_start), "-", "-", mib(rss0), per(rss0)],
+        ["daemon start (%s LUNs) to ready" % format(want, ","), "%.2f" % start, "-", "-", mib(rss0), per(rss0)],
         ["iscsi-ls -s (discovery + every LUN)", "%.2f" % secs,
          "%.0f" % res["luns_per_s"] if res["luns_per_s"] else "-", "%d" % luns, mib(rss2), per(rss2)],
     ]
@@ -174,5 +245,20 @@ else:
     print("RSS growth over the listing: %s bytes/LUN; daemon alive after: %s"
           % ("-" if rss0 is None or rss2 is None else "%.1f" % ((rss2 - rss0) / want),
              "yes" if alive else "NO"))
+    print()
+    print("targets (reported, not asserted)")
+    head = ["target", "value", "limit", "result"]
+    rows = [[t["name"], "-" if t["value"] is None else "%.2f" % t["value"],
+             "%s %.2f" % (t["cmp"], t["limit"]),
+             ("not measured" if t["met"] is None else
+              "met" if t["met"] else "MISSED")
+             + (" (noisy)" if t["noisy"] else "")] for t in targets]
+    w = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+    line = lambda r: "  ".join(c.ljust(w[i]) if i in (0, 3) else c.rjust(w[i])
+                               for i, c in enumerate(r)).rstrip()
+    print(line(head))
+    print(line(["-" * x for x in w]))
+    for r in rows:
+        print(line(r))
 sys.exit(0 if res["complete"] and alive else 1)
 PY

@@ -9,6 +9,14 @@
 #
 # usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]
 #
+# --json is a report of sdswarm-bench's own layout, so that `sdswarm-bench
+# compare` reads it: the stamp of BIN_DIR's sdswarm-bench (`sdswarm-bench
+# stamp`: schema, tool, version, commit), then "results" rows (group
+# sdswarmd, tgt or scaling; the case; n = commands in flight, QD x jobs;
+# ns_per_op = 1e9 / IOPS), then this script's own keys and the targets.
+# Under 1 s a measurement (--seconds 0.3 in the tests) the report is
+# marked noisy.
+#
 # Both targets are private to this run: sdswarmd on a config of its own in a
 # temporary folder (mem store, thin 1 GiB LUNs), tgtd on its own control
 # port with a 1 GiB backing file on /dev/shm, each on a free loopback port.
@@ -272,6 +280,11 @@ start_sdswarmd sd2 2 || exit 1
 sd2_pid=$sd_pid sd2_port=$sd_port
 start_tgtd || exit 1
 tgt_url="iscsi://127.0.0.1:$tgt_port/$TGT_IQN/1"
+# The stamp of the sdswarm-bench that measures, for the --json report.
+stamp=$("$bin/sdswarm-bench" stamp) || {
+	say "$bin/sdswarm-bench stamp failed (an older build? make it again)"
+	exit 1
+}
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Scaling first, while the LUNs of both fresh daemons are never written.
@@ -306,12 +319,15 @@ stop_sdswarmds
 stop_tgtd
 
 python3 - "$scratch" "$json" "$secs" "$LUN_BYTES" "$(nproc)" \
-	"$load_start" "$load_end" <<'PY'
+	"$load_start" "$load_end" "$stamp" <<'PY'
 import json, math, os, sys
 
 d, want_json, secs, lun_bytes, nproc = sys.argv[1], sys.argv[2] == "1", \
     float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 load_start, load_end = sys.argv[6], sys.argv[7]
+stamp = json.loads(sys.argv[8])
+# Measurements this short are for smoke tests: their figures are noise.
+noisy = secs < 1
 
 def load(name):
     with open(os.path.join(d, name + ".json")) as f:
@@ -387,11 +403,38 @@ targets = [
 ]
 for t in targets:
     t["met"] = None if t["value"] is None else t["value"] >= t["limit"]
+    t["noisy"] = noisy
+if noisy:
+    notes.append("(noisy) %.2g s a measurement, under 1 s: the figures are "
+                 "for a smoke test, not for judging" % secs)
+
+# The rows sdswarm-bench compare matches by (group, case, n): n is the
+# commands in flight (QD x jobs), the same in every run of this script;
+# ns_per_op is wall nanoseconds per completed command (1e9 / IOPS), so a
+# drop in IOPS is a rise compare flags; the baseline (tgt for sdswarmd,
+# threads 1 for threads 2) makes "ratio" the IOPS ratio of the run.
+def row(group, case, r, base=None):
+    ns = 1e9 / r["iops"] if r["iops"] else None
+    bns = 1e9 / base["iops"] if base and base["iops"] else None
+    return {"group": group, "case": case, "n": r["qd"] * r["jobs"],
+            "ns_per_op": ns, "median_ns_per_op": None,
+            "ops_per_s": r["iops"], "reps": 1, "baseline_ns_per_op": bns,
+            "ratio": bns / ns if ns and bns else None,
+            "mib_per_s": r["mib_per_s"], "lat_p99_us": r["lat_p99_us"],
+            "target_cpu_us_per_op": r["target_cpu_us_per_op"]}
+
+results = [row("tgt", c["case"], c["tgt"]) for c in side]
+results += [row("sdswarmd", c["case"], c["sdswarmd"], c["tgt"]) for c in side]
+for j in (1, 2):
+    t1, t2 = runs["t1-j%d" % j], runs["t2-j%d" % j]
+    case = "4K randread QD32, %d session%s" % (j, "" if j == 1 else "s")
+    results.append(row("scaling", case + ", threads 1", t1))
+    results.append(row("scaling", case + ", threads 2", t2, t1))
 
 if want_json:
-    out = {"bench": "iscsi-vs-tgt",
+    out = {**stamp, "bench": "iscsi-vs-tgt", "noisy": noisy,
            "machine": {"nproc": nproc, "cpu_model": cpu_model},
-           "notes": notes, "seconds": secs,
+           "notes": notes, "seconds": secs, "results": results,
            "side_by_side": side, "scaling": scale,
            "ratios": {"sdswarmd_over_tgt": {c["case"]: c["ratio"] for c in side},
                       "threads2_over_threads1_2jobs": r_t2_t1_j2,
@@ -443,6 +486,7 @@ print()
 print("targets (reported, not asserted)")
 table(["target", "value", "limit", "result"],
       [[t["name"], f(t["value"], 2), ">= %.2f" % t["limit"],
-        "not measured" if t["met"] is None else ("met" if t["met"] else "MISSED")]
+        ("not measured" if t["met"] is None else ("met" if t["met"] else "MISSED"))
+        + (" (noisy)" if t["noisy"] else "")]
        for t in targets], "lrrl")
 PY
