@@ -4,7 +4,8 @@
  * resident bytes per LUN at 262,144 LUNs, and 4 KiB random READ(16) and
  * WRITE(16) through scsi_exec() -> lun -> mem store on one core, against
  * the physical limit measured in the same run: memcpy of the same random
- * 4 KiB blocks over a working set of the same size.
+ * 4 KiB blocks over a working set of the same size; and the READ(16) path
+ * with per-LUN counters (sdswarm stats --count-luns) off and on.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -98,6 +99,104 @@ static int run_memcpy_write(void *arg, uint64_t n)
 	return 0;
 }
 
+/* The LUN the per-LUN counters are turned on for: the only one. */
+#define CTR_LUN 0u
+/* One batch of the counters' comparison: about a millisecond, shorter
+ * than a scheduler slice, so that many of them run undisturbed. */
+#define CTR_BATCH_NS 1000000ull
+#define CTR_MIN_PAIRS 16u
+
+/*
+ * READ(16) with per-LUN counters off and on, as one comparison: pairs of
+ * ~1 ms batches of one size, off and on back to back (on first in every
+ * other pair), as many pairs as fill the run's time (--reps batches of
+ * >= min_ns each side, at least 16), the best batch of each kept. On a
+ * shared machine the load changes from one 0.2 s batch to the next by
+ * more than the counters cost; a millisecond is short enough that some
+ * pairs run on an idle core, and each side's best is one of those.
+ * Each counted batch must have counted every read.
+ * Return: 0, -EIO when a command failed, another -errno after a message.
+ */
+static int measure_counters(const struct bench_cfg *cfg, struct io_ctx *c,
+			    struct lun_table *t, struct bench_result *off,
+			    struct bench_result *on, unsigned int *npairs)
+{
+	struct bench_cfg one = { .min_ns = CTR_BATCH_NS, .reps = 2 };
+	unsigned int pairs, i, k;
+	struct bench_result cal;
+	struct lun_io_stats io;
+	double *s_off, *s_on;
+	uint64_t n, t0, ns;
+	bool counting;
+	int ret;
+
+	lun_stats_disable(t);
+	ret = bench_measure(&one, run_scsi, c, &cal);
+	if (ret)
+		return ret;
+	/* sized from the faster of two calibrating batches: a preempted
+	 * first one stops the growth early */
+	n = (uint64_t)((double)CTR_BATCH_NS / cal.ns_per_op) + 1;
+	pairs = (unsigned int)((cfg->reps ? cfg->reps : 1) *
+			       (cfg->min_ns / CTR_BATCH_NS));
+	if (pairs < CTR_MIN_PAIRS)
+		pairs = CTR_MIN_PAIRS;
+	s_off = calloc(pairs, sizeof(*s_off));
+	s_on = calloc(pairs, sizeof(*s_on));
+	ret = -ENOMEM;
+	if (!s_off || !s_on) {
+		fprintf(stderr, "sdswarm-bench target: out of memory\n");
+		goto out_free;
+	}
+	for (i = 0; i < pairs; i++) {
+		for (k = 0; k < 2; k++) {
+			counting = (i + k) & 1;
+			if (counting) {
+				/* from zero, as stats --count-luns 0-0 */
+				ret = lun_stats_enable(t, CTR_LUN, CTR_LUN);
+				if (ret) {
+					fprintf(stderr,
+						"sdswarm-bench target: "
+						"lun_stats_enable: %s\n",
+						strerror(-ret));
+					goto out_free;
+				}
+			} else {
+				lun_stats_disable(t);
+			}
+			t0 = bench_now_ns();
+			ret = run_scsi(c, n);
+			ns = bench_now_ns() - t0;
+			if (ret)
+				goto out_free;
+			if (!counting) {
+				s_off[i] = (double)ns / (double)n;
+				continue;
+			}
+			s_on[i] = (double)ns / (double)n;
+			if (lun_stats_get(t, CTR_LUN, &io) || io.reads != n ||
+			    io.read_bytes != n * 4096 || io.errors) {
+				fprintf(stderr,
+					"sdswarm-bench target: the per-LUN "
+					"counters counted %" PRIu64 " reads "
+					"of %" PRIu64 "\n",
+					io.reads, n);
+				ret = -EPROTO;
+				goto out_free;
+			}
+		}
+	}
+	bench_result_set(off, s_off, pairs, n);
+	bench_result_set(on, s_on, pairs, n);
+	*npairs = pairs;
+	ret = 0;
+out_free:
+	lun_stats_disable(t);
+	free(s_off);
+	free(s_on);
+	return ret;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -110,7 +209,9 @@ static void usage(FILE *f)
 		"  io    4 KiB random READ(16)/WRITE(16) through scsi_exec() on a mem\n"
 		"        store over a working set (--working-set, 1 MiB..64 GiB in\n"
 		"        bytes, default 1 GiB; --quick 16 MiB), each against memcpy\n"
-		"        of the same random blocks over the same working set\n"
+		"        of the same random blocks over the same working set; and\n"
+		"        READ(16) with per-LUN counters (stats --count-luns) off\n"
+		"        and on, alternating; target: on/off below 1.05\n"
 		"A size given on the command line is kept with --quick.\n");
 }
 
@@ -178,7 +279,8 @@ int bench_target(int argc, char **argv)
 	bool have_luns = false, have_ws = false;
 	double bpl = NAN, create_s = NAN;
 	uint32_t only;
-	int opt, ret = 1;
+	unsigned int pairs = 0;
+	int opt, err, ret = 1;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
@@ -333,6 +435,25 @@ int bench_target(int argc, char **argv)
 			 base.ns_per_op);
 	bench_report_target(r, "READ(16) 4K random, IOPS on one core",
 			    res.ops_per_s, BENCH_AT_LEAST, 2e6);
+
+	/* the same reads, per-LUN counters off and on */
+	err = measure_counters(&cfg, c, t, &base, &res, &pairs);
+	if (err == -EIO)
+		goto out_io;
+	if (err)
+		goto out; /* said why */
+	bench_report_add(r, "io", "READ(16) 4K random, per-LUN counters off",
+			 c->blocks, &base, NAN);
+	bench_report_add(r, "io", "READ(16) 4K random, per-LUN counters on",
+			 c->blocks, &res, base.ns_per_op);
+	bench_report_target(r, "READ(16) 4K random, per-LUN counters on / off, ns",
+			    res.ns_per_op / base.ns_per_op, BENCH_BELOW, 1.05);
+	bench_report_note(r, "per-LUN counters (sdswarm stats --count-luns) on: READ(16) takes %.3fx the time with them off (%.1f ns against %.1f)",
+			  res.ns_per_op / base.ns_per_op, res.ns_per_op,
+			  base.ns_per_op);
+	bench_report_detail(r, "per-LUN counters: the same random READ(16)s with counting off (lun_stats_disable) and on for the LUN (lun_stats_enable 0-0, what stats --count-luns 0-0 does), %u pairs of ~1 ms batches (%" PRIu64 " reads) back to back, on first in every other pair, the best batch of each side kept (medians %.1f off, %.1f on); every counted batch checked to have counted all its reads; off pays a load and a branch a command, on adds two relaxed atomic adds",
+			    pairs, res.ops, base.median_ns_per_op,
+			    res.median_ns_per_op);
 
 	c->cmd.dir = SCSI_DIR_WRITE;
 	c->opcode = 0x8a;

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # sdswarm-bench target --quick: runs, exits 0, and its JSON reports the LUN
-# creation and in-process I/O rows and targets. No figure is judged.
+# creation and in-process I/O rows and targets, with READ(16) per-LUN
+# counters off and on and their ratio as a target; -v says how that is
+# measured; the io group under ASan leaks nothing. No figure is judged.
 . "$(dirname "$0")/../lib/common.sh"
 B=$SDSWARM_PLAIN_BIN/sdswarm-bench
 [ -x "$B" ] || skip "no $B (make build/bin/sdswarm-bench)"
@@ -21,6 +23,36 @@ assert "resident bytes per idle LUN" in names, names
 for r in d["results"]:
     assert r["ns_per_op"] > 0, r
 PY
+check "... READ(16) with per-LUN counters off and on, their ratio a target" \
+	python3 - "$T/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["case"]: r for r in d["results"] if r["group"] == "io"}
+off = rows["READ(16) 4K random, per-LUN counters off"]
+on = rows["READ(16) 4K random, per-LUN counters on"]
+assert off["n"] == on["n"] == rows["READ(16) 4K random, mem store"]["n"], rows
+assert on["baseline_ns_per_op"] == off["ns_per_op"], (on, off)
+assert off["reps"] >= 16 and on["reps"] == off["reps"], (off, on)
+t = [t for t in d["targets"] if "per-LUN counters on / off" in t["name"]]
+assert len(t) == 1 and t[0]["cmp"] == "<" and t[0]["limit"] == 1.05, t
+assert abs(t[0]["value"] / (on["ns_per_op"] / off["ns_per_op"]) - 1) < 1e-4, t
+assert any("per-LUN counters (sdswarm stats --count-luns) on" in n
+           for n in d["notes"]), d["notes"]
+PY
+"$B" target --quick --only io --working-set 1048576 >"$T/text" 2>&1 ||
+	fail "target --quick --only io exited $?"
+check "... the text names the ratio" \
+	grep -q "per-LUN counters (sdswarm stats --count-luns) on: READ(16) takes [0-9.]*x the time" "$T/text"
+check "... (hidden without -v)" sh -c "! grep -q 'pairs of ~1 ms batches' '$T/text'"
+"$B" target --quick --only io --working-set 1048576 -v >"$T/text" 2>&1 ||
+	fail "target --quick --only io -v exited $?"
+check "... -v: how it is measured" grep -q "pairs of ~1 ms batches .* back to back" "$T/text"
+A=$SDSWARM_BIN/sdswarm-bench
+if [ -x "$A" ]; then
+	"$A" target --quick --only io --working-set 1048576 >"$T/asan" 2>&1
+	expect_eq "the io group under ASan exits 0" 0 "$?"
+	check "... no sanitizer report" sh -c "! grep -q Sanitizer '$T/asan'"
+fi
 "$B" target --luns 0 >/dev/null 2>"$T/err"
 expect_eq "--luns 0 exits 2 (usage)" 2 $?
 check "--luns 0 says why" grep -q -- "--luns '0'" "$T/err"
