@@ -565,8 +565,8 @@ static void test_fault_parse(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(cfg_fault_parse("medium-read luns=0-3 lba=100-199",
-					 LUN_MAX_LUNS, &r, why, sizeof(why)),
+	assert_int_equal(fault_rule_parse("medium-read luns=0-3 lba=100-199",
+					  LUN_MAX_LUNS, &r, why, sizeof(why)),
 			 0);
 	assert_int_equal(r.kind, FAULT_MEDIUM_READ);
 	assert_int_equal(r.lun_first, 0);
@@ -577,9 +577,9 @@ static void test_fault_parse(void **state)
 	assert_int_equal(r.count, 0);
 
 	/* the example from the brief, every field */
-	assert_int_equal(cfg_fault_parse("ua luns=5 lba=7- count=1 asc=0x3f "
-					 "ascq=3 ops=read,other",
-					 1000, &r, why, sizeof(why)),
+	assert_int_equal(fault_rule_parse("ua luns=5 lba=7- count=1 asc=0x3f "
+					  "ascq=3 ops=read,other",
+					  1000, &r, why, sizeof(why)),
 			 0);
 	assert_int_equal(r.kind, FAULT_UA);
 	assert_int_equal(r.lun_first, 5);
@@ -592,28 +592,28 @@ static void test_fault_parse(void **state)
 	assert_int_equal(r.ops, FAULT_OP_READ | FAULT_OP_OTHER);
 
 	/* defaults: all LUNs, all LBAs; ua and not-ready codes */
-	assert_int_equal(cfg_fault_parse("ua", 10, &r, why, sizeof(why)), 0);
+	assert_int_equal(fault_rule_parse("ua", 10, &r, why, sizeof(why)), 0);
 	assert_int_equal(r.lun_first, 0);
 	assert_int_equal(r.lun_last, UINT32_MAX);
 	assert_int_equal(r.lba_first, 0);
 	assert_int_equal(r.lba_last, UINT64_MAX);
 	assert_int_equal(r.asc, 0x29);
-	assert_int_equal(cfg_fault_parse("not-ready\tluns=all", 10, &r, why,
-					 sizeof(why)),
+	assert_int_equal(fault_rule_parse("not-ready\tluns=all", 10, &r, why,
+					  sizeof(why)),
 			 0);
 	assert_int_equal(r.asc, 0x04);
 	assert_int_equal(r.lun_last, UINT32_MAX);
 
 	/* delays in every unit */
 	assert_int_equal(
-		cfg_fault_parse("delay delay=10ms", 10, &r, why, sizeof(why)),
+		fault_rule_parse("delay delay=10ms", 10, &r, why, sizeof(why)),
 		0);
 	assert_int_equal(r.delay_ns, 10000000);
-	cfg_fault_parse("delay delay=7us", 10, &r, why, sizeof(why));
+	fault_rule_parse("delay delay=7us", 10, &r, why, sizeof(why));
 	assert_int_equal(r.delay_ns, 7000);
-	cfg_fault_parse("delay delay=3s", 10, &r, why, sizeof(why));
+	fault_rule_parse("delay delay=3s", 10, &r, why, sizeof(why));
 	assert_int_equal(r.delay_ns, 3000000000ull);
-	cfg_fault_parse("delay delay=1ns ops=any", 10, &r, why, sizeof(why));
+	fault_rule_parse("delay delay=1ns ops=any", 10, &r, why, sizeof(why));
 	assert_int_equal(r.delay_ns, 1);
 	assert_int_equal(r.ops, FAULT_OP_ANY);
 }
@@ -662,7 +662,7 @@ static void test_fault_errors(void **state)
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		why[0] = '\0';
-		if (cfg_fault_parse(cases[i].rule, 100, &r, why, sizeof(why)) !=
+		if (fault_rule_parse(cases[i].rule, 100, &r, why, sizeof(why)) !=
 		    -EINVAL)
 			fail_msg("'%s' accepted", cases[i].rule);
 		if (strcmp(why, cases[i].why) != 0)
@@ -699,19 +699,19 @@ static void test_fault_round_trip(void **state)
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (cfg_fault_parse(cases[i].in, LUN_MAX_LUNS, &r, why,
-				    sizeof(why)))
+		if (fault_rule_parse(cases[i].in, LUN_MAX_LUNS, &r, why,
+				     sizeof(why)))
 			fail_msg("'%s': %s", cases[i].in, why);
-		assert_true(cfg_fault_format(&r, buf, sizeof(buf)) > 0);
+		assert_true(fault_rule_format(&r, buf, sizeof(buf)) > 0);
 		if (strcmp(buf, cases[i].canon) != 0)
 			fail_msg("'%s': want '%s', got '%s'", cases[i].in,
 				 cases[i].canon, buf);
-		assert_int_equal(cfg_fault_parse(buf, LUN_MAX_LUNS, &back, why,
-						 sizeof(why)),
+		assert_int_equal(fault_rule_parse(buf, LUN_MAX_LUNS, &back, why,
+						  sizeof(why)),
 				 0);
 		assert_memory_equal(&r, &back, sizeof(r));
 	}
-	assert_int_equal(cfg_fault_format(&r, buf, 8), -ENOSPC);
+	assert_int_equal(fault_rule_format(&r, buf, 8), -ENOSPC);
 }
 
 static void test_faults_section(void **state)
