@@ -194,6 +194,29 @@ int fault_list(struct fault_table *ft, struct fault_rule *out, unsigned int max)
 	return (int)n;
 }
 
+bool fault_exists(struct fault_table *ft, uint32_t id)
+{
+	unsigned int lo = 0, hi, mid;
+	bool found = false;
+
+	if (!ft)
+		return false;
+	pthread_mutex_lock(&ft->lock);
+	/* binary search: rules stay sorted by id (ids only grow) */
+	hi = atomic_load(&ft->n);
+	while (lo < hi && !found) {
+		mid = lo + (hi - lo) / 2;
+		if (ft->rules[mid].id < id)
+			lo = mid + 1;
+		else if (ft->rules[mid].id > id)
+			hi = mid;
+		else
+			found = true;
+	}
+	pthread_mutex_unlock(&ft->lock);
+	return found;
+}
+
 bool fault_check(struct fault_table *ft, uint32_t lun, uint64_t lba,
 		 uint64_t nblocks, unsigned int op, struct fault_hit *hit)
 {

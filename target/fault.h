@@ -125,6 +125,18 @@ int fault_clear(struct fault_table *ft, uint32_t id);
 int fault_list(struct fault_table *ft, struct fault_rule *out, unsigned int max);
 
 /**
+ * fault_exists() - whether rule @id is still in the table (not cleared,
+ * nor used up by its count).
+ * @ft: the table, or NULL (no rules).
+ * @id: a rule id, as fault_add() returned it.
+ *
+ * Context: any thread; takes the table's mutex for a binary search, O(log
+ * n) with no allocation (a request held by a hang asks every 100 ms).
+ * Return: true if the rule exists.
+ */
+bool fault_exists(struct fault_table *ft, uint32_t id);
+
+/**
  * fault_kind_name() - "medium-read", "medium-write", "delay", "hang", "ua",
  * "not-ready".
  * @kind: the kind.
