@@ -13,20 +13,12 @@
 
 #include "config.h"
 #include "fault.h"
+#include "fault-rule.h"
 #include "lun.h"
 
 #define MAX_TEXT 4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool same_rule(const struct fault_rule *a, const struct fault_rule *b)
-{
-	return a->kind == b->kind && a->ops == b->ops &&
-	       a->lun_first == b->lun_first && a->lun_last == b->lun_last &&
-	       a->lba_first == b->lba_first && a->lba_last == b->lba_last &&
-	       a->delay_ns == b->delay_ns && a->asc == b->asc &&
-	       a->ascq == b->ascq && a->count == b->count;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -57,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (len < 0 || (size_t)len != strlen(line))
 		abort();
 	if (fault_rule_parse(line, max_luns, &r2, why, sizeof(why)) ||
-	    !same_rule(&r, &r2))
+	    !fault_rule_same(&r, &r2))
 		abort();
 	if (fault_table_create(&ft))
 		abort();

@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "fault.h"
+#include "fault-rule.h"
 #include "lun.h"
 
 static void test_fault_parse(void **state)
@@ -228,16 +229,6 @@ static void test_fault_round_trip(void **state)
 	assert_int_equal(fault_rule_format(&r, buf, 8), -ENOSPC);
 }
 
-
-static bool same_rule(const struct fault_rule *a, const struct fault_rule *b)
-{
-	return a->kind == b->kind && a->ops == b->ops &&
-	       a->lun_first == b->lun_first && a->lun_last == b->lun_last &&
-	       a->lba_first == b->lba_first && a->lba_last == b->lba_last &&
-	       a->delay_ns == b->delay_ns && a->asc == b->asc &&
-	       a->ascq == b->ascq && a->count == b->count;
-}
-
 /*
  * Every field at its edges: "KIND FIELD" parses, formats with the field in
  * its canonical form (or left out, NULL, when it is the default), and that
@@ -305,7 +296,7 @@ static void test_every_field(void **state)
 				 cases[i].canon, buf);
 		if (fault_rule_parse(buf, LUN_MAX_LUNS, &back, why, sizeof(why)))
 			fail_msg("'%s' does not read back: %s", buf, why);
-		assert_true(same_rule(&r, &back));
+		assert_true(fault_rule_same(&r, &back));
 	}
 }
 
@@ -364,7 +355,7 @@ static void test_struct_round_trip(void **state)
 		assert_true(len > 0 && len < FAULT_RULE_FORMAT_LEN);
 		if (fault_rule_parse(buf, LUN_MAX_LUNS, &back, why, sizeof(why)))
 			fail_msg("'%s' does not read back: %s", buf, why);
-		if (!same_rule(&r, &back))
+		if (!fault_rule_same(&r, &back))
 			fail_msg("'%s' reads back to another rule", buf);
 		n++;
 	}
