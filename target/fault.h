@@ -169,7 +169,7 @@ int fault_kind_parse(const char *name);
  * @out: out, the rule (id and hits 0), only on success.
  * @why: out, on error: what is wrong, NUL-terminated, one line ("luns=9-3:
  *       first above last"; an unknown field says the one it is closest to).
- * @whylen: size of @why; 256 always suffices.
+ * @whylen: size of @why; a message quotes the text, so a long one is cut.
  *
  * Context: any thread.
  * Return: 0, -EINVAL.
