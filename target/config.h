@@ -438,37 +438,6 @@ uint64_t cfg_total_luns(const struct cfg *c);
 int cfg_format_size(uint64_t bytes, char *buf, size_t len);
 
 /**
- * cfg_fault_parse() - a fault rule from its one-line form, the same text
- * the config's [faults] keys, the control socket and `sdswarm fault set`
- * take: "KIND [luns=A-B] [lba=X-Y] [ops=LIST] [delay=N(ns|us|ms|s)]
- * [count=N] [asc=N] [ascq=N]". KIND is a fault_kind_name(); ranges are
- * inclusive, a single number or "all" (the default), and "lba=X-" runs to
- * the end; ops is a comma list of read, write, other or any (default: the
- * kind's); count 0 (the default) repeats forever; numbers are decimal or
- * 0x hex.
- * @text: the rule.
- * @max_luns: LUN numbers must be below it (LUN_MAX_LUNS to defer the check).
- * @out: out, the rule (id and hits 0), only on success.
- * @why: out, what is wrong, NUL-terminated (on error).
- * @whylen: size of @why.
- *
- * Return: 0, -EINVAL.
- */
-int cfg_fault_parse(const char *text, uint32_t max_luns, struct fault_rule *out,
-		    char *why, size_t whylen);
-
-/**
- * cfg_fault_format() - the canonical one-line form of a rule, which
- * cfg_fault_parse() reads back to the same rule (all but id and hits).
- * @r: the rule.
- * @buf: out, NUL-terminated.
- * @len: its size; 256 always suffices.
- *
- * Return: the length, or -ENOSPC.
- */
-int cfg_fault_format(const struct fault_rule *r, char *buf, size_t len);
-
-/**
  * cfg_iscsi_name_valid() - whether @name is an iSCSI name of one of RFC
  * 3722's forms, as a peer must send it: "iqn." yyyy-mm "." reversed
  * domain [":" anything] in lower case, digits, '.', '-' and ':'; "eui."

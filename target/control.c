@@ -1113,12 +1113,12 @@ static int cmd_lun(struct req *r)
 
 static json_t *rule_json(const struct fault_rule *fr)
 {
-	char text[256];
+	char text[FAULT_RULE_FORMAT_LEN];
 	json_t *o = json_object();
 
 	if (!o)
 		return NULL;
-	cfg_fault_format(fr, text, sizeof(text));
+	fault_rule_format(fr, text, sizeof(text));
 	set_u64(o, "id", fr->id);
 	json_object_set_new(o, "rule", json_string(text));
 	json_object_set_new(o, "kind", json_string(fault_kind_name(fr->kind)));
@@ -1146,8 +1146,8 @@ static int cmd_fault(struct req *r)
 			return fail(r, "\"id\" applies only to op clear");
 		if (get_str(r, "rule", &text) <= 0)
 			return fail(r, "\"rule\" is required for op set");
-		if (cfg_fault_parse(text, lun_max(r->s->ctx.luns), &rule, why,
-				    sizeof(why)))
+		if (fault_rule_parse(text, lun_max(r->s->ctx.luns), &rule, why,
+				     sizeof(why)))
 			return fail(r, "rule: %s", why);
 		ret = fault_add(ft, &rule);
 		if (ret == -ENOSPC)
@@ -1158,7 +1158,7 @@ static int cmd_fault(struct req *r)
 		if (ret < 0)
 			return fail(r, "rule: %s", strerror(-ret));
 		rule.id = (uint32_t)ret;
-		cfg_fault_format(&rule, why, sizeof(why));
+		fault_rule_format(&rule, why, sizeof(why));
 		log_notice("fault %d set: %s", ret, why);
 		set_u64(r->reply, "id", (uint64_t)ret);
 		json_object_set_new(r->reply, "rule", json_string(why));
@@ -1895,7 +1895,7 @@ static int cmd_save_config(struct req *r)
 	struct fault_rule one, *rules = NULL;
 	const struct lun_group *g;
 	struct save_group *sg;
-	char *text = NULL, rule[256];
+	char *text = NULL, rule[FAULT_RULE_FORMAT_LEN];
 	int64_t nluns;
 	size_t len = 0;
 	unsigned int i, port, sep;
@@ -1948,7 +1948,7 @@ static int cmd_save_config(struct req *r)
 	if (nrules > 0) {
 		fputs("[faults]\n", f);
 		for (i = 0; i < (unsigned int)nrules; i++) {
-			cfg_fault_format(&rules[i], rule, sizeof(rule));
+			fault_rule_format(&rules[i], rule, sizeof(rule));
 			fprintf(f, "fault.%u = %s\n", i + 1, rule);
 		}
 		fputc('\n', f);

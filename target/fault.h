@@ -2,7 +2,7 @@
 /*
  * Fault injection: rules over a LUN range and an LBA range, set from the
  * config or at run time, checked on the command path at the cost of one
- * atomic load when no rule exists.
+ * atomic load when no rule exists; and the rules' one-line text form.
  */
 #ifndef SDSWARM_FAULT_H
 #define SDSWARM_FAULT_H
@@ -11,8 +11,13 @@
 #define FAULT_MAX_RULES 4096u
 /* The longest delay a rule may set: 600 s, past every initiator's timeout. */
 #define FAULT_MAX_DELAY_NS (600ull * 1000000000ull)
+/* The longest rule text fault_rule_parse() reads: a config line's. */
+#define FAULT_RULE_TEXT_MAX 4000
+/* fault_rule_format() never needs more, the NUL included. */
+#define FAULT_RULE_FORMAT_LEN 256
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum fault_kind {
@@ -120,6 +125,18 @@ int fault_clear(struct fault_table *ft, uint32_t id);
 int fault_list(struct fault_table *ft, struct fault_rule *out, unsigned int max);
 
 /**
+ * fault_exists() - whether rule @id is still in the table (not cleared,
+ * nor used up by its count).
+ * @ft: the table, or NULL (no rules).
+ * @id: a rule id, as fault_add() returned it.
+ *
+ * Context: any thread; takes the table's mutex for a binary search, O(log
+ * n) with no allocation (a request held by a hang asks every 100 ms).
+ * Return: true if the rule exists.
+ */
+bool fault_exists(struct fault_table *ft, uint32_t id);
+
+/**
  * fault_kind_name() - "medium-read", "medium-write", "delay", "hang", "ua",
  * "not-ready".
  * @kind: the kind.
@@ -135,6 +152,44 @@ const char *fault_kind_name(enum fault_kind kind);
  * Return: the kind, or -EINVAL.
  */
 int fault_kind_parse(const char *name);
+
+/**
+ * fault_rule_parse() - a rule from its one-line form, the same text the
+ * config's [faults] keys, the control socket and `sdswarm fault set` take:
+ * "KIND [luns=A-B] [lba=X-Y] [ops=LIST] [delay=N(ns|us|ms|s)] [count=N]
+ * [asc=N] [ascq=N]". KIND is a fault_kind_name(); ranges are inclusive, a
+ * single number or "all" (the default), and "luns=A-" or "lba=X-" runs to
+ * the end; ops is a comma list of read, write, other or any (default: the
+ * kind's); delay (kind delay only, and needed there) from 1ns to 600s;
+ * count 0 (the default) repeats forever; asc and ascq (kinds ua and
+ * not-ready only) default to 29h/00h and 04h/00h; numbers are decimal or
+ * 0x hex. Fields are separated by spaces or tabs, each given at most once.
+ * @text: the rule, at most FAULT_RULE_TEXT_MAX characters.
+ * @max_luns: LUN numbers must be below it (LUN_MAX_LUNS to defer the check).
+ * @out: out, the rule (id and hits 0), only on success.
+ * @why: out, on error: what is wrong, NUL-terminated, one line ("luns=9-3:
+ *       first above last"; an unknown field says the one it is closest to).
+ * @whylen: size of @why; a message quotes the text, so a long one is cut.
+ *
+ * Context: any thread.
+ * Return: 0, -EINVAL.
+ */
+int fault_rule_parse(const char *text, uint32_t max_luns,
+		     struct fault_rule *out, char *why, size_t whylen);
+
+/**
+ * fault_rule_format() - the canonical one-line form of a rule, which
+ * fault_rule_parse() reads back to the same rule (all but id and hits):
+ * KIND, then the fields in the order above, each only when it is not its
+ * default (delay, asc and ascq always for the kinds they apply to).
+ * @r: the rule.
+ * @buf: out, NUL-terminated (cut short on -ENOSPC).
+ * @len: its size; FAULT_RULE_FORMAT_LEN always suffices.
+ *
+ * Context: any thread.
+ * Return: the length, -ENOSPC, or -EINVAL for a bad kind or @len 0.
+ */
+int fault_rule_format(const struct fault_rule *r, char *buf, size_t len);
 
 /**
  * fault_check() - the first rule that matches this command, counting its hit.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness: the fault-rule grammar (cfg_fault_parse(), the text the
+ * libFuzzer harness: the fault-rule grammar (fault_rule_parse(), the text the
  * [faults] keys, the control socket and `sdswarm fault set` share). Input:
  * one rule text. A rule it accepts must be well formed, format to a line
- * cfg_fault_parse() reads back to the same rule, go into a fault table, and
+ * fault_rule_parse() reads back to the same rule, go into a fault table, and
  * fire only inside its own ranges; a rejected one must say why.
  */
 #include <stddef.h>
@@ -13,20 +13,12 @@
 
 #include "config.h"
 #include "fault.h"
+#include "fault-rule.h"
 #include "lun.h"
 
 #define MAX_TEXT 4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool same_rule(const struct fault_rule *a, const struct fault_rule *b)
-{
-	return a->kind == b->kind && a->ops == b->ops &&
-	       a->lun_first == b->lun_first && a->lun_last == b->lun_last &&
-	       a->lba_first == b->lba_first && a->lba_last == b->lba_last &&
-	       a->delay_ns == b->delay_ns && a->asc == b->asc &&
-	       a->ascq == b->ascq && a->count == b->count;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -42,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	memset(why, 0, sizeof(why));
-	ret = cfg_fault_parse(text, max_luns, &r, why, sizeof(why));
+	ret = fault_rule_parse(text, max_luns, &r, why, sizeof(why));
 	if (ret) {
 		if (!why[0] || !memchr(why, '\0', sizeof(why)))
 			abort();
@@ -53,11 +45,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (r.lun_last >= max_luns && r.lun_last != UINT32_MAX) ||
 	    r.lba_first > r.lba_last || (r.ops & ~FAULT_OP_ANY))
 		abort();
-	len = cfg_fault_format(&r, line, sizeof(line));
+	len = fault_rule_format(&r, line, sizeof(line));
 	if (len < 0 || (size_t)len != strlen(line))
 		abort();
-	if (cfg_fault_parse(line, max_luns, &r2, why, sizeof(why)) ||
-	    !same_rule(&r, &r2))
+	if (fault_rule_parse(line, max_luns, &r2, why, sizeof(why)) ||
+	    !fault_rule_same(&r, &r2))
 		abort();
 	if (fault_table_create(&ft))
 		abort();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The configuration parser: every key, size suffixes, the fault-rule line
- * both ways, command-line overrides, the built-in default, and every error
+ * The configuration parser: every key, size suffixes, [faults],
+ * command-line overrides, the built-in default, and every error
  * path with the exact "file:line: [section] key = value: why" it prints.
  * Also the log module the parser's log_level feeds (levels, sink, per-LUN
  * prefix, CDB trace, no argument evaluation when off).
@@ -557,162 +557,7 @@ static void test_sizes(void **state)
 	}
 }
 
-/* ---- fault rules -------------------------------------------------------- */
-
-static void test_fault_parse(void **state)
-{
-	struct fault_rule r;
-	char why[256];
-
-	(void)state;
-	assert_int_equal(cfg_fault_parse("medium-read luns=0-3 lba=100-199",
-					 LUN_MAX_LUNS, &r, why, sizeof(why)),
-			 0);
-	assert_int_equal(r.kind, FAULT_MEDIUM_READ);
-	assert_int_equal(r.lun_first, 0);
-	assert_int_equal(r.lun_last, 3);
-	assert_int_equal(r.lba_first, 100);
-	assert_int_equal(r.lba_last, 199);
-	assert_int_equal(r.ops, 0);
-	assert_int_equal(r.count, 0);
-
-	/* the example from the brief, every field */
-	assert_int_equal(cfg_fault_parse("ua luns=5 lba=7- count=1 asc=0x3f "
-					 "ascq=3 ops=read,other",
-					 1000, &r, why, sizeof(why)),
-			 0);
-	assert_int_equal(r.kind, FAULT_UA);
-	assert_int_equal(r.lun_first, 5);
-	assert_int_equal(r.lun_last, 5);
-	assert_int_equal(r.lba_first, 7);
-	assert_int_equal(r.lba_last, UINT64_MAX);
-	assert_int_equal(r.count, 1);
-	assert_int_equal(r.asc, 0x3f);
-	assert_int_equal(r.ascq, 3);
-	assert_int_equal(r.ops, FAULT_OP_READ | FAULT_OP_OTHER);
-
-	/* defaults: all LUNs, all LBAs; ua and not-ready codes */
-	assert_int_equal(cfg_fault_parse("ua", 10, &r, why, sizeof(why)), 0);
-	assert_int_equal(r.lun_first, 0);
-	assert_int_equal(r.lun_last, UINT32_MAX);
-	assert_int_equal(r.lba_first, 0);
-	assert_int_equal(r.lba_last, UINT64_MAX);
-	assert_int_equal(r.asc, 0x29);
-	assert_int_equal(cfg_fault_parse("not-ready\tluns=all", 10, &r, why,
-					 sizeof(why)),
-			 0);
-	assert_int_equal(r.asc, 0x04);
-	assert_int_equal(r.lun_last, UINT32_MAX);
-
-	/* delays in every unit */
-	assert_int_equal(
-		cfg_fault_parse("delay delay=10ms", 10, &r, why, sizeof(why)),
-		0);
-	assert_int_equal(r.delay_ns, 10000000);
-	cfg_fault_parse("delay delay=7us", 10, &r, why, sizeof(why));
-	assert_int_equal(r.delay_ns, 7000);
-	cfg_fault_parse("delay delay=3s", 10, &r, why, sizeof(why));
-	assert_int_equal(r.delay_ns, 3000000000ull);
-	cfg_fault_parse("delay delay=1ns ops=any", 10, &r, why, sizeof(why));
-	assert_int_equal(r.delay_ns, 1);
-	assert_int_equal(r.ops, FAULT_OP_ANY);
-}
-
-static void test_fault_errors(void **state)
-{
-	static const struct {
-		const char *rule;
-		const char *why;
-	} cases[] = {
-		{"", "empty rule (KIND [luns=A-B] [lba=X-Y] [ops=...] "
-		     "[delay=T] [count=N] [asc=N] [ascq=N])"},
-		{"explode", "unknown kind 'explode' (medium-read, "
-			    "medium-write, delay, hang, ua, not-ready)"},
-		{"hang luns", "'luns' is not FIELD=VALUE"},
-		{"hang =5", "'=5' is not FIELD=VALUE"},
-		{"hang colour=red", "unknown field 'colour' (luns, lba, ops, "
-				    "delay, count, asc, ascq)"},
-		{"hang luns=1 luns=2", "luns= given twice"},
-		{"hang luns=9-3", "luns=9-3: first above last"},
-		{"hang luns=x", "luns=x: not all, N, A-B or A-"},
-		{"hang luns=100", "luns=100: past max_luns (100)"},
-		{"hang luns=5-100", "luns=5-100: past max_luns (100)"},
-		{"hang lba=10-5", "lba=10-5: first above last"},
-		{"hang lba=-5", "lba=-5: not all, N, X-Y or X-"},
-		{"hang ops=read,bogus", "ops=read,bogus: not a comma list of "
-					"read, write, other, any"},
-		{"delay", "kind delay needs delay=TIME"},
-		{"delay delay=10", "delay=10: not a time from 1ns to 600s (a "
-				   "number and ns, us, ms or s)"},
-		{"delay delay=601s", "delay=601s: not a time from 1ns to 600s "
-				     "(a number and ns, us, ms or s)"},
-		{"delay delay=0ms", "delay=0ms: not a time from 1ns to 600s "
-				    "(a number and ns, us, ms or s)"},
-		{"hang delay=1s", "delay= applies only to kind delay"},
-		{"medium-read asc=0x11", "asc= and ascq= apply only to kinds "
-					 "ua and not-ready"},
-		{"ua asc=256", "asc=256: not a byte (0..255 or 0x00..0xff)"},
-		{"ua count=-1", "count=-1: not a number from 0 (forever) to "
-				"4294967295"},
-	};
-	struct fault_rule r;
-	char why[256];
-	unsigned int i;
-
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		why[0] = '\0';
-		if (cfg_fault_parse(cases[i].rule, 100, &r, why, sizeof(why)) !=
-		    -EINVAL)
-			fail_msg("'%s' accepted", cases[i].rule);
-		if (strcmp(why, cases[i].why) != 0)
-			fail_msg("'%s': want '%s', got '%s'", cases[i].rule,
-				 cases[i].why, why);
-	}
-}
-
-static void test_fault_round_trip(void **state)
-{
-	static const struct {
-		const char *in;
-		const char *canon;
-	} cases[] = {
-		{"medium-read luns=0-3 lba=100-199",
-		 "medium-read luns=0-3 lba=100-199"},
-		{"medium-write   lba=5   luns=7", "medium-write luns=7 lba=5"},
-		{"delay delay=1500ms luns=0- count=2",
-		 "delay delay=1500ms count=2"},
-		{"delay delay=2000ms", "delay delay=2s"},
-		{"delay delay=2000000ns ops=write",
-		 "delay ops=write delay=2ms"},
-		{"hang ops=read,write,other", "hang ops=any"},
-		{"hang luns=4-", "hang luns=4-"},
-		{"ua luns=all lba=all", "ua asc=0x29 ascq=0x00"},
-		{"ua luns=16-17 asc=0x3f ascq=0x03 count=1",
-		 "ua luns=16-17 count=1 asc=0x3f ascq=0x03"},
-		{"not-ready lba=0x10-0x1f ascq=1",
-		 "not-ready lba=16-31 asc=0x04 ascq=0x01"},
-	};
-	struct fault_rule r, back;
-	char buf[256], why[256];
-	unsigned int i;
-
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (cfg_fault_parse(cases[i].in, LUN_MAX_LUNS, &r, why,
-				    sizeof(why)))
-			fail_msg("'%s': %s", cases[i].in, why);
-		assert_true(cfg_fault_format(&r, buf, sizeof(buf)) > 0);
-		if (strcmp(buf, cases[i].canon) != 0)
-			fail_msg("'%s': want '%s', got '%s'", cases[i].in,
-				 cases[i].canon, buf);
-		assert_int_equal(cfg_fault_parse(buf, LUN_MAX_LUNS, &back, why,
-						 sizeof(why)),
-				 0);
-		assert_memory_equal(&r, &back, sizeof(r));
-	}
-	assert_int_equal(cfg_fault_format(&r, buf, 8), -ENOSPC);
-}
+/* ---- [faults] (the rule grammar: test-fault-rule.c) ------------------- */
 
 static void test_faults_section(void **state)
 {
@@ -1324,9 +1169,6 @@ int main(void)
 		cmocka_unit_test(test_frontend_keys),
 		cmocka_unit_test(test_file_syntax),
 		cmocka_unit_test(test_sizes),
-		cmocka_unit_test(test_fault_parse),
-		cmocka_unit_test(test_fault_errors),
-		cmocka_unit_test(test_fault_round_trip),
 		cmocka_unit_test(test_faults_section),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_value_errors),

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Fault rules: matching by LUN, LBA and op, one-shot counts, listing. */
+/*
+ * Fault rules: matching by LUN, LBA and op, one-shot counts, listing, and
+ * fault_exists() through adds, clears and counts running out.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,10 +76,48 @@ static void test_rules(void **state)
 	fault_table_destroy(ft);
 }
 
+static void test_exists(void **state)
+{
+	struct fault_table *ft;
+	struct fault_rule r = {.kind = FAULT_HANG, .lun_last = 3,
+			       .lba_last = UINT64_MAX};
+	struct fault_hit h;
+	int ids[100], i;
+
+	(void)state;
+	assert_false(fault_exists(NULL, 1));
+	assert_int_equal(fault_table_create(&ft), 0);
+	assert_false(fault_exists(ft, 1));
+	for (i = 0; i < 100; i++) {
+		ids[i] = fault_add(ft, &r);
+		assert_true(ids[i] >= 1);
+	}
+	for (i = 0; i < 100; i++)
+		assert_true(fault_exists(ft, (uint32_t)ids[i]));
+	assert_false(fault_exists(ft, 0));
+	assert_false(fault_exists(ft, (uint32_t)ids[99] + 1));
+	/* cleared: the odd ones */
+	for (i = 1; i < 100; i += 2)
+		assert_int_equal(fault_clear(ft, (uint32_t)ids[i]), 1);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(fault_exists(ft, (uint32_t)ids[i]), i % 2 == 0);
+	/* used up: a one-shot, alone in the table, fires once */
+	assert_int_equal(fault_clear(ft, 0), 50);
+	r.count = 1;
+	r.lun_first = 3;
+	ids[0] = fault_add(ft, &r);
+	assert_true(fault_exists(ft, (uint32_t)ids[0]));
+	assert_true(fault_check(ft, 3, 0, 1, FAULT_OP_READ, &h));
+	assert_int_equal(h.id, ids[0]);
+	assert_false(fault_exists(ft, (uint32_t)ids[0]));
+	fault_table_destroy(ft);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_exists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -451,7 +451,7 @@ static int add_rule(const char *text)
 	struct fault_rule r;
 	char why[128];
 
-	assert_int_equal(cfg_fault_parse(text, 64, &r, why, sizeof(why)), 0);
+	assert_int_equal(fault_rule_parse(text, 64, &r, why, sizeof(why)), 0);
 	return fault_add(F.ft, &r);
 }
 

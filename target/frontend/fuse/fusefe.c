@@ -1286,32 +1286,6 @@ static void *fe_notifier(void *arg)
 
 /* ---- faults ------------------------------------------------------------- */
 
-/* Whether rule @id still exists. */
-static bool fe_rule_present(struct fusefe *fe, uint32_t id)
-{
-	struct fault_rule one, *rules;
-	int n, got, i;
-	bool found = false;
-
-	n = fault_list(fe->faults, &one, 1);
-	if (n <= 1)
-		return n == 1 && one.id == id;
-	for (;;) {
-		rules = malloc((size_t)n * sizeof(*rules));
-		if (!rules)
-			return true; /* hold on: the timeout still ends it */
-		got = fault_list(fe->faults, rules, (unsigned int)n);
-		if (got <= n)
-			break;
-		free(rules); /* rules were added meanwhile */
-		n = got;
-	}
-	for (i = 0; i < got && !found; i++)
-		found = rules[i].id == id;
-	free(rules);
-	return found;
-}
-
 /*
  * Sleep up to @ns in slices, giving up when the request is interrupted or
  * the front end stops; with @id, also ends (0) when rule @id is gone.
@@ -1322,7 +1296,7 @@ static int fe_hold(struct fusefe *fe, fuse_req_t req, uint64_t ns, bool hang,
 		   uint32_t id)
 {
 	uint64_t end = now_ns() + ns, now;
-	bool watch = hang && fe_rule_present(fe, id);
+	bool watch = hang && fault_exists(fe->faults, id);
 
 	for (;;) {
 		now = now_ns();
@@ -1333,7 +1307,7 @@ static int fe_hold(struct fusefe *fe, fuse_req_t req, uint64_t ns, bool hang,
 			return -EINTR;
 		if (atomic_load(&fe->stopping))
 			return -EIO;
-		if (watch && !fe_rule_present(fe, id))
+		if (watch && !fault_exists(fe->faults, id))
 			return 0;
 	}
 }
