@@ -243,8 +243,8 @@ static void test_for_each(void **state)
 	uint32_t v[8];
 
 	(void)state;
-	assert_int_equal(lun_group_add(f->t, &g), 0);
-	assert_int_equal(lun_group_add(f->t, &g2), 0);
+	assert_true(lun_group_add(f->t, &g) >= 0);
+	assert_true(lun_group_add(f->t, &g2) >= 0);
 	assert_int_equal(walk(f->t, 0, UINT32_MAX, v, 8), 3);
 	assert_int_equal(v[0], 63);
 	assert_int_equal(v[1], 64);
