@@ -1264,7 +1264,8 @@ static int cmd_stats(struct req *r)
 	snap = malloc(sizeof(*snap));
 	if (!snap)
 		return fail(r, "out of memory");
-	target_snapshot(r->s->ctx.target, snap);
+	target_snapshot(r->s->ctx.target, snap,
+			TARGET_KIND(TARGET_SRC_SCSI) | TARGET_KIND(TARGET_SRC_FILE));
 	sum = &snap->scsi;
 	threads = snap->sources[TARGET_SRC_SCSI];
 	ops = json_array();
@@ -1409,7 +1410,8 @@ static int cmd_metrics(struct req *r)
 		free(text);
 		return fail(r, "out of memory");
 	}
-	target_snapshot(r->s->ctx.target, snap);
+	target_snapshot(r->s->ctx.target, snap,
+			TARGET_KIND(TARGET_SRC_SCSI) | TARGET_KIND(TARGET_SRC_FILE));
 	sum = &snap->scsi;
 	fs = &snap->file;
 	/* O(LUNs), as status */
@@ -1554,7 +1556,7 @@ static int cmd_sessions(struct req *r)
 		json_array_append_new(arr, session_json(&v[i]));
 	free(v);
 	json_object_set_new(r->reply, "sessions", arr);
-	target_snapshot(r->s->ctx.target, snap);
+	target_snapshot(r->s->ctx.target, snap, TARGET_KIND(TARGET_SRC_FILE));
 	if (snap->sources[TARGET_SRC_FILE] && cfg->fuse.enabled) {
 		o = json_object();
 		json_object_set_new(o, "mountpoint",

@@ -142,18 +142,22 @@ void target_unregister(struct target *t, const void *obj)
 	pthread_mutex_unlock(&r->lock);
 }
 
-void target_snapshot(struct target *t, struct target_snapshot *out)
+void target_snapshot(struct target *t, struct target_snapshot *out,
+		     unsigned int kinds)
 {
 	struct target_registry *r = t->reg;
 	struct target_source *s;
 	unsigned int i;
 
 	pthread_mutex_lock(&r->lock);
-	*out = r->retired;
-	memset(out->sources, 0, sizeof(out->sources));
+	memset(out, 0, sizeof(*out));
+	if (kinds & TARGET_KIND(TARGET_SRC_SCSI))
+		out->scsi = r->retired.scsi;
+	if (kinds & TARGET_KIND(TARGET_SRC_FILE))
+		out->file = r->retired.file;
 	for (i = 0; i < r->n; i++) {
 		s = &r->v[i];
-		if (kind_add[s->kind])
+		if (kind_add[s->kind] && (kinds & TARGET_KIND(s->kind)))
 			kind_add[s->kind](out, s->obj, false);
 		out->sources[s->kind]++;
 	}

@@ -225,14 +225,21 @@ struct target_snapshot {
 	unsigned int sources[TARGET_SRC_KINDS];
 };
 
+/* target_snapshot()'s @kinds: a bit per enum target_source_kind. */
+#define TARGET_KIND(k) (1u << (k))
+
 /**
- * target_snapshot() - add up every source's counters.
+ * target_snapshot() - add up the counters of the sources of @kinds.
  * @t: the target.
- * @out: out, the sum.
+ * @out: out, the sum; the fields of other kinds are zero, but
+ *	@out->sources counts every kind.
+ * @kinds: TARGET_KIND() bits: only what is asked for is read (a SCSI
+ *	thread's plain counters race with their owner, by design).
  *
- * Context: any thread. Cost: one add per registered source.
+ * Context: any thread. Cost: one add per registered source of @kinds.
  */
-void target_snapshot(struct target *t, struct target_snapshot *out);
+void target_snapshot(struct target *t, struct target_snapshot *out,
+		     unsigned int kinds);
 
 /**
  * target_sessions() - the sessions every front end serves now.
