@@ -38,6 +38,7 @@
 #include "scsi/scsi.h"
 #include "sdnum.h"
 #include "store/store.h"
+#include "target.h"
 
 /* a full line and its newline */
 #define IN_CAP (CTL_LINE_MAX + 1)
@@ -90,218 +91,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- the stats registry ------------------------------------------------- */
-
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct scsi_stats **stats_v;
-static unsigned int stats_n, stats_cap;
-static struct scsi_stats stats_retired;
-
-int ctl_stats_register(struct scsi_stats *st)
-{
-	struct scsi_stats **nv;
-	unsigned int i;
-	int ret = 0;
-
-	pthread_mutex_lock(&stats_lock);
-	for (i = 0; i < stats_n; i++) {
-		if (stats_v[i] == st) {
-			ret = -EEXIST;
-			goto out_unlock;
-		}
-	}
-	if (stats_n == stats_cap) {
-		unsigned int cap = stats_cap ? stats_cap * 2 : 16;
-
-		nv = realloc(stats_v, cap * sizeof(*nv));
-		if (!nv) {
-			ret = -ENOMEM;
-			goto out_unlock;
-		}
-		stats_v = nv;
-		stats_cap = cap;
-	}
-	stats_v[stats_n++] = st;
-out_unlock:
-	pthread_mutex_unlock(&stats_lock);
-	return ret;
-}
-
-void ctl_stats_unregister(struct scsi_stats *st)
-{
-	unsigned int i;
-
-	pthread_mutex_lock(&stats_lock);
-	for (i = 0; i < stats_n; i++) {
-		if (stats_v[i] == st) {
-			scsi_stats_add(&stats_retired, st);
-			stats_v[i] = stats_v[--stats_n];
-			break;
-		}
-	}
-	if (!stats_n) {
-		free(stats_v);
-		stats_v = NULL;
-		stats_cap = 0;
-	}
-	pthread_mutex_unlock(&stats_lock);
-}
-
-unsigned int ctl_stats_sum(struct scsi_stats *out)
-{
-	unsigned int i, n;
-
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&stats_lock);
-	scsi_stats_add(out, &stats_retired);
-	for (i = 0; i < stats_n; i++)
-		scsi_stats_add(out, stats_v[i]);
-	n = stats_n;
-	pthread_mutex_unlock(&stats_lock);
-	return n;
-}
-
-/* ---- the file front ends' counters -------------------------------------- */
-
-#define FILE_STATS_MAX 4
-
-static struct ctl_file_stats *file_v[FILE_STATS_MAX];
-static unsigned int file_n;
-static struct ctl_file_sum file_retired;
-
-static const char *const file_op_names[CTL_FILE_OPS] = {
-	[CTL_FILE_READ] = "read",
-	[CTL_FILE_WRITE] = "write",
-	[CTL_FILE_FALLOCATE] = "fallocate",
-	[CTL_FILE_FSYNC] = "fsync",
-};
-
-const char *ctl_file_op_name(enum ctl_file_op op)
-{
-	return (unsigned int)op < CTL_FILE_OPS ? file_op_names[op] : "?";
-}
-
-void ctl_file_stats_record(struct ctl_file_stats *st, enum ctl_file_op op,
-			   uint64_t bytes, bool error, uint64_t ns)
-{
-	/* relaxed: statistics, summed now and then, ordered with nothing */
-	atomic_fetch_add_explicit(&st->count[op], 1, memory_order_relaxed);
-	if (error)
-		atomic_fetch_add_explicit(&st->errors[op], 1,
-					  memory_order_relaxed);
-	if (bytes)
-		atomic_fetch_add_explicit(&st->bytes[op], bytes,
-					  memory_order_relaxed);
-	atomic_fetch_add_explicit(&st->lat[scsi_lat_bucket(ns)], 1,
-				  memory_order_relaxed);
-}
-
-/* @out += @st. Caller holds stats_lock. */
-static void file_add(struct ctl_file_sum *out, struct ctl_file_stats *st)
-{
-	unsigned int i;
-
-	for (i = 0; i < CTL_FILE_OPS; i++) {
-		out->count[i] += atomic_load_explicit(&st->count[i],
-						      memory_order_relaxed);
-		out->errors[i] += atomic_load_explicit(&st->errors[i],
-						       memory_order_relaxed);
-		out->bytes[i] += atomic_load_explicit(&st->bytes[i],
-						      memory_order_relaxed);
-	}
-	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
-		out->lat[i] +=
-			atomic_load_explicit(&st->lat[i], memory_order_relaxed);
-	out->inflight +=
-		atomic_load_explicit(&st->inflight, memory_order_relaxed);
-}
-
-int ctl_file_stats_register(struct ctl_file_stats *st)
-{
-	unsigned int i;
-	int ret = 0;
-
-	pthread_mutex_lock(&stats_lock);
-	for (i = 0; i < file_n; i++)
-		if (file_v[i] == st)
-			ret = -EEXIST;
-	if (!ret && file_n == FILE_STATS_MAX)
-		ret = -ENOSPC;
-	if (!ret)
-		file_v[file_n++] = st;
-	pthread_mutex_unlock(&stats_lock);
-	return ret;
-}
-
-void ctl_file_stats_unregister(struct ctl_file_stats *st)
-{
-	unsigned int i;
-
-	pthread_mutex_lock(&stats_lock);
-	for (i = 0; i < file_n; i++) {
-		if (file_v[i] == st) {
-			file_add(&file_retired, st);
-			file_retired.inflight = 0; /* gone: nothing in flight */
-			file_v[i] = file_v[--file_n];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&stats_lock);
-}
-
-unsigned int ctl_file_stats_sum(struct ctl_file_sum *out)
-{
-	unsigned int i, n;
-
-	pthread_mutex_lock(&stats_lock);
-	*out = file_retired;
-	for (i = 0; i < file_n; i++)
-		file_add(out, file_v[i]);
-	n = file_n;
-	pthread_mutex_unlock(&stats_lock);
-	return n;
-}
-
-/* ---- the front ends' sessions ------------------------------------------- */
-
-#define SESSION_PROVIDERS 4
-
-/* Held while a provider's function runs: unregister waits for it. */
-static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	ctl_sessions_fn *fn;
-	void *arg;
-} providers[SESSION_PROVIDERS];
-
-int ctl_sessions_register(ctl_sessions_fn *fn, void *arg)
-{
-	unsigned int i;
-	int ret = -ENOSPC;
-
-	pthread_mutex_lock(&sessions_lock);
-	for (i = 0; i < SESSION_PROVIDERS; i++) {
-		if (!providers[i].fn) {
-			providers[i].fn = fn;
-			providers[i].arg = arg;
-			ret = 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&sessions_lock);
-	return ret;
-}
-
-void ctl_sessions_unregister(void *arg)
-{
-	unsigned int i;
-
-	pthread_mutex_lock(&sessions_lock);
-	for (i = 0; i < SESSION_PROVIDERS; i++)
-		if (providers[i].fn && providers[i].arg == arg)
-			providers[i].fn = NULL;
-	pthread_mutex_unlock(&sessions_lock);
 }
 
 /* ---- paths and sockets -------------------------------------------------- */
@@ -718,7 +507,7 @@ static uint64_t rss_bytes(void)
 static int list_faults(struct ctl_server *s, struct fault_rule *out,
 		       unsigned int max)
 {
-	return fault_list(s->ctx.faults, out, max);
+	return fault_list(s->ctx.target->faults, out, max);
 }
 
 static const char *state_name(enum lun_state st)
@@ -798,7 +587,7 @@ static json_t *lun_json(struct lun_table *t, struct store *st, uint32_t lun)
 static int cmd_status(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "lun", NULL};
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	uint64_t present[LUN_MAX_GROUPS] = {0}, states[LUN_SANITIZING + 1] = {0};
 	uint32_t max = lun_max(t);
 	struct timespec now;
@@ -817,9 +606,7 @@ static int cmd_status(struct req *r)
 	if (have < 0)
 		return -1;
 	/* O(LUNs): one pin per LUN, a few ms at 262,144 */
-	for (l = lun_next(t, 0, max); l >= 0;
-	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
-				       : -1) {
+	lun_for_each(t, l, 0, max - 1) {
 		if (lun_get(t, (uint32_t)l, &li))
 			continue;
 		gi = group_index(t, li.group);
@@ -885,7 +672,7 @@ static int cmd_status(struct req *r)
 	set_u64(g, "io_errors", ss.io_errors);
 	json_object_set_new(o, "store", g);
 	set_u64(o, "faults", (uint64_t)list_faults(r->s, &one, 1));
-	set_u64(o, "faults_fired", fault_total_hits(r->s->ctx.faults));
+	set_u64(o, "faults_fired", fault_total_hits(r->s->ctx.target->faults));
 	if (have) {
 		g = lun_json(t, r->s->ctx.store, (uint32_t)lun);
 		if (!g)
@@ -898,7 +685,7 @@ static int cmd_status(struct req *r)
 /* The group a request names, or the only one there is. */
 static int pick_group(struct req *r, unsigned int *out)
 {
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	const char *name = NULL;
 	char list[256];
 	size_t n = 0;
@@ -958,7 +745,7 @@ static void list_range(json_t *ranges, uint32_t first, uint32_t last,
  */
 static int lun_list(struct req *r)
 {
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	struct store *st = r->s->ctx.store;
 	uint32_t max = lun_max(t), first = 0, last = 0;
 	struct fault_rule one, *rules = NULL;
@@ -980,9 +767,7 @@ static int lun_list(struct req *r)
 		nrules = list_faults(r->s, rules, (unsigned int)nrules);
 	}
 	ranges = json_array();
-	for (l = lun_next(t, 0, max); l >= 0;
-	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
-				       : -1) {
+	lun_for_each(t, l, 0, max - 1) {
 		if (lun_get(t, (uint32_t)l, &li))
 			continue;
 		if (open && (uint32_t)l == last + 1 && li.group == cur.group &&
@@ -1013,7 +798,7 @@ static int cmd_lun(struct req *r)
 {
 	static const char *const fields[] = {"cmd",   "op",   "lun",
 					     "group", "size", NULL};
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	uint32_t max = lun_max(t);
 	const char *op = NULL, *sizes = NULL;
 	json_t *jsize;
@@ -1130,7 +915,7 @@ static json_t *rule_json(const struct fault_rule *fr)
 static int cmd_fault(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "op", "rule", "id", NULL};
-	struct fault_table *ft = r->s->ctx.faults;
+	struct fault_table *ft = r->s->ctx.target->faults;
 	struct fault_rule rule, *list;
 	const char *op = NULL, *text = NULL;
 	char why[256];
@@ -1146,7 +931,7 @@ static int cmd_fault(struct req *r)
 			return fail(r, "\"id\" applies only to op clear");
 		if (get_str(r, "rule", &text) <= 0)
 			return fail(r, "\"rule\" is required for op set");
-		if (fault_rule_parse(text, lun_max(r->s->ctx.luns), &rule, why,
+		if (fault_rule_parse(text, lun_max(r->s->ctx.target->luns), &rule, why,
 				     sizeof(why)))
 			return fail(r, "rule: %s", why);
 		ret = fault_add(ft, &rule);
@@ -1241,7 +1026,7 @@ static int cmd_alua(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "op", "group", "state",
 					     NULL};
-	struct scsi_target *t = r->s->ctx.tgt;
+	struct scsi_target *t = r->s->ctx.target->scsi;
 	const char *op = "list", *group = NULL, *state = NULL;
 	enum scsi_alua_state st;
 	const struct scsi_alua *a;
@@ -1354,34 +1139,34 @@ static json_t *lat_json(const uint64_t *lat)
 }
 
 /* What the file front ends (FUSE) served, for stats. */
-static json_t *fuse_json(void)
+static json_t *fuse_json(const struct target_snapshot *snap)
 {
-	struct ctl_file_sum fs;
+	const struct target_file_sum *fs = &snap->file;
 	uint64_t n = 0, errs = 0, bytes = 0;
 	json_t *o = json_object(), *ops = json_array(), *op;
-	unsigned int i, fronts = ctl_file_stats_sum(&fs);
+	unsigned int i, fronts = snap->sources[TARGET_SRC_FILE];
 
-	for (i = 0; i < CTL_FILE_OPS; i++) {
+	for (i = 0; i < TARGET_FILE_OPS; i++) {
 		op = json_object();
-		json_object_set_new(op, "op", json_string(ctl_file_op_name(i)));
-		set_u64(op, "count", fs.count[i]);
-		set_u64(op, "errors", fs.errors[i]);
-		set_u64(op, "bytes", fs.bytes[i]);
+		json_object_set_new(op, "op", json_string(target_file_op_name(i)));
+		set_u64(op, "count", fs->count[i]);
+		set_u64(op, "errors", fs->errors[i]);
+		set_u64(op, "bytes", fs->bytes[i]);
 		json_array_append_new(ops, op);
-		n += fs.count[i];
-		errs += fs.errors[i];
-		bytes += fs.bytes[i];
+		n += fs->count[i];
+		errs += fs->errors[i];
+		bytes += fs->bytes[i];
 	}
 	set_u64(o, "running", fronts);
 	set_u64(o, "requests", n);
 	set_u64(o, "errors", errs);
 	set_u64(o, "bytes", bytes);
-	set_u64(o, "reads", fs.count[CTL_FILE_READ]);
-	set_u64(o, "read_bytes", fs.bytes[CTL_FILE_READ]);
-	set_u64(o, "writes", fs.count[CTL_FILE_WRITE]);
-	set_u64(o, "write_bytes", fs.bytes[CTL_FILE_WRITE]);
+	set_u64(o, "reads", fs->count[TARGET_FILE_READ]);
+	set_u64(o, "read_bytes", fs->bytes[TARGET_FILE_READ]);
+	set_u64(o, "writes", fs->count[TARGET_FILE_WRITE]);
+	set_u64(o, "write_bytes", fs->bytes[TARGET_FILE_WRITE]);
 	json_object_set_new(o, "ops", ops);
-	json_object_set_new(o, "latency_ns", lat_json(fs.lat));
+	json_object_set_new(o, "latency_ns", lat_json(fs->lat));
 	return o;
 }
 
@@ -1392,7 +1177,7 @@ static json_t *fuse_json(void)
  */
 static int stats_luns(struct req *r)
 {
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	const char *count = NULL, *luns = NULL;
 	uint32_t first, last, wf, wl, max = lun_max(t), l;
 	struct lun_io_stats io;
@@ -1465,6 +1250,7 @@ static int stats_luns(struct req *r)
 static int cmd_stats(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "luns", "count_luns", NULL};
+	struct target_snapshot *snap;
 	struct scsi_stats *sum;
 	uint64_t cmds = 0, errs = 0, bytes = 0;
 	char opcode[8];
@@ -1475,10 +1261,13 @@ static int cmd_stats(struct req *r)
 		return -1;
 	if (stats_luns(r))
 		return -1;
-	sum = malloc(sizeof(*sum));
-	if (!sum)
+	snap = malloc(sizeof(*snap));
+	if (!snap)
 		return fail(r, "out of memory");
-	threads = ctl_stats_sum(sum);
+	target_snapshot(r->s->ctx.target, snap,
+			TARGET_KIND(TARGET_SRC_SCSI) | TARGET_KIND(TARGET_SRC_FILE));
+	sum = &snap->scsi;
+	threads = snap->sources[TARGET_SRC_SCSI];
 	ops = json_array();
 	for (i = 0; i < 256; i++) {
 		const struct scsi_op_stats *os = &sum->op[i];
@@ -1507,10 +1296,10 @@ static int cmd_stats(struct req *r)
 	set_u64(r->reply, "bytes", bytes);
 	json_object_set_new(r->reply, "ops", ops);
 	json_object_set_new(r->reply, "latency_ns", lat_json(sum->lat));
-	json_object_set_new(r->reply, "fuse", fuse_json());
-	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.faults));
+	json_object_set_new(r->reply, "fuse", fuse_json(snap));
+	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.target->faults));
 	set_u64(r->reply, "faults_counted", sum->faults);
-	free(sum);
+	free(snap);
 	return 0;
 }
 
@@ -1581,9 +1370,9 @@ static void metric_file(FILE *f, const char *name, const uint64_t *v,
 	unsigned int i;
 
 	metric_head(f, name, "counter", help);
-	for (i = 0; i < CTL_FILE_OPS; i++)
+	for (i = 0; i < TARGET_FILE_OPS; i++)
 		fprintf(f, "%s_total{op=\"%s\"} %" PRIu64 "\n", name,
-			ctl_file_op_name(i), v[i]);
+			target_file_op_name(i), v[i]);
 }
 
 static int cmd_metrics(struct req *r)
@@ -1595,9 +1384,10 @@ static int cmd_metrics(struct req *r)
 		[LUN_REMOVING] = "removing",	 [LUN_NO_MEDIUM] = "no_medium",
 		[LUN_SANITIZING] = "sanitizing",
 	};
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	uint64_t states[LUN_SANITIZING + 1] = {0};
-	struct ctl_file_sum fs;
+	struct target_snapshot *snap;
+	const struct target_file_sum *fs;
 	uint32_t max = lun_max(t);
 	struct scsi_stats *sum;
 	struct store_stats ss;
@@ -1611,20 +1401,21 @@ static int cmd_metrics(struct req *r)
 
 	if (check_fields(r, "metrics", fields))
 		return -1;
-	sum = calloc(1, sizeof(*sum));
+	snap = calloc(1, sizeof(*snap));
 	f = open_memstream(&text, &len);
-	if (!sum || !f) {
-		free(sum);
+	if (!snap || !f) {
+		free(snap);
 		if (f)
 			fclose(f);
 		free(text);
 		return fail(r, "out of memory");
 	}
-	ctl_stats_sum(sum);
+	target_snapshot(r->s->ctx.target, snap,
+			TARGET_KIND(TARGET_SRC_SCSI) | TARGET_KIND(TARGET_SRC_FILE));
+	sum = &snap->scsi;
+	fs = &snap->file;
 	/* O(LUNs), as status */
-	for (l = lun_next(t, 0, max); l >= 0;
-	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
-				       : -1) {
+	lun_for_each(t, l, 0, max - 1) {
 		if (lun_get(t, (uint32_t)l, &li))
 			continue;
 		if (li.state <= LUN_SANITIZING)
@@ -1688,23 +1479,22 @@ static int cmd_metrics(struct req *r)
 	metric_head(f, "sdswarm_faults_fired", "counter",
 		    "Injected faults that fired.");
 	fprintf(f, "sdswarm_faults_fired_total %" PRIu64 "\n",
-		fault_total_hits(r->s->ctx.faults));
-	ctl_file_stats_sum(&fs);
-	metric_file(f, "sdswarm_fuse_requests", fs.count,
+		fault_total_hits(r->s->ctx.target->faults));
+	metric_file(f, "sdswarm_fuse_requests", fs->count,
 		    "FUSE data requests answered, by kind (read, write, "
 		    "fallocate, fsync).");
-	metric_file(f, "sdswarm_fuse_request_errors", fs.errors,
+	metric_file(f, "sdswarm_fuse_request_errors", fs->errors,
 		    "FUSE data requests answered with an error, by kind.");
-	metric_file(f, "sdswarm_fuse_data_bytes", fs.bytes,
+	metric_file(f, "sdswarm_fuse_data_bytes", fs->bytes,
 		    "Bytes FUSE requests read, wrote or (fallocate) punched "
 		    "or zeroed, by kind.");
 	metric_head(f, "sdswarm_fuse_latency_seconds", "histogram",
 		    "Time a FUSE data request took from its handler receiving "
 		    "it to the reply, fault delays included; log2 buckets, "
 		    "no _sum kept.");
-	metric_histogram(f, "sdswarm_fuse_latency_seconds", fs.lat);
+	metric_histogram(f, "sdswarm_fuse_latency_seconds", fs->lat);
 	fputs("# EOF\n", f);
-	free(sum);
+	free(snap);
 	if (fclose(f) || !text) {
 		free(text);
 		return fail(r, "out of memory");
@@ -1716,7 +1506,7 @@ static int cmd_metrics(struct req *r)
 
 /* ---- sessions ----------------------------------------------------------- */
 
-static json_t *session_json(const struct ctl_session *cs)
+static json_t *session_json(const struct target_session *cs)
 {
 	json_t *o = json_object();
 
@@ -1748,46 +1538,35 @@ static int cmd_sessions(struct req *r)
 {
 	static const char *const fields[] = {"cmd", NULL};
 	const struct cfg *cfg = r->s->ctx.cfg;
-	unsigned int i, n, cap;
-	struct ctl_session *v;
-	struct ctl_file_sum fs;
+	struct target_snapshot *snap;
+	struct target_session *v;
 	json_t *arr, *o;
+	int i, n;
 
 	if (check_fields(r, "sessions", fields))
 		return -1;
-	arr = json_array();
-	pthread_mutex_lock(&sessions_lock);
-	for (i = 0; i < SESSION_PROVIDERS; i++) {
-		if (!providers[i].fn)
-			continue;
-		/* 64 first; one more call with the room asked for */
-		for (cap = 64;;) {
-			v = calloc(cap, sizeof(*v));
-			if (!v)
-				break;
-			n = providers[i].fn(providers[i].arg, v, cap);
-			if (n <= cap || cap >= 65536) {
-				for (unsigned int k = 0; k < n && k < cap; k++)
-					json_array_append_new(arr,
-							      session_json(&v[k]));
-				free(v);
-				break;
-			}
-			free(v);
-			cap = n < 65536 ? n + 16 : 65536;
-		}
+	snap = malloc(sizeof(*snap));
+	n = target_sessions(r->s->ctx.target, &v);
+	if (!snap || n < 0) {
+		free(snap);
+		return fail(r, "out of memory");
 	}
-	pthread_mutex_unlock(&sessions_lock);
+	arr = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, session_json(&v[i]));
+	free(v);
 	json_object_set_new(r->reply, "sessions", arr);
-	if (ctl_file_stats_sum(&fs) && cfg->fuse.enabled) {
+	target_snapshot(r->s->ctx.target, snap, TARGET_KIND(TARGET_SRC_FILE));
+	if (snap->sources[TARGET_SRC_FILE] && cfg->fuse.enabled) {
 		o = json_object();
 		json_object_set_new(o, "mountpoint",
 				    json_string(cfg->fuse.mountpoint));
-		set_u64(o, "inflight", fs.inflight);
+		set_u64(o, "inflight", snap->file.inflight);
 		json_object_set_new(r->reply, "fuse", o);
 	} else {
 		json_object_set_new(r->reply, "fuse", json_null());
 	}
+	free(snap);
 	return 0;
 }
 
@@ -1837,9 +1616,7 @@ static int64_t save_ranges(struct lun_table *t, struct save_group *sg)
 	int64_t n = 0;
 	int l, gi;
 
-	for (l = lun_next(t, 0, max); l >= 0;
-	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
-				       : -1) {
+	lun_for_each(t, l, 0, max - 1) {
 		if (lun_get(t, (uint32_t)l, &li))
 			continue;
 		gi = group_index(t, li.group);
@@ -1889,9 +1666,9 @@ static int64_t save_ranges(struct lun_table *t, struct save_group *sg)
 static int cmd_save_config(struct req *r)
 {
 	static const char *const fields[] = {"cmd", NULL};
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	const struct cfg *cfg = r->s->ctx.cfg;
-	const struct scsi_alua *a = r->s->ctx.tgt ? r->s->ctx.tgt->alua : NULL;
+	const struct scsi_alua *a = r->s->ctx.target->scsi ? r->s->ctx.target->scsi->alua : NULL;
 	struct fault_rule one, *rules = NULL;
 	const struct lun_group *g;
 	struct save_group *sg;
@@ -1983,7 +1760,7 @@ out_free:
 static void names_batch(struct ctl_server *s, struct ctl_client *c)
 {
 	struct names_cursor *nc = &c->names;
-	struct lun_table *t = s->ctx.luns;
+	struct lun_table *t = s->ctx.target->luns;
 	const char *prefix = s->ctx.cfg->target.name_prefix;
 	uint32_t max = lun_max(t), dev;
 	char name[SDNUM_NAME_MAX];
@@ -1991,7 +1768,7 @@ static void names_batch(struct ctl_server *s, struct ctl_client *c)
 	int l;
 
 	for (i = 0; i < CTL_NAMES_BATCH && nc->left && !c->oom; i++) {
-		l = nc->next_lun < max ? lun_next(t, nc->next_lun, max) : -1;
+		l = lun_find(t, nc->next_lun, max - 1);
 		if (l < 0) {
 			nc->left = 0;
 			break;
@@ -2020,7 +1797,7 @@ static int cmd_names(struct req *r)
 {
 	static const char *const fields[] = {"cmd",   "scheme", "order",
 					     "first", "count",	NULL};
-	struct lun_table *t = r->s->ctx.luns;
+	struct lun_table *t = r->s->ctx.target->luns;
 	struct names_cursor *nc = &r->c->names;
 	const struct sdnum_scheme *scheme = r->s->ctx.cfg->target.scheme;
 	const char *sname = NULL, *order = NULL;
@@ -2049,7 +1826,7 @@ static int cmd_names(struct req *r)
 		return -1;
 	/* skip @first present LUNs: O(first), a millisecond at 262,144 */
 	for (k = 0; k < first && from < max; k++) {
-		l = lun_next(t, from, max);
+		l = lun_find(t, from, max - 1);
 		if (l < 0)
 			break;
 		from = (uint32_t)l + 1;

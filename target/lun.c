@@ -275,6 +275,19 @@ struct store *lun_store(const struct lun_table *t)
 	return t->store;
 }
 
+uint64_t lun_bytes_used(const struct lun_table *t, uint32_t lun)
+{
+	return lun < t->max_luns ? store_lun_bytes(t->store, lun) : 0;
+}
+
+uint64_t lun_data_bytes(const struct lun_table *t)
+{
+	struct store_stats ss;
+
+	store_get_stats(t->store, &ss);
+	return ss.data_bytes;
+}
+
 uint32_t lun_max(const struct lun_table *t)
 {
 	return t->max_luns;
@@ -578,19 +591,22 @@ bool lun_exists(const struct lun_table *t, uint32_t lun)
 	return lun < t->max_luns && present(t, lun);
 }
 
-int lun_next(const struct lun_table *t, uint32_t from, uint32_t limit)
+int lun_find(const struct lun_table *t, uint32_t first, uint32_t last)
 {
 	uint64_t w;
 	uint32_t i;
 
-	if (limit > t->max_luns)
-		limit = t->max_luns;
-	for (i = from; i < limit;) {
+	if (!t->max_luns)
+		return -ENOENT;
+	if (last >= t->max_luns)
+		last = t->max_luns - 1;
+	/* no wrap: last < max_luns <= LUN_MAX_LUNS */
+	for (i = first; i <= last;) {
 		w = atomic_load_explicit(&t->present[i / 64],
 					 memory_order_relaxed) >> (i % 64);
 		if (w) {
 			i += (uint32_t)__builtin_ctzll(w);
-			return i < limit ? (int)i : -ENOENT;
+			return i <= last ? (int)i : -ENOENT;
 		}
 		i = (i / 64 + 1) * 64;
 	}

@@ -8,6 +8,7 @@
 #ifndef SDSWARM_LUN_H
 #define SDSWARM_LUN_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -310,15 +311,35 @@ void lun_put(struct lun_table *t, const struct lun_info *info);
 bool lun_exists(const struct lun_table *t, uint32_t lun);
 
 /**
- * lun_next() - the lowest present LUN number >= @from (REPORT LUNS, readdir).
+ * lun_find() - the lowest present LUN number in @first..@last inclusive
+ * (REPORT LUNS, readdir).
  * @t: the table.
- * @from: first number to consider.
- * @limit: first number not to consider.
+ * @first: first number to consider.
+ * @last: last number to consider (inclusive); clamped to lun_max() - 1.
  *
  * Cost: O(gap) over a bitmap, 64 LUNs a word.
- * Return: the LUN number, or -ENOENT.
+ * Return: the LUN number, or -ENOENT (none there, or @first > @last).
  */
-int lun_next(const struct lun_table *t, uint32_t from, uint32_t limit);
+int lun_find(const struct lun_table *t, uint32_t first, uint32_t last);
+
+/**
+ * lun_for_each() - iterate over the present LUNs in @first..@last
+ * inclusive, lowest first, as the kernel's xa_for_each_range().
+ * @t: the table.
+ * @l: an int, the LUN number in the body; -ENOENT after the loop.
+ * @first: the first LUN number to consider.
+ * @last: the last (inclusive); UINT32_MAX or lun_max() - 1 for all.
+ *
+ * @t and @last are evaluated again at each step. LUNs added or removed
+ * during the walk may or may not be seen (the bitmap is read racily); the
+ * body may lun_get() and must not assume one succeeds.
+ * Cost: O(@last - @first) / 64 bitmap words over the whole walk.
+ */
+#define lun_for_each(t, l, first, last)                                    \
+	for ((l) = lun_find((t), (first), (last)); (l) >= 0;               \
+	     (l) = (uint32_t)(l) < (uint32_t)(last)                        \
+			   ? lun_find((t), (uint32_t)(l) + 1, (last))      \
+			   : -ENOENT)
 
 /**
  * lun_count() - present LUNs.
@@ -622,6 +643,28 @@ uint64_t lun_seed(const struct lun_table *t);
  * Return: the store.
  */
 struct store *lun_store(const struct lun_table *t);
+
+/**
+ * lun_bytes_used() - bytes the store holds for one LUN (its thin usage).
+ * @t: the table.
+ * @lun: LUN number; a bad or absent one has none.
+ *
+ * Cost: mem store, a counter (O(1)); file store, one fstatat().
+ * Context: any thread.
+ * Return: the byte count; 0 for a LUN without data.
+ */
+uint64_t lun_bytes_used(const struct lun_table *t, uint32_t lun);
+
+/**
+ * lun_data_bytes() - bytes of data the store holds for every LUN.
+ * @t: the table.
+ *
+ * Cost: a store statistics snapshot: mem store, O(shards + LUN groups in
+ * use); file store, a stat of every LUN file (monitoring, not per command).
+ * Context: any thread.
+ * Return: the byte count.
+ */
+uint64_t lun_data_bytes(const struct lun_table *t);
 
 /**
  * lun_table_bytes() - memory the table holds (for bytes/LUN).

@@ -40,24 +40,40 @@
 #include "parse.h"
 #include "scsi/scsi.h"
 #include "store/store.h"
+#include "target.h"
+
+/* Each front end gets the target and its own section, nothing else. */
+static int start_iscsi(const struct cfg *c, struct target *t, void **state)
+{
+	return iscsi_fe_start(&c->iscsi, t, state);
+}
+
+static int start_tcmu(const struct cfg *c, struct target *t, void **state)
+{
+	return tcmu_fe_start(&c->tcmu, t, state);
+}
+
+static int start_fuse(const struct cfg *c, struct target *t, void **state)
+{
+	return fusefe_start(&c->fuse, t, state);
+}
 
 /*
- * The front ends. Each start() reads its own section of the configuration
+ * The front ends. Each start() hands one its section of the configuration
  * and returns 0 when it is running, 1 when the configuration does not ask
  * for it, or -errno; stop() undoes a start() that returned 0. They start
  * in table order and the daemon stops them in reverse order.
  */
 struct frontend {
 	const char *name;
-	int (*start)(const struct cfg *cfg, struct scsi_target *tgt,
-		     void **state);
+	int (*start)(const struct cfg *c, struct target *t, void **state);
 	void (*stop)(void *state);
 };
 
 static const struct frontend frontends[] = {
-	{.name = "iscsi", .start = iscsi_fe_start, .stop = iscsi_fe_stop},
-	{.name = "tcmu", .start = tcmu_fe_start, .stop = tcmu_fe_stop},
-	{.name = "fuse", .start = fusefe_start, .stop = fusefe_stop},
+	{.name = "iscsi", .start = start_iscsi, .stop = iscsi_fe_stop},
+	{.name = "tcmu", .start = start_tcmu, .stop = tcmu_fe_stop},
+	{.name = "fuse", .start = start_fuse, .stop = fusefe_stop},
 	{.name = NULL},
 };
 
@@ -436,10 +452,10 @@ static int check_fit(const struct cfg *c, const struct lun_table *t)
 	reach = (uint64_t)c->iscsi.targets * c->iscsi.luns_per_target;
 	if (reach >= lun_max(t))
 		return 0;
-	first = lun_next(t, (uint32_t)reach, lun_max(t));
+	first = lun_find(t, (uint32_t)reach, UINT32_MAX);
 	if (first < 0)
 		return 0;
-	for (l = first; l >= 0; l = lun_next(t, (uint32_t)l + 1, lun_max(t))) {
+	lun_for_each(t, l, (uint32_t)first, UINT32_MAX) {
 		n++;
 		last = (uint32_t)l;
 	}
@@ -692,14 +708,14 @@ static int raise_nofile(const struct cfg *c, const struct lun_table *t)
 	return 0;
 }
 
-static int start_frontends(const struct cfg *c, struct scsi_target *tgt,
+static int start_frontends(const struct cfg *c, struct target *t,
 			   void **states, bool *running)
 {
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < NFRONTENDS && frontends[i].name; i++) {
-		ret = frontends[i].start(c, tgt, &states[i]);
+		ret = frontends[i].start(c, t, &states[i]);
 		if (ret == 1)
 			continue;
 		if (ret < 0) {
@@ -881,6 +897,7 @@ int main(int argc, char **argv)
 	struct fault_table *faults = NULL;
 	struct ctl_server *ctl = NULL;
 	struct scsi_target tgt;
+	struct target target = {0};
 	struct scsi_alua alua;
 	unsigned int i;
 	struct ctl_context ctx;
@@ -955,6 +972,22 @@ int main(int argc, char **argv)
 				   alua.groups[i].name, alua.groups[i].id,
 				   scsi_alua_state_name(alua.groups[i].state));
 	}
+	target = (struct target){
+		.luns = luns,
+		.faults = faults,
+		.scsi = &tgt,
+		.scheme = c->target.scheme,
+		.name_prefix = c->target.name_prefix,
+		.groups = c->groups,
+		.ngroups = c->ngroups,
+		.space_limit = c->store.type == CFG_STORE_MEM
+				       ? c->store.mem.mem_limit
+				       : 0,
+	};
+	if (target_init(&target)) {
+		log_err("out of memory");
+		goto out_faults;
+	}
 
 	env = getenv("SDSWARM_CONTROL");
 	if (c->target.control[0]) {
@@ -971,8 +1004,8 @@ int main(int argc, char **argv)
 		goto out_faults;
 	}
 	ctx = (struct ctl_context){
-		.luns = luns, .faults = faults, .store = store, .cfg = c,
-		.idle_timeout = c->target.control_idle_timeout, .tgt = &tgt};
+		.target = &target, .store = store, .cfg = c,
+		.idle_timeout = c->target.control_idle_timeout};
 	ret = ctl_server_create(&ctl, path, &ctx);
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));
@@ -982,7 +1015,7 @@ int main(int argc, char **argv)
 		goto out_ctl;
 	if (raise_nofile(c, luns))
 		goto out_frontends;
-	if (start_frontends(c, &tgt, fe_state, fe_running))
+	if (start_frontends(c, &target, fe_state, fe_running))
 		goto out_frontends;
 	describe_frontends(c, fdesc, sizeof(fdesc));
 	if (!any_frontend(c))
@@ -1027,6 +1060,7 @@ out_frontends:
 out_ctl:
 	ctl_server_destroy(ctl);
 out_faults:
+	target_fini(&target);
 	scsi_target_fini(&tgt); /* reservation state, if any was made */
 	fault_table_destroy(faults);
 out_luns:

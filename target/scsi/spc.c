@@ -422,7 +422,7 @@ enum scsi_disposition spc_inquiry(struct scsi_ctx *c)
  * known only) lists none. Entries stream into the Data-In buffer 512 at a
  * time while the allocation length lasts; the walk goes on to count the
  * rest, because LUN LIST LENGTH is always the full length. Cost: one
- * lun_next() a LUN, O(view / 64) bitmap words in all.
+ * lun_find() a LUN, O(view / 64) bitmap words in all.
  */
 enum scsi_disposition spc_report_luns(struct scsi_ctx *c)
 {
@@ -458,16 +458,17 @@ enum scsi_disposition spc_report_luns(struct scsi_ctx *c)
 		end = lun_max(t);
 	if (c->cdb[2] == 0x01 || base >= end)
 		end = base; /* well-known LUNs only: there are none */
-	for (l = base < end ? lun_next(t, base, (uint32_t)end) : -ENOENT;
-	     l >= 0; l = lun_next(t, (uint32_t)l + 1, (uint32_t)end)) {
-		n++;
-		if (o.off + fill >= alloc)
-			continue; /* past the allocation length: count only */
-		scsi_lun_encode((uint32_t)l - base, chunk + fill);
-		fill += 8;
-		if (fill == sizeof(chunk)) {
-			spc_put(&o, chunk, fill);
-			fill = 0;
+	if (base < end) {
+		lun_for_each(t, l, base, (uint32_t)end - 1) {
+			n++;
+			if (o.off + fill >= alloc)
+				continue; /* past the allocation length: count only */
+			scsi_lun_encode((uint32_t)l - base, chunk + fill);
+			fill += 8;
+			if (fill == sizeof(chunk)) {
+				spc_put(&o, chunk, fill);
+				fill = 0;
+			}
 		}
 	}
 	spc_put(&o, chunk, fill);

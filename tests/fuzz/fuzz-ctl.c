@@ -22,6 +22,7 @@
 #include "log.h"
 #include "lun.h"
 #include "store/store.h"
+#include "target.h"
 
 #define MAX_LINES 32
 
@@ -103,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lun_table_params tp;
 	struct ctl_context ctx;
+	struct target target;
 	struct ctl_server *s;
 	struct fault_table *ft;
 	struct lun_table *t;
@@ -128,8 +130,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < cfg->nfaults; i++)
 		if (fault_add(ft, &cfg->faults[i]) < 0)
 			abort();
-	ctx = (struct ctl_context){
-		.luns = t, .faults = ft, .store = st, .cfg = cfg};
+	target = (struct target){.luns = t, .faults = ft};
+	if (target_init(&target))
+		abort();
+	ctx = (struct ctl_context){.target = &target, .store = st, .cfg = cfg};
 	if (ctl_server_create(&s, path, &ctx))
 		abort();
 	while (line < end && n++ < MAX_LINES) {
@@ -143,6 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		line = nl + 1;
 	}
 	ctl_server_destroy(s);
+	target_fini(&target);
 	fault_table_destroy(ft);
 	lun_table_destroy(t);
 	store_destroy(st);

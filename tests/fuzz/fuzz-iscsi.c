@@ -32,6 +32,7 @@
 #include "lun.h"
 #include "scsi/scsi.h"
 #include "store/store.h"
+#include "target.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -92,6 +93,7 @@ struct portal {
 	struct lun_table *luns;
 	struct fault_table *faults;
 	struct scsi_target tgt;
+	struct target target;
 	struct iscsi_fe *fe;
 };
 
@@ -132,7 +134,10 @@ static void portal_start(struct portal *p, const char *conf)
 			abort();
 	p->tgt = (struct scsi_target){
 		.luns = p->luns, .faults = p->faults, .port_id = 1, .tpg = 1};
-	if (iscsi_fe_start(p->cfg, &p->tgt, &state))
+	p->target = (struct target){
+		.luns = p->luns, .faults = p->faults, .scsi = &p->tgt};
+	if (target_init(&p->target) ||
+	    iscsi_fe_start(&p->cfg->iscsi, &p->target, &state))
 		abort();
 	p->fe = state;
 }
@@ -140,6 +145,7 @@ static void portal_start(struct portal *p, const char *conf)
 static void portal_stop(struct portal *p)
 {
 	iscsi_fe_stop(p->fe);
+	target_fini(&p->target);
 	scsi_target_fini(&p->tgt);
 	fault_table_destroy(p->faults);
 	lun_table_destroy(p->luns);

@@ -9,27 +9,17 @@
 #   nothing of store/ and not control.h;
 #   store/ includes nothing else of target/;
 #   numbering/ includes nothing of target/; common/ nothing of either.
-# A violation is named file:line. The known ones are in ALLOW below, each
-# with the issue-17 step that removes it; an ALLOW entry that no longer
-# occurs fails too, so the list only shrinks.
+# A violation is named file:line. Known ones would be listed in ALLOW
+# below, each with the step that removes it (issue 17 emptied it); an
+# ALLOW entry that no longer occurs fails too, so the list only shrinks.
 #
 # layering.sh ROOT: check the tree at ROOT only (exit 0 clean, 1 not).
 # layering.sh: check this tree, then that a copy with a violation added
-# (one per rule) or an allowed include removed fails, naming it.
+# (one per rule) fails, naming it, and that a stale ALLOW entry does.
 set -u
 
 # "INCLUDER -> INCLUDED", both as resolved paths from the top.
-ALLOW=(
-	# issue 17, struct target: lun_bytes_used() and the stats registry of
-	# struct target replace store_lun_bytes()/store_get_stats() through
-	# the lun_store() escape hatch
-	"target/frontend/fuse/fusefe.c -> target/store/store.h"
-	# issue 17, struct target: a front end registers its stats in the
-	# registry struct target hands it, not control.h's process-wide one
-	"target/frontend/fuse/fusefe.c -> target/control.h"
-	"target/frontend/iscsi/loop.c -> target/control.h"
-	"target/frontend/tcmu/tcmu.c -> target/control.h"
-)
+ALLOW=()
 
 # The layer of a path from the top, in REPLY: fe:NAME, scsi, store, daemon
 # (the rest of target/), numbering, common or other. (Globals, not $(...):
@@ -141,10 +131,15 @@ mutate() { # DESC FILE EXPECT: append LINE (from stdin) to FILE, expect EXPECT
 	cp -r "$SDSWARM_TOP/target" "$SDSWARM_TOP/numbering" \
 		"$SDSWARM_TOP/common" "$T/tree/"
 	if [ "$file" = - ]; then
-		sed -i '/#include "control.h"/d' "$T/tree/target/frontend/tcmu/tcmu.c"
-	else
-		cat >>"$T/tree/$file"
+		# this script with an entry nothing matches, on the tree as is
+		sed 's|^ALLOW=(.*|ALLOW=("target/frontend/tcmu/tcmu.c -> target/control.h")|' \
+			"$0" >"$T/layering.sh"
+		got=$(bash "$T/layering.sh" "$T/tree")
+		expect_eq "$desc: refused" 1 $?
+		check "$desc: named ('$want')" grep -qF -- "$want" <<<"$got"
+		return
 	fi
+	cat >>"$T/tree/$file"
 	got=$("$0" "$T/tree")
 	expect_eq "$desc: refused" 1 $?
 	check "$desc: named ('$want')" grep -qF -- "$want" <<<"$got"
@@ -168,6 +163,14 @@ mutate "numbering/ including target/" numbering/names.c \
 n=$(($(wc -l <"$SDSWARM_TOP/target/store/mem.c") + 1))
 mutate "store/ including the LUN layer" target/store/mem.c \
 	"target/store/mem.c:$n: #include \"lun.h\"" <<<'#include "lun.h"'
+n=$(($(wc -l <"$SDSWARM_TOP/target/frontend/tcmu/tcmu.c") + 1))
+mutate "a front end including control.h" target/frontend/tcmu/tcmu.c \
+	"target/frontend/tcmu/tcmu.c:$n: #include \"control.h\" (target/control.h)" \
+	<<<'#include "control.h"'
+n=$(($(wc -l <"$SDSWARM_TOP/target/frontend/fuse/fusefe.c") + 1))
+mutate "a front end including store/" target/frontend/fuse/fusefe.c \
+	"target/frontend/fuse/fusefe.c:$n: #include \"store/store.h\"" \
+	<<<'#include "store/store.h"'
 mutate "an allowed include gone, its entry kept" - \
 	'allowed "target/frontend/tcmu/tcmu.c -> target/control.h" no longer occurs' \
 	</dev/null

@@ -46,6 +46,7 @@
 #include "scsi/scsi.h"
 #include "sdnum.h"
 #include "store/store.h"
+#include "target.h"
 
 #define FUSE_MAGIC 0x65735546
 
@@ -80,6 +81,7 @@ struct fx {
 	struct lun_table *t;
 	struct fault_table *ft;
 	struct scsi_target tgt;
+	struct target target;
 	void *fe;
 	int start_ret;
 	bool still_mounted; /* a FUSE file system there after the stop */
@@ -129,7 +131,20 @@ static int build(struct fx *f)
 	if (fault_table_create(&f->ft))
 		return -ENOMEM;
 	f->tgt = (struct scsi_target){.luns = f->t, .faults = f->ft};
-	f->start_ret = fusefe_start(f->cfg, &f->tgt, &f->fe);
+	/* as sdswarmd makes it */
+	f->target = (struct target){
+		.luns = f->t,
+		.faults = f->ft,
+		.scsi = &f->tgt,
+		.scheme = f->cfg->target.scheme,
+		.name_prefix = f->cfg->target.name_prefix,
+		.groups = f->cfg->groups,
+		.ngroups = f->cfg->ngroups,
+		.space_limit = f->cfg->store.mem.mem_limit,
+	};
+	if (target_init(&f->target))
+		return -ENOMEM;
+	f->start_ret = fusefe_start(&f->cfg->fuse, &f->target, &f->fe);
 	return f->start_ret;
 }
 
@@ -144,6 +159,7 @@ static void unbuild(struct fx *f)
 	}
 	f->fe = NULL;
 	f->start_ret = -1;
+	target_fini(&f->target);
 	fault_table_destroy(f->ft);
 	lun_table_destroy(f->t);
 	store_destroy(f->store);
@@ -424,8 +440,8 @@ static void test_edges(void **state)
 	/* O_DIRECT with aligned buffers works */
 	fd = openf("sdd", O_RDONLY | O_DIRECT);
 	assert_true(fd >= 0);
-	void *al = NULL;
-	assert_int_equal(posix_memalign(&al, 4096, 4096), 0);
+	void *al = aligned_alloc(4096, 4096);
+	assert_non_null(al);
 	assert_int_equal(pread(fd, al, 4096, 0), 4096);
 	/* the synthetic protective MBR */
 	assert_int_equal(((unsigned char *)al)[510], 0x55);

@@ -35,6 +35,7 @@
 #include "rng.h"
 #include "scsi/scsi.h"
 #include "store/store.h"
+#include "target.h"
 
 #define IQN	      "iqn.2026-12.org.sdswarm"
 #define T0	      IQN ":t0"
@@ -127,6 +128,7 @@ struct env {
 	struct store *store;
 	struct lun_table *luns;
 	struct scsi_target tgt;
+	struct target target;
 	void *fe;
 	char portal[32]; /* "127.0.0.1:PORT" */
 };
@@ -198,6 +200,7 @@ static void env_free(struct env *e)
 {
 	iscsi_fe_stop(e->fe);
 	e->fe = NULL;
+	target_fini(&e->target);
 	scsi_target_fini(&e->tgt);
 	lun_table_destroy(e->luns);
 	e->luns = NULL;
@@ -240,7 +243,9 @@ static int env_try(struct env *e, uint16_t port, const char *extra)
 		assert_true(lun_group_add(e->luns, &e->cfg->groups[i]) >= 0);
 	/* as sdswarmd sets it up */
 	e->tgt = (struct scsi_target){.luns = e->luns, .port_id = 1, .tpg = 1};
-	ret = iscsi_fe_start(e->cfg, &e->tgt, &e->fe);
+	e->target = (struct target){.luns = e->luns, .scsi = &e->tgt};
+	assert_int_equal(target_init(&e->target), 0);
+	ret = iscsi_fe_start(&e->cfg->iscsi, &e->target, &e->fe);
 	if (ret) {
 		e->fe = NULL;
 		env_free(e);

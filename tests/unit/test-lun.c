@@ -212,11 +212,53 @@ static void test_add_remove_inflight(void **state)
 	assert_int_equal(lun_add(f->t, 2, 0), -EEXIST);
 	assert_int_equal(lun_add(f->t, 5000, 0), -ERANGE);
 	assert_int_equal(lun_add(f->t, 7, 9), -ENOENT);
-	assert_int_equal(lun_next(f->t, 0, 1024), 0);
-	assert_int_equal(lun_next(f->t, 4, 1024), -ENOENT);
+	assert_int_equal(lun_find(f->t, 0, 1023), 0);
+	assert_int_equal(lun_find(f->t, 4, 1023), -ENOENT);
 	assert_int_equal(lun_add(f->t, 900, 0), 900);
-	assert_int_equal(lun_next(f->t, 4, 1024), 900);
-	assert_int_equal(lun_next(f->t, 4, 900), -ENOENT);
+	assert_int_equal(lun_find(f->t, 4, 1023), 900);
+	assert_int_equal(lun_find(f->t, 4, 899), -ENOENT);
+	fx_free(f);
+}
+
+/* lun_for_each()'s range is inclusive at both ends, empty when reversed. */
+static int walk(struct lun_table *t, uint32_t first, uint32_t last,
+		uint32_t *out, int cap)
+{
+	int l, n = 0;
+
+	lun_for_each(t, l, first, last) {
+		if (n < cap)
+			out[n] = (uint32_t)l;
+		n++;
+	}
+	assert_int_equal(l, -ENOENT);
+	return n;
+}
+
+static void test_for_each(void **state)
+{
+	struct fx *f = fx_new(1024);
+	struct lun_group g = group(63, 2); /* 63 and 64: across a word */
+	struct lun_group g2 = group(1023, 1); /* the last number */
+	uint32_t v[8];
+
+	(void)state;
+	assert_true(lun_group_add(f->t, &g) >= 0);
+	assert_true(lun_group_add(f->t, &g2) >= 0);
+	assert_int_equal(walk(f->t, 0, UINT32_MAX, v, 8), 3);
+	assert_int_equal(v[0], 63);
+	assert_int_equal(v[1], 64);
+	assert_int_equal(v[2], 1023);
+	assert_int_equal(walk(f->t, 63, 63, v, 8), 1);
+	assert_int_equal(v[0], 63);
+	assert_int_equal(walk(f->t, 64, 1023, v, 8), 2);
+	assert_int_equal(v[0], 64);
+	assert_int_equal(v[1], 1023);
+	assert_int_equal(walk(f->t, 65, 1022, v, 8), 0);
+	assert_int_equal(walk(f->t, 64, 63, v, 8), 0);
+	assert_int_equal(walk(f->t, 1023, 1023, v, 8), 1);
+	assert_int_equal(lun_find(f->t, 1024, UINT32_MAX), -ENOENT);
+	assert_int_equal(lun_find(f->t, 0, 62), -ENOENT);
 	fx_free(f);
 }
 
@@ -457,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_add_remove_inflight),
 		cmocka_unit_test(test_no_power_on_ua),
+		cmocka_unit_test(test_for_each),
 		cmocka_unit_test(test_ua_per_nexus),
 		cmocka_unit_test(test_state_mode_resize),
 		cmocka_unit_test(test_partition_overlay),

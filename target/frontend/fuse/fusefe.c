@@ -40,7 +40,6 @@
 
 #include "array.h"
 #include "config.h"
-#include "control.h"
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
 #include "log.h"
@@ -48,7 +47,7 @@
 #include "ptable.h"
 #include "scsi/scsi.h"
 #include "sdnum.h"
-#include "store/store.h"
+#include "target.h"
 
 #define FE_FUSE_MAGIC	 0x65735546 /* FUSE_SUPER_MAGIC */
 #define FE_PART_BITS	 8
@@ -159,8 +158,8 @@ struct fe_dirty {
 struct fusefe {
 	struct lun_table *luns;
 	struct fault_table *faults;
-	struct store *store;
-	uint64_t mem_limit; /* mem store limit in bytes; 0: none (or file) */
+	struct target *target;
+	uint64_t mem_limit; /* the store's space limit in bytes; 0: none */
 	uint32_t max_luns;
 	const struct sdnum_scheme *scheme;
 	struct sdnum_extmap ext;
@@ -226,7 +225,7 @@ struct fusefe {
 
 	_Atomic uint64_t ops[FE_OPS];
 	/* reads, writes, fallocates, fsyncs for stats and metrics */
-	struct ctl_file_stats fstats;
+	struct target_file_stats fstats;
 	bool fstats_registered;
 
 	/*
@@ -339,10 +338,10 @@ static uint64_t fe_begin(struct fusefe *fe)
 }
 
 /* One answered data request, for `sdswarm stats` (@t0: its arrival). */
-static void fe_done(struct fusefe *fe, enum ctl_file_op op, uint64_t t0,
+static void fe_done(struct fusefe *fe, enum target_file_op op, uint64_t t0,
 		    uint64_t bytes, bool error)
 {
-	ctl_file_stats_record(&fe->fstats, op, error ? 0 : bytes, error,
+	target_file_record(&fe->fstats, op, error ? 0 : bytes, error,
 			      now_ns() - t0);
 	atomic_fetch_sub_explicit(&fe->fstats.inflight, 1,
 				  memory_order_relaxed);
@@ -577,7 +576,7 @@ static int fe_parsed_find(struct fusefe *fe, const struct lun_info *li,
 	int ret = 0;
 
 	/* never written: reads as zeros, so no table at all */
-	if (!store_lun_bytes(fe->store, li->lun))
+	if (!lun_bytes_used(fe->luns, li->lun))
 		return 0;
 	pthread_mutex_lock(&fe->cache_lock);
 	c = *fe_cache_slot(fe, li->lun);
@@ -821,7 +820,7 @@ static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
 		return true;
 	if (fe_synthetic(li))
 		return ptable_range_is_synthetic(&li->geom, lba, n) == 1;
-	if (li->geom.kind == PTABLE_NONE && !store_lun_bytes(fe->store, li->lun))
+	if (li->geom.kind == PTABLE_NONE && !lun_bytes_used(fe->luns, li->lun))
 		return false;
 	pthread_mutex_lock(&fe->cache_lock);
 	c = *fe_cache_slot(fe, li->lun);
@@ -1175,22 +1174,20 @@ static int64_t fe_realtime_ns(void)
 
 /*
  * Compare the LUN bitmap with what the kernel was last shown. Cost:
- * O(max_luns / 64 + present LUNs) lun_next() calls, about 1 ms at 262,144
+ * O(max_luns / 64 + present LUNs) lun_find() calls, about 1 ms at 262,144
  * LUNs, once a second.
  */
 static void fe_scan(struct fusefe *fe)
 {
-	uint32_t words = (fe->max_luns + 63) / 64, w, base, lim;
+	uint32_t words = (fe->max_luns + 63) / 64, w, base;
 	uint64_t cur, old, bits;
 	bool changed = false;
 	int l;
 
 	for (w = 0; w < words; w++) {
 		base = w * 64;
-		lim = base + 64 < fe->max_luns ? base + 64 : fe->max_luns;
 		cur = 0;
-		for (l = lun_next(fe->luns, base, lim); l >= 0;
-		     l = lun_next(fe->luns, (uint32_t)l + 1, lim))
+		lun_for_each(fe->luns, l, base, base + 63)
 			cur |= 1ull << ((uint32_t)l - base);
 		if (atomic_load_explicit(&fe->shadow[w],
 					 memory_order_relaxed) == cur)
@@ -1218,8 +1215,7 @@ static void fe_notify_all(struct fusefe *fe)
 	struct fe_dirty d = {.maxnum = PTABLE_MAX_NUMBER};
 	int l;
 
-	for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
-	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+	lun_for_each(fe->luns, l, 0, fe->max_luns - 1) {
 		if (atomic_load(&fe->stopping))
 			return;
 		d.lun = (uint32_t)l;
@@ -1388,7 +1384,7 @@ static void fe_file_attr(struct fusefe *fe, const struct lun_info *li,
 	st->st_blksize = (blksize_t)li->block_size;
 	st->st_blocks =
 		part ? 0
-		     : (blkcnt_t)(store_lun_bytes(fe->store, li->lun) / 512);
+		     : (blkcnt_t)(lun_bytes_used(fe->luns, li->lun) / 512);
 	st->st_atim = fe->t0;
 	st->st_mtim = fe->t0;
 	st->st_ctim = fe->t0;
@@ -1657,9 +1653,7 @@ static void fe_push(struct fusefe *fe, uint64_t off)
 		return;
 	lun = (uint32_t)((start - FE_DIR_BASE) >> FE_PART_BITS);
 	last = (uint32_t)((end - 1 - FE_DIR_BASE) >> FE_PART_BITS);
-	for (l = lun_next(fe->luns, lun, fe->max_luns);
-	     l >= 0 && (uint32_t)l <= last;
-	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+	lun_for_each(fe->luns, l, lun, last) {
 		uint64_t bit = 1ull << (l % 64);
 
 		if (atomic_load(&fe->pushed[l / 64]) & bit)
@@ -1753,8 +1747,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		      ? fe->max_luns
 		      : (uint32_t)(pos >> FE_PART_BITS);
 	part = (unsigned int)(pos & FE_PART_MASK);
-	for (l = lun_next(fe->luns, lun, fe->max_luns); l >= 0;
-	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+	lun_for_each(fe->luns, l, lun, fe->max_luns - 1) {
 		if ((uint32_t)l != lun)
 			part = 0;
 		lun = (uint32_t)l;
@@ -1836,18 +1829,16 @@ static void fe_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct fusefe *fe = fuse_req_userdata(req);
-	struct store_stats ss;
 	struct statvfs sv;
 	struct lun_info li;
-	uint64_t now = now_ns(), blocks = 0, files = 0, used, avail;
+	uint64_t now = now_ns(), blocks = 0, files = 0, used, avail, data;
 	unsigned int n;
 	int l;
 
 	(void)ino;
 	pthread_mutex_lock(&fe->stat_lock);
 	if (!fe->stat_when_ns || now - fe->stat_when_ns >= FE_NS) {
-		for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
-		     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns)) {
+		lun_for_each(fe->luns, l, 0, fe->max_luns - 1) {
 			if (lun_get(fe->luns, (uint32_t)l, &li))
 				continue;
 			blocks += li.nblocks * (li.block_size / 512);
@@ -1863,8 +1854,8 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 	files = fe->stat_files;
 	pthread_mutex_unlock(&fe->stat_lock);
 
-	store_get_stats(fe->store, &ss);
-	used = ss.data_bytes / 512;
+	data = lun_data_bytes(fe->luns);
+	used = data / 512;
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize = 4096;
 	sv.f_frsize = 512;
@@ -1873,9 +1864,8 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bavail = sv.f_bfree;
 	if (fe->mem_limit) {
 		/* the mem store's limit is what writes can still get */
-		avail = ss.data_bytes < fe->mem_limit
-				? (fe->mem_limit - ss.data_bytes) / 512
-				: 0;
+		avail = data < fe->mem_limit ? (fe->mem_limit - data) / 512
+					     : 0;
 		if (avail < sv.f_bavail)
 			sv.f_bavail = avail;
 	}
@@ -2042,7 +2032,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fe_count(fe, FE_OP_READ);
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
-		fe_done(fe, CTL_FILE_READ, t0, 0, true);
+		fe_done(fe, TARGET_FILE_READ, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -2051,7 +2041,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	bytes = w.nblocks * bs;
 	if (off < 0 || (uint64_t)off >= bytes || !size) {
 		lun_put(fe->luns, &li);
-		fe_done(fe, CTL_FILE_READ, t0, 0, off < 0);
+		fe_done(fe, TARGET_FILE_READ, t0, 0, off < 0);
 		if (off < 0)
 			fuse_reply_err(req, EINVAL);
 		else
@@ -2070,7 +2060,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		ret = buf ? fe_read_blocks(fe, &li, lba, n, buf) : -ENOMEM;
 	}
 	lun_put(fe->luns, &li);
-	fe_done(fe, CTL_FILE_READ, t0, size, ret != 0);
+	fe_done(fe, TARGET_FILE_READ, t0, size, ret != 0);
 	if (ret) {
 		log_lun_debug(li.lun, "fuse: read of %zu at %" PRIu64 ": %s",
 			      size, doff, strerror(-ret));
@@ -2095,7 +2085,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	fe_count(fe, FE_OP_WRITE);
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
-		fe_done(fe, CTL_FILE_WRITE, t0, 0, true);
+		fe_done(fe, TARGET_FILE_WRITE, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -2104,7 +2094,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 	bytes = w.nblocks * bs;
 	if (off < 0 || !size || (uint64_t)off >= bytes) {
 		lun_put(fe->luns, &li);
-		fe_done(fe, CTL_FILE_WRITE, t0, 0, off < 0 || size);
+		fe_done(fe, TARGET_FILE_WRITE, t0, 0, off < 0 || size);
 		if (off < 0)
 			fuse_reply_err(req, EINVAL);
 		else if (!size)
@@ -2127,7 +2117,7 @@ static void fe_write(fuse_req_t req, fuse_ino_t ino, const char *src,
 		fe_writer = 0;
 	}
 	lun_put(fe->luns, &li);
-	fe_done(fe, CTL_FILE_WRITE, t0, size, ret != 0);
+	fe_done(fe, TARGET_FILE_WRITE, t0, size, ret != 0);
 	if (ret) {
 		log_lun_debug(li.lun, "fuse: write of %zu at %" PRIu64 ": %s",
 			      size, doff, strerror(-ret));
@@ -2150,13 +2140,13 @@ static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	(void)datasync; /* the store has no metadata to leave out */
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
-		fe_done(fe, CTL_FILE_FSYNC, t0, 0, true);
+		fe_done(fe, TARGET_FILE_FSYNC, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	ret = lun_flush(fe->luns, &li);
 	lun_put(fe->luns, &li);
-	fe_done(fe, CTL_FILE_FSYNC, t0, 0, ret != 0);
+	fe_done(fe, TARGET_FILE_FSYNC, t0, 0, ret != 0);
 	fuse_reply_err(req, ret ? fe_errno(ret) : 0);
 }
 
@@ -2223,18 +2213,18 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	int ret;
 
 	if ((mode & ~known) || punch == zero || (punch && !keep)) {
-		fe_done(fe, CTL_FILE_FALLOCATE, t0, 0, true);
+		fe_done(fe, TARGET_FILE_FALLOCATE, t0, 0, true);
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
 	if (off < 0 || len <= 0) {
-		fe_done(fe, CTL_FILE_FALLOCATE, t0, 0, true);
+		fe_done(fe, TARGET_FILE_FALLOCATE, t0, 0, true);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	ret = fe_pin_ino(fe, ino, fi, &li, &w, &part);
 	if (ret) {
-		fe_done(fe, CTL_FILE_FALLOCATE, t0, 0, true);
+		fe_done(fe, TARGET_FILE_FALLOCATE, t0, 0, true);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -2263,7 +2253,7 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	}
 out_put:
 	lun_put(fe->luns, &li);
-	fe_done(fe, CTL_FILE_FALLOCATE, t0, dend - doff, ret != 0);
+	fe_done(fe, TARGET_FILE_FALLOCATE, t0, dend - doff, ret != 0);
 	fuse_reply_err(req,
 		       ret ? (ret == -EINVAL ? EINVAL : fe_errno(ret)) : 0);
 }
@@ -2594,14 +2584,14 @@ static int fe_check_mountpoint(const char *dir)
 }
 
 /* The most partitions any group's synthetic table shows the kernel. */
-static unsigned int fe_group_parts(const struct cfg *cfg)
+static unsigned int fe_group_parts(const struct target *t)
 {
 	struct ptable_geom g;
 	unsigned int i, max = 0;
 	int n;
 
-	for (i = 0; i < cfg->ngroups; i++) {
-		const struct lun_group *lg = &cfg->groups[i];
+	for (i = 0; i < t->ngroups; i++) {
+		const struct lun_group *lg = &t->groups[i];
 
 		if (!lg->nparts || lg->ptable == PTABLE_NONE)
 			continue;
@@ -2625,17 +2615,18 @@ static unsigned int fe_group_parts(const struct cfg *cfg)
  * [fuse] prefetch bytes within [fuse] prefetch_budget (files of LUNs added
  * later are not counted), and only with the page cache.
  */
-static void fe_prefetch_setup(struct fusefe *fe, const struct cfg *cfg)
+static void fe_prefetch_setup(struct fusefe *fe, const struct cfg_fuse *fc,
+			      const struct target *t)
 {
 	struct ptable_geom g;
 	uint64_t files = 0, need;
 	unsigned int i;
 	int n;
 
-	if (!fe->page || !cfg->fuse.prefetch)
+	if (!fe->page || !fc->prefetch)
 		return;
-	for (i = 0; i < cfg->ngroups; i++) {
-		const struct lun_group *lg = &cfg->groups[i];
+	for (i = 0; i < t->ngroups; i++) {
+		const struct lun_group *lg = &t->groups[i];
 
 		n = 0;
 		if (lg->nparts && lg->ptable != PTABLE_NONE) {
@@ -2651,16 +2642,16 @@ static void fe_prefetch_setup(struct fusefe *fe, const struct cfg *cfg)
 		}
 		files += (uint64_t)lg->count * (1 + (n > 0 ? (unsigned int)n : 0));
 	}
-	need = files * cfg->fuse.prefetch;
-	if (need > cfg->fuse.prefetch_budget) {
+	need = files * fc->prefetch;
+	if (need > fc->prefetch_budget) {
 		log_notice("fuse: no prefetch: %" PRIu64 " files x %" PRIu64
 			   " bytes = %" PRIu64 " MiB of page cache is over "
 			   "[fuse] prefetch_budget (%" PRIu64 " MiB)",
-			   files, cfg->fuse.prefetch, need >> 20,
-			   cfg->fuse.prefetch_budget >> 20);
+			   files, fc->prefetch, need >> 20,
+			   fc->prefetch_budget >> 20);
 		return;
 	}
-	fe->prefetch = (uint32_t)cfg->fuse.prefetch;
+	fe->prefetch = (uint32_t)fc->prefetch;
 	log_info("fuse: prefetch of the first %u bytes of each file at "
 		 "READDIRPLUS (%" PRIu64 " files, up to %" PRIu64 " MiB)",
 		 fe->prefetch, files, need >> 20);
@@ -2688,7 +2679,7 @@ static void fe_free(struct fusefe *fe)
 	unsigned int i;
 
 	if (fe->fstats_registered)
-		ctl_file_stats_unregister(&fe->fstats);
+		target_unregister(fe->target, &fe->fstats);
 	for (i = 0; i < FE_CACHE_BUCKETS; i++) {
 		struct fe_cached *c, *next;
 
@@ -2718,7 +2709,7 @@ static void fe_free(struct fusefe *fe)
 	free(fe);
 }
 
-static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
+static int fe_new(const struct cfg_fuse *fc, struct target *t,
 		  struct fusefe **out)
 {
 	pthread_condattr_t ca;
@@ -2730,27 +2721,25 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)
 		return -ENOMEM;
-	fe->luns = tgt->luns;
-	fe->faults = tgt->faults;
-	fe->store = lun_store(tgt->luns);
-	fe->max_luns = lun_max(tgt->luns);
-	if (cfg->store.type == CFG_STORE_MEM)
-		fe->mem_limit = cfg->store.mem.mem_limit;
-	fe->scheme =
-		cfg->target.scheme ? cfg->target.scheme : &sdnum_scheme_linux;
+	fe->target = t;
+	fe->luns = t->luns;
+	fe->faults = t->faults;
+	fe->max_luns = lun_max(t->luns);
+	fe->mem_limit = t->space_limit;
+	fe->scheme = t->scheme ? t->scheme : &sdnum_scheme_linux;
 	snprintf(fe->prefix, sizeof(fe->prefix), "%s",
-		 cfg->target.name_prefix[0] ? cfg->target.name_prefix : "sd");
+		 t->name_prefix && t->name_prefix[0] ? t->name_prefix : "sd");
 	snprintf(fe->mountpoint, sizeof(fe->mountpoint), "%s",
-		 cfg->fuse.mountpoint);
-	fe->timeout = cfg->fuse.attr_timeout;
-	fe->page = cfg->fuse.cache == CFG_FUSE_CACHE_PAGE;
+		 fc->mountpoint);
+	fe->timeout = fc->attr_timeout;
+	fe->page = fc->cache == CFG_FUSE_CACHE_PAGE;
 	fe->lun_watch_id = -1;
 	clock_gettime(CLOCK_REALTIME, &fe->t0);
 	atomic_init(&fe->root_mtime_ns, fe_realtime_ns());
 	fe->uid = getuid();
 	fe->gid = getgid();
-	fe->max_parts = fe_group_parts(cfg);
-	fe_prefetch_setup(fe, cfg);
+	fe->max_parts = fe_group_parts(t);
+	fe_prefetch_setup(fe, fc, t);
 	/* the kernel's extended minors as sdnum_extmap predicts them */
 	fe->ext.ndisks = fe->max_luns;
 	fe->ext.parts = fe->max_parts > 15 ? fe->max_parts : 0;
@@ -2786,8 +2775,7 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 		fe_free(fe);
 		return -ENOMEM;
 	}
-	for (l = lun_next(fe->luns, 0, fe->max_luns); l >= 0;
-	     l = lun_next(fe->luns, (uint32_t)l + 1, fe->max_luns))
+	lun_for_each(fe->luns, l, 0, fe->max_luns - 1)
 		atomic_fetch_or(&fe->shadow[l / 64], 1ull << (l % 64));
 	/*
 	 * [fuse] threads bounds the requests served at once: libfuse starts a
@@ -2797,7 +2785,7 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	 * Idle workers are kept (up to the same count) rather than ended
 	 * and started again under bursts.
 	 */
-	threads = cfg->fuse.threads ? cfg->fuse.threads : 4;
+	threads = fc->threads ? fc->threads : 4;
 	fuse_loop_cfg_set_clone_fd(fe->loop_cfg, 1);
 	fuse_loop_cfg_set_max_threads(fe->loop_cfg, threads);
 	fuse_loop_cfg_set_idle_threads(fe->loop_cfg, threads);
@@ -2805,7 +2793,7 @@ static int fe_new(const struct cfg *cfg, struct scsi_target *tgt,
 	return 0;
 }
 
-static int fe_session(struct fusefe *fe, const struct cfg *cfg)
+static int fe_session(struct fusefe *fe, const struct cfg_fuse *fc)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	int err;
@@ -2814,9 +2802,9 @@ static int fe_session(struct fusefe *fe, const struct cfg *cfg)
 	    fuse_opt_add_arg(&args, "-o") ||
 	    fuse_opt_add_arg(&args, "default_permissions,fsname=sdswarm,"
 				    "subtype=sdswarm") ||
-	    (cfg->fuse.options[0] &&
+	    (fc->options[0] &&
 	     (fuse_opt_add_arg(&args, "-o") ||
-	      fuse_opt_add_arg(&args, cfg->fuse.options)))) {
+	      fuse_opt_add_arg(&args, fc->options)))) {
 		fuse_opt_free_args(&args);
 		return -ENOMEM;
 	}
@@ -2824,7 +2812,7 @@ static int fe_session(struct fusefe *fe, const struct cfg *cfg)
 	fuse_opt_free_args(&args);
 	if (!fe->se) {
 		log_err("fuse: libfuse rejected the mount options '%s'",
-			cfg->fuse.options);
+			fc->options);
 		return -EINVAL;
 	}
 	errno = 0;
@@ -2864,24 +2852,27 @@ static int fe_wait_init(struct fusefe *fe)
 	return ret;
 }
 
-int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
+int fusefe_start(const struct cfg_fuse *fc, struct target *t, void **state)
 {
 	struct fusefe *fe;
 	int ret;
 
-	if (!cfg->fuse.enabled || !cfg->fuse.mountpoint[0])
+	if (!fc->enabled || !fc->mountpoint[0])
 		return 1;
 	pthread_once(&fe_once, fe_once_init);
 	fuse_set_log_func(fe_fuse_log);
-	ret = fe_check_mountpoint(cfg->fuse.mountpoint);
+	ret = fe_check_mountpoint(fc->mountpoint);
 	if (ret)
 		return ret;
-	ret = fe_new(cfg, tgt, &fe);
+	ret = fe_new(fc, t, &fe);
 	if (ret)
 		return ret;
 	/* counted from the first request; what was counted outlives fe */
-	fe->fstats_registered = ctl_file_stats_register(&fe->fstats) == 0;
-	ret = fe_session(fe, cfg);
+	fe->fstats_registered =
+		target_register(t, &(struct target_source){
+					   .kind = TARGET_SRC_FILE,
+					   .obj = &fe->fstats}) == 0;
+	ret = fe_session(fe, fc);
 	if (ret)
 		goto out_free;
 	ret = -pthread_create(&fe->loop_thread, NULL, fe_loop, fe);
@@ -2906,7 +2897,7 @@ int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
 	log_notice("fuse: %u LUNs mounted on %s (%s scheme, prefix %s, "
 		   "%u threads, cache = %s, names and attributes kept %g s)",
 		   lun_count(fe->luns), fe->mountpoint, fe->scheme->name,
-		   fe->prefix, cfg->fuse.threads ? cfg->fuse.threads : 4,
+		   fe->prefix, fc->threads ? fc->threads : 4,
 		   fe->page ? "page" : "direct", fe->timeout);
 	*state = fe;
 	return 0;

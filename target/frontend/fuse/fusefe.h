@@ -7,8 +7,8 @@
 #ifndef SDSWARM_FUSEFE_H
 #define SDSWARM_FUSEFE_H
 
-struct cfg;
-struct scsi_target;
+struct cfg_fuse;
+struct target;
 
 /*
  * The naming rule. The disk of table LUN L is sdnum_name(prefix, L): the
@@ -40,11 +40,12 @@ struct scsi_target;
 
 /**
  * fusefe_start() - mount the front end and start serving it.
- * @cfg: the configuration: [fuse] (mountpoint, threads, options,
- *	attr_timeout, cache, prefetch, prefetch_budget), [target] scheme and
- *	name_prefix, and the groups' partition counts (to predict dev_ts past
- *	partition 15, and the files prefetch would fill).
- * @tgt: the target's shared state (its LUN table and fault rules); must
+ * @fc: the [fuse] section (mountpoint, threads, options, attr_timeout,
+ *	cache, prefetch, prefetch_budget).
+ * @t: the target: its LUN table and fault rules, its names' scheme and
+ *	prefix, its groups' partition counts (to predict dev_ts past
+ *	partition 15, and the files prefetch would fill), its space limit
+ *	(statfs) and the registry the request counters go into; must
  *	outlive the front end.
  * @state: out, the front end (for fusefe_stop()), only on 0.
  *
@@ -71,7 +72,7 @@ struct scsi_target;
  * the mount (-EPERM without the privilege); -ENOMEM; the -errno of
  * pthread_create().
  */
-int fusefe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state);
+int fusefe_start(const struct cfg_fuse *fc, struct target *t, void **state);
 
 /**
  * fusefe_stop() - stop serving, unmount and free the front end.

@@ -1011,11 +1011,11 @@ static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
  */
 static void target_reset_ua(struct lun_table *luns, const struct scsi_view *v)
 {
-	uint32_t end = v->base + v->count;
 	int l;
 
-	for (l = lun_next(luns, v->base, end); l >= 0;
-	     l = lun_next(luns, (uint32_t)l + 1, end))
+	if (!v->count)
+		return;
+	lun_for_each(luns, l, v->base, v->base + v->count - 1)
 		lun_ua_set(luns, (uint32_t)l, LUN_UA_RESET, 0, 0,
 			   LUN_NEXUS_NONE);
 }

@@ -7,24 +7,27 @@
 #ifndef SDSWARM_ISCSI_H
 #define SDSWARM_ISCSI_H
 
-struct cfg;
-struct scsi_target;
+struct cfg_iscsi;
+struct target;
 
 /**
  * iscsi_fe_start() - listen on the portal and start the worker threads.
- * @cfg: the configuration; its [iscsi] section is copied.
- * @tgt: the target's shared state; must outlive the front end.
+ * @ic: the [iscsi] section (copied).
+ * @t: the target: its SCSI state (commands point at @t->scsi, whose
+ *	target name, PREEMPT AND ABORT hook and protocol id are filled in
+ *	when unset) and the registry of counters and sessions; must outlive
+ *	the front end.
  * @state: out, the front end (for iscsi_fe_stop()), only on 0.
  *
  * Target i is "cfg_iscsi_target_name(i)" and sees table LUNs
- * i * luns_per_target onwards. Each worker registers its SCSI counters
- * with ctl_stats_register().
+ * i * luns_per_target onwards. Each worker registers its SCSI counters,
+ * and the front end its session list, in @t's registry.
  * Context: the daemon's main thread, before it serves.
  * Return: 0 running; 1 when [iscsi] enabled is false (nothing started);
  * -EADDRINUSE, -EADDRNOTAVAIL or another -errno of socket(), bind() or
  * listen(); -ENOMEM; the -errno of pthread_create().
  */
-int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
+int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t,
 		   void **state);
 
 /**

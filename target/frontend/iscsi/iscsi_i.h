@@ -752,6 +752,7 @@ struct iscsi_pre_addr {
 /* The front end as the connections see it. */
 struct iscsi_fe {
 	struct cfg_iscsi icfg;
+	struct target *target;      /* the registry; tgt is target->scsi */
 	struct scsi_target *tgt;
 	struct iscsi_offer offer;
 	unsigned int ntargets;
@@ -765,7 +766,7 @@ struct iscsi_fe {
 	char address[CFG_ISCSI_MAX_PORTALS][96];
 	int listen_fd[CFG_ISCSI_MAX_PORTALS];
 	struct iscsi_sessions sessions;
-	bool sessions_listed;       /* ctl_sessions_register() took it */
+	bool sessions_listed;       /* target_register() took fe_sessions */
 	unsigned int nworkers;
 	struct iscsi_worker **workers;
 	bool accept_paused; /* out of descriptors: worker 0 retries each tick */

@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
 #include "iscsi.h"
 #include "iscsi_i.h"
 #include "log.h"
 #include "lun.h"
+#include "target.h"
 
 #define TICK_NS 1000000000ull
 #define MAX_EVENTS 128
@@ -814,8 +814,8 @@ static void pr_abort(void *arg, const struct scsi_cmd *self, uint32_t lun,
 	}
 }
 
-/* The registry's sessions for `sdswarm sessions` (ctl_sessions_fn). */
-static unsigned int fe_sessions(void *arg, struct ctl_session *out,
+/* The registry's sessions for `sdswarm sessions` (target_sessions_fn). */
+static unsigned int fe_sessions(void *arg, struct target_session *out,
 				unsigned int cap)
 {
 	struct iscsi_fe *fe = arg;
@@ -826,7 +826,7 @@ static unsigned int fe_sessions(void *arg, struct ctl_session *out,
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < s->cap; i++) {
 		const struct iscsi_sess_entry *e = &s->v[i];
-		struct ctl_session *cs = &out[n];
+		struct target_session *cs = &out[n];
 
 		if (!e->used)
 			continue;
@@ -866,12 +866,12 @@ static void fe_free(struct iscsi_fe *fe)
 	unsigned int i;
 
 	if (fe->sessions_listed)
-		ctl_sessions_unregister(fe);
+		target_unregister(fe->target, fe);
 
 	for (i = 0; i < fe->nworkers; i++) {
 		if (!fe->workers[i])
 			continue;
-		ctl_stats_unregister(&fe->workers[i]->stats);
+		target_unregister(fe->target, &fe->workers[i]->stats);
 		worker_destroy(fe->workers[i]);
 	}
 	free(fe->workers);
@@ -889,10 +889,10 @@ static void fe_free(struct iscsi_fe *fe)
 	free(fe);
 }
 
-int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
+int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t,
 		   void **state)
 {
-	const struct cfg_iscsi *ic = &cfg->iscsi;
+	struct scsi_target *tgt = t->scsi;
 	struct cfg_portal portals[CFG_ISCSI_MAX_PORTALS];
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct iscsi_fe *fe;
@@ -917,6 +917,7 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		ret = -ENOMEM;
 		goto out_free;
 	}
+	fe->target = t;
 	fe->tgt = tgt;
 	fe->offer = (struct iscsi_offer){
 		.max_recv_dsl = ic->max_recv_data_segment_length,
@@ -966,7 +967,10 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 	}
 	ret = iscsi_sess_init(&fe->sessions, ic->max_sessions);
 	if (!ret)
-		fe->sessions_listed = !ctl_sessions_register(fe_sessions, fe);
+		fe->sessions_listed = !target_register(
+			t, &(struct target_source){.kind = TARGET_SRC_SESSIONS,
+						   .obj = fe,
+						   .sessions = fe_sessions});
 	if (ret)
 		goto out_free;
 	for (i = 0; i < fe->nportals; i++) {
@@ -987,7 +991,9 @@ int iscsi_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
 		ret = worker_create(fe, i, &fe->workers[i]);
 		if (ret)
 			goto out_free;
-		ctl_stats_register(&fe->workers[i]->stats);
+		target_register(t, &(struct target_source){
+					   .kind = TARGET_SRC_SCSI,
+					   .obj = &fe->workers[i]->stats});
 	}
 	for (i = 0; i < fe->nportals; i++) {
 		ev.data.ptr = &fe->listen_fd[i];

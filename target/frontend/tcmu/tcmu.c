@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "control.h"
 #include "log.h"
 #include "parse.h"
 #include "lun.h"
+#include "target.h"
 #include "tcmu.h"
 #include "tcmu_i.h"
 
@@ -49,6 +49,7 @@
 #define UIO_NODE_WAIT_MS 2000
 
 struct tcmu_fe {
+	struct target *target; /* the registry; tgt is target->scsi */
 	struct scsi_target *tgt;
 	struct cfg_tcmu cfg;
 	uint32_t hba_id;
@@ -815,9 +816,7 @@ static void sync_luns(struct tcmu_fe *fe)
 		}
 	}
 	i = 0;
-	for (l = lun_next(t, 0, max); l >= 0;
-	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
-				       : -ENOENT) {
+	lun_for_each(t, l, 0, max - 1) {
 		while (i < fe->ndevs && fe->devs[i]->lun < (uint32_t)l)
 			i++;
 		if (i < fe->ndevs && fe->devs[i]->lun == (uint32_t)l)
@@ -873,7 +872,7 @@ static void fe_free(struct tcmu_fe *fe)
 		loop_kick(fe);
 		pthread_join(fe->loop, NULL);
 	}
-	ctl_stats_unregister(&fe->stats);
+	target_unregister(fe->target, &fe->stats);
 	if (fe->nlfd >= 0)
 		close(fe->nlfd);
 	if (fe->mefd >= 0)
@@ -889,7 +888,7 @@ static void fe_free(struct tcmu_fe *fe)
 	free(fe);
 }
 
-static int fe_alloc(const struct cfg *cfg, struct scsi_target *tgt,
+static int fe_alloc(const struct cfg_tcmu *tc, struct target *target,
 		    struct tcmu_fe **out)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
@@ -900,8 +899,9 @@ static int fe_alloc(const struct cfg *cfg, struct scsi_target *tgt,
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)
 		return -ENOMEM;
-	fe->tgt = tgt;
-	fe->cfg = cfg->tcmu;
+	fe->target = target;
+	fe->tgt = target->scsi;
+	fe->cfg = *tc;
 	fe->epfd = fe->efd = fe->mefd = fe->nlfd = -1;
 	pthread_mutex_init(&fe->lock, NULL);
 	pthread_cond_init(&fe->cond, NULL);
@@ -911,7 +911,7 @@ static int fe_alloc(const struct cfg *cfg, struct scsi_target *tgt,
 		 fe->cfg.hba);
 	fabric_names(fe);
 	fe->ctx = (struct tcmu_serve_ctx){
-		.tgt = tgt, .stats = &fe->stats, .nexus = 1};
+		.tgt = fe->tgt, .stats = &fe->stats, .nexus = 1};
 	fe->ctx.iov = calloc(TCMU_IOV_MAX, sizeof(*fe->ctx.iov));
 	fe->epfd = epoll_create1(EPOLL_CLOEXEC);
 	fe->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -939,15 +939,16 @@ out_free:
 	return -ENOMEM;
 }
 
-int tcmu_fe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
+int tcmu_fe_start(const struct cfg_tcmu *tc, struct target *target,
+		  void **state)
 {
-	struct lun_table *t = tgt->luns;
+	struct lun_table *t = target->luns;
 	uint32_t max = lun_max(t);
 	struct tcmu_fe *fe;
 	uint64_t t0 = now_ns();
 	int l, ret;
 
-	if (!cfg->tcmu.enabled)
+	if (!tc->enabled)
 		return 1;
 	if (access(CFS_TARGET "/core", F_OK) < 0) {
 		log_err("tcmu: no %s: load target_core_user and mount "
@@ -955,10 +956,12 @@ int tcmu_fe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
 			CFS_TARGET "/core");
 		return -ENOENT;
 	}
-	ret = fe_alloc(cfg, tgt, &fe);
+	ret = fe_alloc(tc, target, &fe);
 	if (ret)
 		return ret;
-	ret = ctl_stats_register(&fe->stats);
+	ret = target_register(target, &(struct target_source){
+					      .kind = TARGET_SRC_SCSI,
+					      .obj = &fe->stats});
 	if (ret)
 		goto out_free;
 	ret = pthread_create(&fe->loop, NULL, loop_main, fe);
@@ -976,9 +979,7 @@ int tcmu_fe_start(const struct cfg *cfg, struct scsi_target *tgt, void **state)
 	if (ret)
 		goto out_teardown;
 	fe->gen = lun_luns_generation(t);
-	for (l = lun_next(t, 0, max); l >= 0;
-	     l = (uint32_t)l + 1 < max ? lun_next(t, (uint32_t)l + 1, max)
-				       : -ENOENT) {
+	lun_for_each(t, l, 0, max - 1) {
 		ret = export_lun(fe, (uint32_t)l, fe->ndevs);
 		if (ret)
 			goto out_teardown;

@@ -7,13 +7,15 @@
 #ifndef SDSWARM_TCMU_H
 #define SDSWARM_TCMU_H
 
-struct cfg;
-struct scsi_target;
+struct cfg_tcmu;
+struct target;
 
 /**
  * tcmu_fe_start() - create and serve a backstore per present LUN.
- * @cfg: the configuration; its [tcmu] section is copied.
- * @tgt: the target's shared state; must outlive the front end.
+ * @tc: the [tcmu] section (copied).
+ * @target: the target: its LUN table, the SCSI state commands point at
+ *	(@target->scsi) and the registry its SCSI counters go into; must
+ *	outlive the front end.
  * @state: out, the front end (for tcmu_fe_stop()), only on 0.
  *
  * Starts the loop thread, then in LUN order makes
@@ -33,7 +35,7 @@ struct scsi_target;
  * another -errno of the configfs writes, open(), mmap() or
  * pthread_create(). Whatever it made is removed again on failure.
  */
-int tcmu_fe_start(const struct cfg *cfg, struct scsi_target *tgt,
+int tcmu_fe_start(const struct cfg_tcmu *tc, struct target *target,
 		  void **state);
 
 /**
