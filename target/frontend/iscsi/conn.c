@@ -1003,23 +1003,6 @@ static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 	return iscsi_conn_queue_pdu(c, bhs, data, dlen);
 }
 
-/*
- * A target reset's unit attention (and the end of its preventions) on
- * this target's LUNs only: each IQN is a target of its own, and the other
- * targets' LUNs were not reset. One raise per present LUN of the view
- * (16,384 at most), for a rare TMF.
- */
-static void target_reset_ua(struct lun_table *luns, const struct scsi_view *v)
-{
-	uint32_t end = v->base + v->count;
-	int l;
-
-	for (l = lun_next(luns, v->base, end); l >= 0;
-	     l = lun_next(luns, (uint32_t)l + 1, end))
-		lun_ua_set(luns, (uint32_t)l, LUN_UA_RESET, 0, 0,
-			   LUN_NEXUS_NONE);
-}
-
 static int tmf_respond(struct iscsi_conn *c, uint8_t response)
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
@@ -1110,9 +1093,7 @@ static int tmf(struct iscsi_conn *c)
 		log_info("iscsi: %s: LUN RESET of LUN %u", c->peer, tlun);
 		iscsi_conn_abort_lun(c, tlun, UINT64_MAX);
 		iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
-		scsi_pr_lun_reset(c->fe->tgt, c->view, vlun);
-		/* SAM-5: every I_T nexus, the one that asked too */
-		lun_ua_set(luns, tlun, LUN_UA_RESET, 0, 0, LUN_NEXUS_NONE);
+		scsi_lun_reset(c->fe->tgt, c->view, vlun);
 		return tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 	case ISCSI_TMF_TARGET_WARM_RESET:
 	case ISCSI_TMF_TARGET_COLD_RESET:
@@ -1121,8 +1102,7 @@ static int tmf(struct iscsi_conn *c)
 			 c->fe->names[c->target]);
 		iscsi_conn_abort_all(c);
 		reset_others(c, func == ISCSI_TMF_TARGET_COLD_RESET);
-		scsi_pr_target_reset(c->fe->tgt, c->view);
-		target_reset_ua(luns, c->view);
+		scsi_target_reset(c->fe->tgt, c->view);
 		ret = tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 		if (func == ISCSI_TMF_TARGET_COLD_RESET)
 			c->state = ISCSI_CONN_CLOSING;
