@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "asc.h"
+
 struct lun_table;
 struct fault_table;
 struct scsi_stats;

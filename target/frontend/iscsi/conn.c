@@ -777,14 +777,14 @@ static int cmd_header(struct iscsi_conn *c)
 	if (r && w) {
 		/* bidirectional commands: no emulated command has them */
 		t->discard = true;
-		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	} else if (t->edtl > xfer_limit(c, t->table_lun, t->edtl)) {
 		/* checked before any data is buffered */
 		log_debug("iscsi: %s: ITT 0x%x: expected length %u is over "
 			  "the LUN's limit",
 			  c->peer, t->itt, t->edtl);
 		t->discard = true;
-		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	} else if ((ret = task_buf(c, t, t->edtl))) {
 		/*
 		 * SAM-5: TASK SET FULL when this I_T nexus holds the
@@ -915,7 +915,7 @@ bad:
 	t->nr2t = 0;
 	t->discard = true;
 	t->dir = SCSI_DIR_NONE;
-	scsi_set_sense(&t->cmd, false, SK_ABORTED_COMMAND, 0x4b, 0x00);
+	scsi_set_sense(&t->cmd, false, SK_ABORTED_COMMAND, ASC_DATA_PHASE_ERROR);
 	t->cmd.data_len = 0;
 	t->cmd.cdb_xfer_len = t->edtl;
 	task_queue(c, t);
