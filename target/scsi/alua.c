@@ -101,12 +101,10 @@ bool scsi_alua_sense(enum scsi_alua_state state, uint8_t *asc, uint8_t *ascq)
 {
 	switch (state) {
 	case SCSI_ALUA_STANDBY:
-		*asc = 0x04;
-		*ascq = 0x0b;
+		ASC_PUT(*asc, *ascq, ASC_LU_NOT_ACCESSIBLE_STANDBY);
 		return true;
 	case SCSI_ALUA_UNAVAILABLE:
-		*asc = 0x04;
-		*ascq = 0x0c;
+		ASC_PUT(*asc, *ascq, ASC_LU_NOT_ACCESSIBLE_UNAVAILABLE);
 		return true;
 	default:
 		return false;

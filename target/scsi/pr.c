@@ -530,13 +530,17 @@ static void pr_conflict(struct scsi_ctx *c)
 
 static void pr_param_length_error(struct scsi_ctx *c)
 {
-	scsi_sense(c, SK_ILLEGAL_REQUEST, 0x1a, 0x00);
+	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 }
 
 /* -ENOSPC and -ENOMEM: INSUFFICIENT (REGISTRATION) RESOURCES. */
 static void pr_no_resources(struct scsi_ctx *c, bool registration)
 {
-	scsi_sense(c, SK_ILLEGAL_REQUEST, 0x55, registration ? 0x04 : 0x03);
+	if (registration)
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_INSUFFICIENT_REGISTRATION_RESOURCES);
+	else
+		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_INSUFFICIENT_RESOURCES);
 }
 
 static int8_t pr_top_bit(uint8_t v)
@@ -648,9 +652,12 @@ bool scsi_pr_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq)
 		goto out_unlock;
 	bit = e->it[i].ua & (uint8_t)-e->it[i].ua;
 	e->it[i].ua &= (uint8_t)~bit;
-	*asc = 0x2a;
-	*ascq = bit == PR_UA_RESV_PREEMPTED ? 0x03 :
-		bit == PR_UA_RESV_RELEASED ? 0x04 : 0x05;
+	if (bit == PR_UA_RESV_PREEMPTED)
+		ASC_PUT(*asc, *ascq, ASC_RESERVATIONS_PREEMPTED);
+	else if (bit == PR_UA_RESV_RELEASED)
+		ASC_PUT(*asc, *ascq, ASC_RESERVATIONS_RELEASED);
+	else
+		ASC_PUT(*asc, *ascq, ASC_REGISTRATIONS_PREEMPTED);
 	taken = true;
 	pr_commit(t, p, e);
 out_unlock:
@@ -1055,7 +1062,7 @@ static void pr_release(struct scsi_ctx *c, struct pr_lun *e, int i,
 	if (!type || !pr_is_holder(e, &e->it[i]))
 		return;
 	if (prm->type != type || prm->scope != PR_LU_SCOPE) {
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x26, 0x04);
+		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_INVALID_RELEASE_OF_PR);
 		return;
 	}
 	pr_drop_resv(e);

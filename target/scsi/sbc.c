@@ -22,13 +22,6 @@
 #define SBC_SA_READ_CAPACITY_16 0x10
 #define SBC_SA_GET_LBA_STATUS 0x12
 
-/* Additional sense codes raised here (SPC-4 table D.1). */
-#define ASC_INVALID_FIELD_IN_IU 0x0e   /* ASCQ 03h: command IU (EDTL) */
-#define ASC_PARAM_LIST_LENGTH 0x1a
-#define ASC_MISCOMPARE_VERIFY 0x1d
-#define ASC_INVALID_OPCODE 0x20
-#define ASC_LBA_OUT_OF_RANGE 0x21
-
 /* Byte 1 of the 10/12/16-byte CDBs. */
 #define SBC_PROTECT_MASK 0xe0  /* RDPROTECT, WRPROTECT, VRPROTECT */
 #define SBC_FUA 0x08
@@ -155,7 +148,7 @@ static bool sbc_range_ok(struct scsi_ctx *c, uint64_t lba, uint64_t n)
 {
 	if (lba <= c->li.nblocks && n <= c->li.nblocks - lba)
 		return true;
-	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, 0x00);
+	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 	return false;
 }
 
@@ -166,7 +159,7 @@ static bool sbc_range_ok(struct scsi_ctx *c, uint64_t lba, uint64_t n)
  */
 static void sbc_sense_short(struct scsi_ctx *c)
 {
-	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_IU, 0x03);
+	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_IU);
 }
 
 /*
@@ -352,7 +345,7 @@ static size_t sbc_first_diff(const uint8_t *a, const uint8_t *b, size_t len)
 
 static void sbc_sense_miscompare(struct scsi_ctx *c, uint64_t offset)
 {
-	scsi_sense_info(c, SK_MISCOMPARE, ASC_MISCOMPARE_VERIFY, 0x00, offset);
+	scsi_sense_info(c, SK_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY, offset);
 }
 
 static bool sbc_all_zero(const uint8_t *p, size_t len)
@@ -625,8 +618,7 @@ enum scsi_disposition sbc_write_same(struct scsi_ctx *c)
 	if (!n) {
 		/* to the end: the LBA must name a block */
 		if (rw.lba >= c->li.nblocks) {
-			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE,
-				   0x00);
+			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 			return SCSI_DONE;
 		}
 		n = c->li.nblocks - rw.lba;
@@ -700,7 +692,8 @@ enum scsi_disposition sbc_unmap(struct scsi_ctx *c)
 	int ret;
 
 	if (!g->thin) {
-		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_INVALID_COMMAND_OPERATION_CODE);
 		return SCSI_DONE;
 	}
 	if (c->cdb[1] & SBC_UNMAP_ANCHOR) {
@@ -712,7 +705,8 @@ enum scsi_disposition sbc_unmap(struct scsi_ctx *c)
 	/* a Data-Out shorter than the list is a shorter list */
 	got = scsi_copy_out(c, sbc_buf, plen, 0);
 	if (got < 8) {
-		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_PARAMETER_LIST_LENGTH_ERROR);
 		return SCSI_DONE;
 	}
 	bdl = get_be16(sbc_buf + 2);
@@ -920,7 +914,7 @@ static enum scsi_disposition sbc_get_lba_status(struct scsi_ctx *c)
 	uint8_t *p;
 
 	if (lba >= end) {
-		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 		return SCSI_DONE;
 	}
 	max = alloc < 24 ? 1 : (alloc - 8) / 16;

@@ -752,10 +752,11 @@ enum scsi_disposition scsi_check_faults(struct scsi_ctx *c, uint64_t lba,
 		cmd->stats->faults++;
 	switch (hit.kind) {
 	case FAULT_MEDIUM_READ:
-		scsi_sense_info(c, SK_MEDIUM_ERROR, 0x11, 0x00, hit.lba);
+		scsi_sense_info(c, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR,
+				hit.lba);
 		return SCSI_DONE;
 	case FAULT_MEDIUM_WRITE:
-		scsi_sense_info(c, SK_MEDIUM_ERROR, 0x0c, 0x00, hit.lba);
+		scsi_sense_info(c, SK_MEDIUM_ERROR, ASC_WRITE_ERROR, hit.lba);
 		return SCSI_DONE;
 	case FAULT_DELAY:
 		cmd->delay_ns += hit.delay_ns;
@@ -850,12 +851,14 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 	uint8_t asc, ascq;
 
 	if (!cmd->cdb || !cmd->cdb_len) {
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x20, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_INVALID_COMMAND_OPERATION_CODE);
 		return SCSI_DONE;
 	}
 	op = &scsi_ops[c->cdb[0]];
 	if (!op->fn && !op->nsa) {
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x20, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_INVALID_COMMAND_OPERATION_CODE);
 		return SCSI_DONE;
 	}
 	if (cmd->cdb_len < op->cdb_len) {
@@ -875,7 +878,8 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 		return SCSI_DONE;
 	if (!c->have_lun) {
 		if (op->flags & SCSI_OP_LUN) {
-			scsi_sense(c, SK_ILLEGAL_REQUEST, 0x25, 0x00);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_LOGICAL_UNIT_NOT_SUPPORTED);
 			return SCSI_DONE;
 		}
 		return op->fn(c);
@@ -887,7 +891,7 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 	 */
 	if (c->li.state == LUN_SANITIZING &&
 	    !(op->flags & (SCSI_OP_NO_UA | SCSI_OP_SANITIZE))) {
-		scsi_sense_progress(c, SK_NOT_READY, 0x04, 0x1b,
+		scsi_sense_progress(c, SK_NOT_READY, ASC_LU_NOT_READY_SANITIZE,
 				    c->li.progress);
 		return SCSI_DONE;
 	}
@@ -914,7 +918,7 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 		return SCSI_DONE;
 	}
 	if ((op->flags & SCSI_OP_WRITE) && (c->li.mode & LUN_MODE_SWP)) {
-		scsi_sense(c, SK_DATA_PROTECT, 0x27, 0x00);
+		scsi_sense(c, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return SCSI_DONE;
 	}
 	return op->fn(c);

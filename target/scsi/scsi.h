@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "asc.h"
+
 struct lun_table;
 struct fault_table;
 struct scsi_stats;
@@ -257,8 +259,8 @@ void scsi_pr_nexus_lost(struct scsi_target *t, uint32_t nexus);
 
 /**
  * scsi_pr_lun_reset() - a LOGICAL UNIT RESET: release the LUN's
- * RESERVE(6)/(10) reservation. Persistent reservations stay. The reset
- * unit attention is the caller's (lun_ua_set()).
+ * RESERVE(6)/(10) reservation. Persistent reservations stay. No unit
+ * attention: a front end calls scsi_lun_reset(), which does both.
  * @t: the target.
  * @view: the initiator's view, or NULL (as in struct scsi_cmd).
  * @lun: the LUN number in @view.
@@ -271,7 +273,8 @@ void scsi_pr_lun_reset(struct scsi_target *t, const struct scsi_view *view,
 /**
  * scsi_pr_target_reset() - a TARGET WARM or COLD RESET: release the
  * RESERVE(6)/(10) reservations of every LUN in @view. Persistent
- * reservations stay.
+ * reservations stay. No unit attention: a front end calls
+ * scsi_target_reset(), which does both.
  * @t: the target.
  * @view: the LUNs reset, or NULL for the whole table.
  *
@@ -279,6 +282,46 @@ void scsi_pr_lun_reset(struct scsi_target *t, const struct scsi_view *view,
  * reservation state).
  */
 void scsi_pr_target_reset(struct scsi_target *t, const struct scsi_view *view);
+
+/**
+ * scsi_lun_reset() - what a LOGICAL UNIT RESET does to the logical unit
+ * (SAM-5 7.7), for any transport: its RESERVE(6)/(10) reservation is
+ * released (scsi_pr_lun_reset()) and every I_T nexus, the one that asked
+ * included, gets the unit attention POWER ON, RESET, OR BUS DEVICE RESET
+ * OCCURRED (29h/00h) on its next command to it. Persistent reservations
+ * and mode pages stay.
+ * @t: the target.
+ * @view: the initiator's view, or NULL (as in struct scsi_cmd).
+ * @lun: the LUN number in @view.
+ *
+ * Ending the LUN's tasks is the transport's, before this call (an iSCSI
+ * LUN RESET aborts them on every session first).
+ * Context: any thread; takes the reservation mutex (the unit attention
+ * is an atomic generation). O(1).
+ * Return: 0; -ENODEV, nothing done, for a LUN outside @view or absent
+ * (the transport's "no such LUN").
+ */
+int scsi_lun_reset(struct scsi_target *t, const struct scsi_view *view,
+		   uint32_t lun);
+
+/**
+ * scsi_target_reset() - what a TARGET WARM RESET or TARGET COLD RESET
+ * does to the logical units (SAM-5 6.3.2), for any transport: every
+ * present LUN of @view has its RESERVE(6)/(10) reservation released
+ * (scsi_pr_target_reset()) and raises the unit attention 29h/00h for
+ * every I_T nexus, the one that asked included. Persistent reservations
+ * stay. LUNs outside @view (another iSCSI target's) are not touched.
+ * @t: the target.
+ * @view: the LUNs reset, or NULL for the whole table.
+ *
+ * A warm and a cold reset do the same here; what differs is the
+ * transport's (iSCSI closes every connection on a cold one), as is
+ * ending the tasks, before this call.
+ * Context: any thread; takes the reservation mutex (each unit attention
+ * is an atomic generation). Cost: O(LUNs in @view) (a bitmap scan, one
+ * raise per present LUN) plus O(LUNs with reservation state); a rare TMF.
+ */
+void scsi_target_reset(struct scsi_target *t, const struct scsi_view *view);
 
 /**
  * scsi_cdb_len() - the CDB length implied by an opcode's group code.

@@ -121,8 +121,8 @@ void scsi_sense_info(struct scsi_ctx *c, uint8_t key, uint8_t asc,
 }
 
 /* ILLEGAL REQUEST with a field pointer (SPC-4 4.5.2.4.2). */
-static void sense_field(struct scsi_ctx *c, uint8_t asc, bool cdb,
-			uint16_t byte, int8_t bit)
+static void sense_field(struct scsi_ctx *c, uint8_t asc, uint8_t ascq,
+			bool cdb, uint16_t byte, int8_t bit)
 {
 	struct sense_extra x = { .sks_valid = true };
 
@@ -130,7 +130,7 @@ static void sense_field(struct scsi_ctx *c, uint8_t asc, bool cdb,
 	if (bit >= 0)
 		x.sks[0] |= SKS_BPV | (bit & 7);
 	put_be16(x.sks + 1, byte);
-	cmd_sense(c->cmd, ctx_desc(c), SK_ILLEGAL_REQUEST, asc, 0x00, &x);
+	cmd_sense(c->cmd, ctx_desc(c), SK_ILLEGAL_REQUEST, asc, ascq, &x);
 }
 
 void scsi_sense_progress(struct scsi_ctx *c, uint8_t key, uint8_t asc,
@@ -155,12 +155,12 @@ size_t scsi_sense_format_progress(uint8_t *buf, bool descriptor, uint8_t key,
 
 void scsi_sense_cdb(struct scsi_ctx *c, uint16_t byte, int8_t bit)
 {
-	sense_field(c, 0x24, true, byte, bit);
+	sense_field(c, ASC_INVALID_FIELD_IN_CDB, true, byte, bit);
 }
 
 void scsi_sense_param(struct scsi_ctx *c, uint16_t byte, int8_t bit)
 {
-	sense_field(c, 0x26, false, byte, bit);
+	sense_field(c, ASC_INVALID_FIELD_IN_PARAMETER_LIST, false, byte, bit);
 }
 
 bool scsi_state_sense(enum lun_state state, uint8_t *asc, uint8_t *ascq)
@@ -173,24 +173,19 @@ bool scsi_state_sense(enum lun_state state, uint8_t *asc, uint8_t *ascq)
 		 * it sends START STOP UNIT and polls TEST UNIT READY for
 		 * 100 seconds per disk; I/O fails without retries on both.
 		 */
-		*asc = 0x04;
-		*ascq = 0x03;
+		ASC_PUT(*asc, *ascq, ASC_LU_NOT_READY_MANUAL_INTERVENTION);
 		return true;
 	case LUN_NOT_READY:
-		*asc = 0x04;
-		*ascq = 0x01;
+		ASC_PUT(*asc, *ascq, ASC_LU_NOT_READY_BECOMING_READY);
 		return true;
 	case LUN_STOPPED:
-		*asc = 0x04;
-		*ascq = 0x02;
+		ASC_PUT(*asc, *ascq, ASC_LU_NOT_READY_INIT_REQUIRED);
 		return true;
 	case LUN_NO_MEDIUM:
-		*asc = 0x3a;
-		*ascq = 0x00;
+		ASC_PUT(*asc, *ascq, ASC_MEDIUM_NOT_PRESENT);
 		return true;
 	case LUN_SANITIZING:
-		*asc = 0x04;
-		*ascq = 0x1b;
+		ASC_PUT(*asc, *ascq, ASC_LU_NOT_READY_SANITIZE);
 		return true;
 	default:
 		return false;
@@ -206,14 +201,19 @@ void scsi_sense_errno(struct scsi_ctx *c, int err, bool write, uint64_t lba)
 		return;
 	case -ENOSPC:
 		/* thin provisioning ran out: SBC-4 4.7.3.6 */
-		scsi_sense(c, SK_DATA_PROTECT, 0x27, 0x07);
+		scsi_sense(c, SK_DATA_PROTECT,
+			   ASC_SPACE_ALLOC_FAILED_WRITE_PROTECT);
 		return;
 	case -EIO:
-		scsi_sense_info(c, SK_MEDIUM_ERROR, write ? 0x0c : 0x11, 0x00,
-				lba);
+		if (write)
+			scsi_sense_info(c, SK_MEDIUM_ERROR, ASC_WRITE_ERROR,
+					lba);
+		else
+			scsi_sense_info(c, SK_MEDIUM_ERROR,
+					ASC_UNRECOVERED_READ_ERROR, lba);
 		return;
 	case -EROFS:
-		scsi_sense(c, SK_DATA_PROTECT, 0x27, 0x00);
+		scsi_sense(c, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return;
 	case -EMFILE:
 		/*
@@ -228,24 +228,24 @@ void scsi_sense_errno(struct scsi_ctx *c, int err, bool write, uint64_t lba)
 		return;
 	case -ENOMEDIUM:
 		if (!c->have_lun ||
-		    !scsi_state_sense(c->li.state, &asc, &ascq)) {
-			asc = 0x04;
-			ascq = 0x03;
-		}
+		    !scsi_state_sense(c->li.state, &asc, &ascq))
+			ASC_PUT(asc, ascq,
+				ASC_LU_NOT_READY_MANUAL_INTERVENTION);
 		scsi_sense(c, SK_NOT_READY, asc, ascq);
 		return;
 	case -ENODEV:
 	case -ENOENT:
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x25, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_LOGICAL_UNIT_NOT_SUPPORTED);
 		return;
 	case -ERANGE:
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x21, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 		return;
 	case -EINVAL:
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 		return;
 	default:
-		scsi_sense(c, SK_HARDWARE_ERROR, 0x44, 0x00);
+		scsi_sense(c, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 		return;
 	}
 }

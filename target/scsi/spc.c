@@ -89,7 +89,7 @@ enum scsi_disposition spc_request_sense(struct scsi_ctx *c)
 
 	if (!c->have_lun) {
 		key = SK_ILLEGAL_REQUEST;
-		asc = 0x25;
+		ASC_PUT(asc, ascq, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
 	} else if (scsi_ua_take(c, &asc, &ascq)) {
 		key = SK_UNIT_ATTENTION;
 	} else if (scsi_alua_sense(scsi_alua_state(c), &asc, &ascq)) {
@@ -97,17 +97,16 @@ enum scsi_disposition spc_request_sense(struct scsi_ctx *c)
 		key = SK_NOT_READY;
 	} else if (c->li.state == LUN_SANITIZING) {
 		/* with the sanitize's progress, as SBC-4 asks */
-		n = scsi_sense_format_progress(buf, desc, SK_NOT_READY, 0x04,
-					       0x1b, c->li.progress);
+		n = scsi_sense_format_progress(buf, desc, SK_NOT_READY,
+					       ASC_LU_NOT_READY_SANITIZE,
+					       c->li.progress);
 		spc_respond(c, buf, n, c->cdb[4]);
 		return SCSI_DONE;
 	} else if (scsi_state_sense(c->li.state, &asc, &ascq)) {
 		key = SK_NOT_READY;
 	} else if ((c->li.mode & (LUN_MODE_TEST | LUN_MODE_DEXCPT)) ==
 		   LUN_MODE_TEST) {
-		/* FAILURE PREDICTION THRESHOLD EXCEEDED (FALSE) */
-		asc = 0x5d;
-		ascq = 0xff;
+		ASC_PUT(asc, ascq, ASC_FAILURE_PREDICTION_FALSE);
 	}
 	n = scsi_sense_format(buf, desc, key, asc, ascq);
 	spc_respond(c, buf, n, c->cdb[4]);
@@ -399,7 +398,8 @@ enum scsi_disposition spc_inquiry(struct scsi_ctx *c)
 	}
 	if (!c->have_lun) {
 		/* no vital product data for a LUN that is not there */
-		scsi_sense(c, SK_ILLEGAL_REQUEST, 0x25, 0x00);
+		scsi_sense(c, SK_ILLEGAL_REQUEST,
+			   ASC_LOGICAL_UNIT_NOT_SUPPORTED);
 		return SCSI_DONE;
 	}
 	for (i = 0; i < ARRAY_SIZE(spc_vpds); i++) {
@@ -654,7 +654,7 @@ enum scsi_disposition spc_mode_sense(struct scsi_ctx *c)
 
 static void spc_param_length_error(struct scsi_ctx *c)
 {
-	scsi_sense(c, SK_ILLEGAL_REQUEST, 0x1a, 0x00);
+	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 }
 
 /*
@@ -883,14 +883,15 @@ enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c)
 		}
 		ret = lun_medium(spc_luns(c), &c->li, start);
 		if (ret == -EBUSY)
-			scsi_sense(c, SK_ILLEGAL_REQUEST, 0x53, 0x02);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_MEDIUM_REMOVAL_PREVENTED);
 		else if (ret)
 			scsi_sense_errno(c, ret, false, 0);
 		return SCSI_DONE;
 	}
 	if (c->li.state == LUN_NO_MEDIUM) {
 		if (start)
-			scsi_sense(c, SK_NOT_READY, 0x3a, 0x00);
+			scsi_sense(c, SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
 		return SCSI_DONE;
 	}
 	if (c->li.group->removable)

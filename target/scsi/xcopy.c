@@ -65,15 +65,6 @@ _Static_assert(XC_MAX_CSCD * XC_CSCD_LEN + XC_MAX_SEGS * XC_B2B_LEN >=
 #define XC_TC_KIB 0x01
 #define XC_TC_MIB 0x02
 
-/* Additional sense codes raised here (SPC-4 table D.1). */
-#define ASC_NONE 0x00               /* ASCQ 16h: OPERATION IN PROGRESS */
-#define ASC_THIRD_PARTY 0x0d        /* 01h device failure, 02h not reachable,
-				     * 03h incorrect copy target device type */
-#define ASC_PARAM_LIST_LENGTH 0x1a
-#define ASC_PARAM_LIST 0x26         /* 06h-09h: the descriptor ones, 0Ah
-				     * UNEXPECTED INEXACT SEGMENT */
-#define ASC_INSUFFICIENT_RESOURCES 0x55
-
 #define SK_COPY_ABORTED 0x0a
 
 /* Sense data descriptors (SPC-4 4.5.2). */
@@ -312,7 +303,7 @@ static void xc_abort(struct scsi_ctx *c, uint8_t asc, uint8_t ascq,
 
 static void xc_param_len_error(struct scsi_ctx *c)
 {
-	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH, 0x00);
+	scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 }
 
 static int8_t xc_top_bit(uint8_t v)
@@ -431,33 +422,36 @@ static bool xc_end_get(struct scsi_ctx *c, const uint8_t *p, uint16_t ncscd,
 	if (id == XC_CSCD_SELF) {
 		lun = (int)c->table_lun;
 	} else if (id >= ncscd) {
-		xc_abort(c, ASC_THIRD_PARTY, 0x02, seg, id_field, NULL);
+		xc_abort(c, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE, seg, id_field,
+			 NULL);
 		return false;
 	} else {
 		e->cscd = (int)(XC_HDR_LEN + id * XC_CSCD_LEN);
 		d = p + e->cscd;
 		if ((d[1] & 0x1f) != 0x00) {
-			xc_abort(c, ASC_THIRD_PARTY, 0x03, seg, e->cscd + 1,
-				 NULL);
+			xc_abort(c, ASC_INCORRECT_COPY_TARGET_DEVICE_TYPE, seg,
+				 e->cscd + 1, NULL);
 			return false;
 		}
 		lun = xc_cscd_lun(t, d);
 	}
 	if (lun < 0 || lun_get(t, (uint32_t)lun, &e->li)) {
-		xc_abort(c, ASC_THIRD_PARTY, 0x02, seg, id_field, NULL);
+		xc_abort(c, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE, seg, id_field,
+			 NULL);
 		return false;
 	}
 	e->pinned = true;
 	if (e->cscd >= 0 && get_be24(p + e->cscd + 29) &&
 	    get_be24(p + e->cscd + 29) != e->li.block_size) {
-		xc_abort(c, ASC_PARAM_LIST, 0x00, seg, e->cscd + 29, NULL);
+		xc_abort(c, ASC_INVALID_FIELD_IN_PARAMETER_LIST, seg,
+			 e->cscd + 29, NULL);
 		return false;
 	}
 	xc_target_ctx(c, e, &tmp, &tc);
 	if (scsi_state_sense(e->li.state, &asc, &ascq)) {
 		scsi_sense(&tc, SK_NOT_READY, asc, ascq);
 		xc_fwd_take(&tmp, e->fwd_source, &f);
-		xc_abort(c, ASC_NONE, 0x00, seg, id_field, &f);
+		xc_abort(c, ASC_NO_ADDITIONAL_SENSE, seg, id_field, &f);
 		return false;
 	}
 	tc.op = write ? &xc_write_op : &xc_read_op;
@@ -465,7 +459,7 @@ static bool xc_end_get(struct scsi_ctx *c, const uint8_t *p, uint16_t ncscd,
 		memset(&f, 0, sizeof(f));
 		f.source = e->fwd_source;
 		f.status = SCSI_RESERVATION_CONFLICT;
-		xc_abort(c, ASC_NONE, 0x00, seg, id_field, &f);
+		xc_abort(c, ASC_NO_ADDITIONAL_SENSE, seg, id_field, &f);
 		return false;
 	}
 	return true;
@@ -551,7 +545,7 @@ static bool xc_move(struct scsi_ctx *c, const struct xc_end *src,
 			if (ret) {
 				xc_fwd_errno(c, dst, ret, true,
 					     dlba + at / dbs, &f);
-				xc_abort(c, ASC_THIRD_PARTY, 0x01, seg,
+				xc_abort(c, ASC_THIRD_PARTY_DEVICE_FAILURE, seg,
 					 off + 20, &f);
 				return false;
 			}
@@ -563,14 +557,16 @@ static bool xc_move(struct scsi_ctx *c, const struct xc_end *src,
 			       (uint32_t)(n / sbs), &v, 1);
 		if (ret) {
 			xc_fwd_errno(c, src, ret, false, slba + at / sbs, &f);
-			xc_abort(c, ASC_THIRD_PARTY, 0x01, seg, off + 12, &f);
+			xc_abort(c, ASC_THIRD_PARTY_DEVICE_FAILURE, seg,
+				 off + 12, &f);
 			return false;
 		}
 		ret = lun_write(t, &dst->li, dlba + at / dbs,
 				(uint32_t)(n / dbs), &v, 1, flags);
 		if (ret) {
 			xc_fwd_errno(c, dst, ret, true, dlba + at / dbs, &f);
-			xc_abort(c, ASC_THIRD_PARTY, 0x01, seg, off + 20, &f);
+			xc_abort(c, ASC_THIRD_PARTY_DEVICE_FAILURE, seg,
+				 off + 20, &f);
 			return false;
 		}
 		xc_progress(r, n, false);
@@ -588,7 +584,7 @@ static bool xc_range_ok(struct scsi_ctx *c, const struct xc_end *e,
 	if (lba <= e->li.nblocks && n <= e->li.nblocks - lba)
 		return true;
 	xc_fwd_errno(c, e, -ERANGE, e->fwd_source == XC_FWD_DEST, lba, &f);
-	xc_abort(c, ASC_NONE, 0x00, seg, field, &f);
+	xc_abort(c, ASC_NO_ADDITIONAL_SENSE, seg, field, &f);
 	return false;
 }
 
@@ -614,11 +610,13 @@ static bool xc_segment(struct scsi_ctx *c, const uint8_t *p, uint16_t ncscd,
 	bytes = (uint64_t)nblocks * (d[1] & 0x02 ? dst.li.block_size :
 				     src.li.block_size);
 	if (bytes > XC_MAX_SEG_BYTES) {
-		xc_abort(c, ASC_PARAM_LIST, 0x00, seg, off + 10, NULL);
+		xc_abort(c, ASC_INVALID_FIELD_IN_PARAMETER_LIST, seg, off + 10,
+			 NULL);
 		goto out_put;
 	}
 	if (bytes % src.li.block_size || bytes % dst.li.block_size) {
-		xc_abort(c, ASC_PARAM_LIST, 0x0a, seg, off + 10, NULL);
+		xc_abort(c, ASC_UNEXPECTED_INEXACT_SEGMENT, seg, off + 10,
+			 NULL);
 		goto out_put;
 	}
 	if (!xc_range_ok(c, &src, slba, bytes / src.li.block_size, seg,
@@ -686,11 +684,13 @@ static bool xc_parse(struct scsi_ctx *c, const uint8_t *p, uint32_t pll,
 	*ncscd = 0;
 	for (off = XC_HDR_LEN; off < XC_HDR_LEN + tdll; off += XC_CSCD_LEN) {
 		if (*ncscd == XC_MAX_CSCD) {
-			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST, 0x06);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_TOO_MANY_TARGET_DESCRIPTORS);
 			return false;
 		}
 		if (p[off] != XC_CSCD_ID) {
-			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST, 0x07);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE);
 			return false;
 		}
 		if (XC_HDR_LEN + tdll - off < XC_CSCD_LEN) {
@@ -708,11 +708,13 @@ static bool xc_parse(struct scsi_ctx *c, const uint8_t *p, uint32_t pll,
 			return false;
 		}
 		if (*nseg == XC_MAX_SEGS) {
-			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST, 0x08);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_TOO_MANY_SEGMENT_DESCRIPTORS);
 			return false;
 		}
 		if (p[off] != XC_SEG_B2B) {
-			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST, 0x09);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE);
 			return false;
 		}
 		if (get_be16(p + off + 2) != XC_B2B_LEN - 4) {
@@ -766,13 +768,13 @@ enum scsi_disposition scsi_xcopy_lid1(struct scsi_ctx *c)
 	if (usage != XC_USAGE_NONE) {
 		ret = xc_claim(c, p[0], usage == XC_USAGE_HOLD, &r);
 		if (ret == -EBUSY) {
-			/* OPERATION IN PROGRESS */
-			scsi_sense(c, SK_ILLEGAL_REQUEST, ASC_NONE, 0x16);
+			scsi_sense(c, SK_ILLEGAL_REQUEST,
+				   ASC_OPERATION_IN_PROGRESS);
 			return SCSI_DONE;
 		}
 		if (ret) {
 			scsi_sense(c, SK_ILLEGAL_REQUEST,
-				   ASC_INSUFFICIENT_RESOURCES, 0x03);
+				   ASC_INSUFFICIENT_RESOURCES);
 			return SCSI_DONE;
 		}
 	}

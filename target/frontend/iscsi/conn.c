@@ -777,14 +777,14 @@ static int cmd_header(struct iscsi_conn *c)
 	if (r && w) {
 		/* bidirectional commands: no emulated command has them */
 		t->discard = true;
-		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	} else if (t->edtl > xfer_limit(c, t->table_lun, t->edtl)) {
 		/* checked before any data is buffered */
 		log_debug("iscsi: %s: ITT 0x%x: expected length %u is over "
 			  "the LUN's limit",
 			  c->peer, t->itt, t->edtl);
 		t->discard = true;
-		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, 0x24, 0x00);
+		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	} else if ((ret = task_buf(c, t, t->edtl))) {
 		/*
 		 * SAM-5: TASK SET FULL when this I_T nexus holds the
@@ -915,7 +915,7 @@ bad:
 	t->nr2t = 0;
 	t->discard = true;
 	t->dir = SCSI_DIR_NONE;
-	scsi_set_sense(&t->cmd, false, SK_ABORTED_COMMAND, 0x4b, 0x00);
+	scsi_set_sense(&t->cmd, false, SK_ABORTED_COMMAND, ASC_DATA_PHASE_ERROR);
 	t->cmd.data_len = 0;
 	t->cmd.cdb_xfer_len = t->edtl;
 	task_queue(c, t);
@@ -1001,23 +1001,6 @@ static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 	if (dlen > c->p.max_xmit_dsl)
 		dlen = c->p.max_xmit_dsl;
 	return iscsi_conn_queue_pdu(c, bhs, data, dlen);
-}
-
-/*
- * A target reset's unit attention (and the end of its preventions) on
- * this target's LUNs only: each IQN is a target of its own, and the other
- * targets' LUNs were not reset. One raise per present LUN of the view
- * (16,384 at most), for a rare TMF.
- */
-static void target_reset_ua(struct lun_table *luns, const struct scsi_view *v)
-{
-	int l;
-
-	if (!v->count)
-		return;
-	lun_for_each(luns, l, v->base, v->base + v->count - 1)
-		lun_ua_set(luns, (uint32_t)l, LUN_UA_RESET, 0, 0,
-			   LUN_NEXUS_NONE);
 }
 
 static int tmf_respond(struct iscsi_conn *c, uint8_t response)
@@ -1110,9 +1093,7 @@ static int tmf(struct iscsi_conn *c)
 		log_info("iscsi: %s: LUN RESET of LUN %u", c->peer, tlun);
 		iscsi_conn_abort_lun(c, tlun, UINT64_MAX);
 		iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
-		scsi_pr_lun_reset(c->fe->tgt, c->view, vlun);
-		/* SAM-5: every I_T nexus, the one that asked too */
-		lun_ua_set(luns, tlun, LUN_UA_RESET, 0, 0, LUN_NEXUS_NONE);
+		scsi_lun_reset(c->fe->tgt, c->view, vlun);
 		return tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 	case ISCSI_TMF_TARGET_WARM_RESET:
 	case ISCSI_TMF_TARGET_COLD_RESET:
@@ -1121,8 +1102,7 @@ static int tmf(struct iscsi_conn *c)
 			 c->fe->names[c->target]);
 		iscsi_conn_abort_all(c);
 		reset_others(c, func == ISCSI_TMF_TARGET_COLD_RESET);
-		scsi_pr_target_reset(c->fe->tgt, c->view);
-		target_reset_ua(luns, c->view);
+		scsi_target_reset(c->fe->tgt, c->view);
 		ret = tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
 		if (func == ISCSI_TMF_TARGET_COLD_RESET)
 			c->state = ISCSI_CONN_CLOSING;
