@@ -2,7 +2,9 @@
 /*
  * The iSCSI PDU codec: CRC32C against RFC 3720 B.4's vectors (the digest
  * RFC 7143 13.1 keeps), digest byte order, the receive parser over every
- * split of a PDU, digest and length errors, and CmdSN window arithmetic.
+ * split of a PDU, digest and length errors, CmdSN window arithmetic, and
+ * every PDU kind's header built through the BHS accessors against the
+ * bytes at RFC 7143 11's offsets.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -64,9 +66,9 @@ static size_t make_pdu(uint8_t *out, uint32_t dlen, bool hd, bool dd)
 	uint8_t bhs[ISCSI_BHS_LEN] = {0}, data[300];
 	uint32_t i;
 
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_F;
-	put_be32(bhs + 16, 0x1234);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_itt(bhs, 0x1234);
 	for (i = 0; i < dlen; i++)
 		data[i] = (uint8_t)(i * 7);
 	return iscsi_pdu_build(out, bhs, data, dlen, hd, dd);
@@ -218,6 +220,521 @@ static void test_cmdsn_window(void **state)
 	assert_false(iscsi_sn_lt(0, 0xffffffffu));
 }
 
+/*
+ * Every PDU kind's header through the accessors, against the bytes RFC
+ * 7143 11 draws, four to a row. Each field gets a value whose bytes say
+ * where they belong: W(0x11) is 0x11 0x12 0x13 0x14, the value
+ * 0x11121314; the LUN is a0..a7, the CDB c0..cf, the ISID 90..95.
+ * The tables keep the RFC's rows: clang-format is fenced off them.
+ */
+#define W(x)	  (x), (x) + 1, (x) + 2, (x) + 3
+#define LUN_BYTES 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7
+#define ZERO4	  0, 0, 0, 0
+
+static const uint8_t lun[ISCSI_LUN_LEN] = {LUN_BYTES};
+static const uint8_t isid[ISCSI_ISID_LEN] = {0x90, 0x91, 0x92,
+					     0x93, 0x94, 0x95};
+
+/* A target's response: StatSN, ExpCmdSN, MaxCmdSN at 24, 28, 32. */
+static void set_sns(uint8_t *bhs)
+{
+	iscsi_bhs_set_statsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_cmdsn(bhs, 0x41424344);
+	iscsi_bhs_set_max_cmdsn(bhs, 0x51525354);
+}
+
+static void check_sns(const uint8_t *bhs)
+{
+	assert_int_equal(iscsi_bhs_statsn(bhs), 0x31323334);
+	assert_int_equal(iscsi_bhs_exp_cmdsn(bhs), 0x41424344);
+	assert_int_equal(iscsi_bhs_max_cmdsn(bhs), 0x51525354);
+}
+
+/* 11.3 */
+static void test_bhs_scsi_cmd(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want[ISCSI_BHS_LEN] = {
+		0x41, 0xa1, 0, 0,     0x02, 0x0a, 0x0b, 0x0c,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		W(0xc0),              W(0xc4),
+		W(0xc8),              W(0xcc),
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0}, cdb[ISCSI_BHS_CDB_LEN];
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cdb); i++)
+		cdb[i] = (uint8_t)(0xc0 + i);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_SCSI_CMD | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F | ISCSI_CMD_W | 1);
+	iscsi_bhs_set_ahs_len(bhs, 8);
+	iscsi_bhs_set_data_len(bhs, 0x0a0b0c);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_edtl(bhs, 0x21222324);
+	iscsi_bhs_set_cmdsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	iscsi_bhs_set_cdb(bhs, cdb);
+	assert_memory_equal(bhs, want, ISCSI_BHS_LEN);
+
+	assert_int_equal(iscsi_bhs_opcode(bhs), ISCSI_OP_SCSI_CMD);
+	assert_true(iscsi_bhs_immediate(bhs));
+	assert_int_equal(iscsi_bhs_flags(bhs), 0xa1);
+	assert_int_equal(iscsi_bhs_ahs_len(bhs), 8);
+	assert_int_equal(iscsi_bhs_data_len(bhs), 0x0a0b0c);
+	assert_memory_equal(iscsi_bhs_lun(bhs), lun, ISCSI_LUN_LEN);
+	assert_int_equal(iscsi_bhs_itt(bhs), 0x11121314);
+	assert_int_equal(iscsi_bhs_edtl(bhs), 0x21222324);
+	assert_int_equal(iscsi_bhs_cmdsn(bhs), 0x31323334);
+	assert_int_equal(iscsi_bhs_exp_statsn(bhs), 0x41424344);
+	assert_memory_equal(iscsi_bhs_cdb(bhs), cdb, ISCSI_BHS_CDB_LEN);
+}
+
+/* 11.4 */
+static void test_bhs_scsi_rsp(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want[ISCSI_BHS_LEN] = {
+		0x21, 0x82, 0x01, 0x02, 0, 0, 0, 0,
+		ZERO4,                ZERO4,
+		W(0x11),              ZERO4,
+		W(0x31),              W(0x41),
+		W(0x51),              W(0x61),
+		W(0x71),              W(0x81),
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_SCSI_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F | ISCSI_RES_U);
+	iscsi_bhs_set_response(bhs, 0x01);
+	iscsi_bhs_set_status(bhs, 0x02);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	set_sns(bhs);
+	iscsi_bhs_set_exp_datasn(bhs, 0x61626364);
+	iscsi_bhs_set_bidi_residual_count(bhs, 0x71727374);
+	iscsi_bhs_set_residual_count(bhs, 0x81828384);
+	assert_memory_equal(bhs, want, ISCSI_BHS_LEN);
+
+	assert_int_equal(iscsi_bhs_opcode(bhs), ISCSI_OP_SCSI_RSP);
+	assert_false(iscsi_bhs_immediate(bhs));
+	assert_int_equal(iscsi_bhs_response(bhs), 0x01);
+	assert_int_equal(iscsi_bhs_status(bhs), 0x02);
+	check_sns(bhs);
+	assert_int_equal(iscsi_bhs_exp_datasn(bhs), 0x61626364);
+	assert_int_equal(iscsi_bhs_bidi_residual_count(bhs), 0x71727374);
+	assert_int_equal(iscsi_bhs_residual_count(bhs), 0x81828384);
+}
+
+/* 11.5 and 11.6 */
+static void test_bhs_tmf(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_req[ISCSI_BHS_LEN] = {
+		0x42, 0x85, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		W(0x51),              W(0x61),
+		ZERO4,                ZERO4,
+	};
+	static const uint8_t want_rsp[ISCSI_BHS_LEN] = {
+		0x22, 0x80, 0x02, 0,  0, 0, 0, 0,
+		ZERO4,                ZERO4,
+		W(0x11),              ZERO4,
+		W(0x31),              W(0x41),
+		W(0x51),              ZERO4,
+		ZERO4,                ZERO4,
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_TMF_REQ | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_function(bhs, ISCSI_TMF_LUN_RESET);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_rtt(bhs, 0x21222324);
+	iscsi_bhs_set_cmdsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	iscsi_bhs_set_ref_cmdsn(bhs, 0x51525354);
+	iscsi_bhs_set_exp_datasn(bhs, 0x61626364);
+	assert_memory_equal(bhs, want_req, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_function(bhs), ISCSI_TMF_LUN_RESET);
+	assert_int_equal(iscsi_bhs_rtt(bhs), 0x21222324);
+	assert_int_equal(iscsi_bhs_ref_cmdsn(bhs), 0x51525354);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_TMF_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_response(bhs, ISCSI_TMF_RSP_NO_LUN);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	set_sns(bhs);
+	assert_memory_equal(bhs, want_rsp, ISCSI_BHS_LEN);
+	check_sns(bhs);
+}
+
+/* 11.7 and 11.8 */
+static void test_bhs_data(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_out[ISCSI_BHS_LEN] = {
+		0x05, 0x80, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		ZERO4,                W(0x41),
+		ZERO4,                W(0x61),
+		W(0x71),              ZERO4,
+	};
+	static const uint8_t want_in[ISCSI_BHS_LEN] = {
+		0x25, 0x83, 0, 0x02,  0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		W(0x51),              W(0x61),
+		W(0x71),              W(0x81),
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_DATA_OUT);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	iscsi_bhs_set_datasn(bhs, 0x61626364);
+	iscsi_bhs_set_buffer_offset(bhs, 0x71727374);
+	assert_memory_equal(bhs, want_out, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_ttt(bhs), 0x21222324);
+	assert_int_equal(iscsi_bhs_datasn(bhs), 0x61626364);
+	assert_int_equal(iscsi_bhs_buffer_offset(bhs), 0x71727374);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_DATA_IN);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F | ISCSI_RES_U | ISCSI_DATA_S);
+	iscsi_bhs_set_status(bhs, 0x02);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	set_sns(bhs);
+	iscsi_bhs_set_datasn(bhs, 0x61626364);
+	iscsi_bhs_set_buffer_offset(bhs, 0x71727374);
+	iscsi_bhs_set_residual_count(bhs, 0x81828384);
+	assert_memory_equal(bhs, want_in, ISCSI_BHS_LEN);
+}
+
+/* 11.8 and 11.9 */
+static void test_bhs_r2t_async(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_r2t[ISCSI_BHS_LEN] = {
+		0x31, 0x80, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		W(0x51),              W(0x61),
+		W(0x71),              W(0x81),
+	};
+	static const uint8_t want_async[ISCSI_BHS_LEN] = {
+		0x32, 0x80, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		0xff, 0xff, 0xff, 0xff, ZERO4,
+		W(0x31),              W(0x41),
+		W(0x51),              0x03, 0x07, 0, 0,
+		ZERO4,                ZERO4,
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_R2T);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	set_sns(bhs);
+	iscsi_bhs_set_r2tsn(bhs, 0x61626364);
+	iscsi_bhs_set_buffer_offset(bhs, 0x71727374);
+	iscsi_bhs_set_desired_dtl(bhs, 0x81828384);
+	assert_memory_equal(bhs, want_r2t, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_r2tsn(bhs), 0x61626364);
+	assert_int_equal(iscsi_bhs_desired_dtl(bhs), 0x81828384);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_ASYNC);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, ISCSI_RSVD_TAG);
+	set_sns(bhs);
+	iscsi_bhs_set_async_event(bhs, 0x03);
+	iscsi_bhs_set_async_vcode(bhs, 0x07);
+	assert_memory_equal(bhs, want_async, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_async_event(bhs), 0x03);
+	assert_int_equal(iscsi_bhs_async_vcode(bhs), 0x07);
+}
+
+/* 11.10 and 11.11 */
+static void test_bhs_text(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_req[ISCSI_BHS_LEN] = {
+		0x44, 0x40, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		ZERO4,                ZERO4,
+		ZERO4,                ZERO4,
+	};
+	static const uint8_t want_rsp[ISCSI_BHS_LEN] = {
+		0x24, 0x80, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		W(0x51),              ZERO4,
+		ZERO4,                ZERO4,
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_TEXT_REQ | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_TEXT_C);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	iscsi_bhs_set_cmdsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	assert_memory_equal(bhs, want_req, ISCSI_BHS_LEN);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_TEXT_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	set_sns(bhs);
+	assert_memory_equal(bhs, want_rsp, ISCSI_BHS_LEN);
+}
+
+/* 11.12 and 11.13 */
+static void test_bhs_login(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_req[ISCSI_BHS_LEN] = {
+		0x43, 0x87, 0x02, 0x01, 0x01, 0, 0x01, 0x02,
+		0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97,
+		W(0x11),              0x21, 0x22, 0, 0,
+		W(0x31),              W(0x41),
+		ZERO4,                ZERO4,
+		ZERO4,                ZERO4,
+	};
+	static const uint8_t want_rsp[ISCSI_BHS_LEN] = {
+		0x23, 0x87, 0x02, 0x01, 0, 0, 0, 0,
+		0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97,
+		W(0x11),              ZERO4,
+		W(0x31),              W(0x41),
+		W(0x51),              0x02, 0x01, 0, 0,
+		ZERO4,                ZERO4,
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_LOGIN_T);
+	iscsi_bhs_set_csg(bhs, ISCSI_STAGE_OPERATIONAL);
+	iscsi_bhs_set_nsg(bhs, ISCSI_STAGE_FFP);
+	iscsi_bhs_set_version_max(bhs, 0x02);
+	iscsi_bhs_set_version_min(bhs, 0x01);
+	iscsi_bhs_set_ahs_len(bhs, 4);
+	iscsi_bhs_set_data_len(bhs, 0x102);
+	iscsi_bhs_set_isid(bhs, isid);
+	iscsi_bhs_set_tsih(bhs, 0x9697);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_cid(bhs, 0x2122);
+	iscsi_bhs_set_cmdsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	assert_memory_equal(bhs, want_req, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_csg(bhs), ISCSI_STAGE_OPERATIONAL);
+	assert_int_equal(iscsi_bhs_nsg(bhs), ISCSI_STAGE_FFP);
+	assert_true(iscsi_bhs_flags(bhs) & ISCSI_LOGIN_T);
+	assert_false(iscsi_bhs_flags(bhs) & ISCSI_LOGIN_C);
+	assert_int_equal(iscsi_bhs_version_max(bhs), 0x02);
+	assert_int_equal(iscsi_bhs_version_min(bhs), 0x01);
+	assert_memory_equal(iscsi_bhs_isid(bhs), isid, ISCSI_ISID_LEN);
+	assert_int_equal(iscsi_bhs_tsih(bhs), 0x9697);
+	assert_int_equal(iscsi_bhs_cid(bhs), 0x2122);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_LOGIN_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_LOGIN_T);
+	iscsi_bhs_set_csg(bhs, ISCSI_STAGE_OPERATIONAL);
+	iscsi_bhs_set_nsg(bhs, ISCSI_STAGE_FFP);
+	iscsi_bhs_set_version_max(bhs, 0x02);
+	iscsi_bhs_set_version_active(bhs, 0x01);
+	iscsi_bhs_set_isid(bhs, isid);
+	iscsi_bhs_set_tsih(bhs, 0x9697);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	set_sns(bhs);
+	iscsi_bhs_set_login_status(bhs, ISCSI_LOGIN_AUTH_FAILED);
+	assert_memory_equal(bhs, want_rsp, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_version_active(bhs), 0x01);
+	assert_int_equal(iscsi_bhs_login_status(bhs), ISCSI_LOGIN_AUTH_FAILED);
+}
+
+/* 11.14 and 11.15 */
+static void test_bhs_logout(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_req[ISCSI_BHS_LEN] = {
+		0x46, 0x81, 0, 0,     0, 0, 0, 0,
+		ZERO4,                ZERO4,
+		W(0x11),              0x21, 0x22, 0, 0,
+		W(0x31),              W(0x41),
+		ZERO4,                ZERO4,
+		ZERO4,                ZERO4,
+	};
+	static const uint8_t want_rsp[ISCSI_BHS_LEN] = {
+		0x26, 0x80, 0x02, 0,  0, 0, 0, 0,
+		ZERO4,                ZERO4,
+		W(0x11),              ZERO4,
+		W(0x31),              W(0x41),
+		W(0x51),              ZERO4,
+		W(0x71),              ZERO4,
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_LOGOUT_REQ | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_reason_code(bhs, 1);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_cid(bhs, 0x2122);
+	iscsi_bhs_set_cmdsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	assert_memory_equal(bhs, want_req, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_reason_code(bhs), 1);
+	assert_int_equal(iscsi_bhs_flags(bhs) & ISCSI_FLAG_F, ISCSI_FLAG_F);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_LOGOUT_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_response(bhs, 0x02);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	set_sns(bhs);
+	iscsi_bhs_set_time2wait(bhs, 0x7172);
+	iscsi_bhs_set_time2retain(bhs, 0x7374);
+	assert_memory_equal(bhs, want_rsp, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_time2wait(bhs), 0x7172);
+	assert_int_equal(iscsi_bhs_time2retain(bhs), 0x7374);
+}
+
+/* 11.17, 11.18 and 11.19 */
+static void test_bhs_reject_nop(void **state)
+{
+	/* clang-format off */
+	static const uint8_t want_reject[ISCSI_BHS_LEN] = {
+		0x3f, 0x80, 0x09, 0,  0, 0, 0, 0,
+		ZERO4,                ZERO4,
+		0xff, 0xff, 0xff, 0xff, ZERO4,
+		W(0x31),              W(0x41),
+		W(0x51),              W(0x61),
+		ZERO4,                ZERO4,
+	};
+	static const uint8_t want_out[ISCSI_BHS_LEN] = {
+		0x40, 0x80, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		ZERO4,                ZERO4,
+		ZERO4,                ZERO4,
+	};
+	static const uint8_t want_in[ISCSI_BHS_LEN] = {
+		0x20, 0x80, 0, 0,     0, 0, 0, 0,
+		LUN_BYTES,
+		W(0x11),              W(0x21),
+		W(0x31),              W(0x41),
+		W(0x51),              ZERO4,
+		ZERO4,                ZERO4,
+	};
+	/* clang-format on */
+	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+
+	(void)state;
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_REJECT);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_reason(bhs, ISCSI_REJECT_INVALID_FIELD);
+	iscsi_bhs_set_itt(bhs, ISCSI_RSVD_TAG);
+	set_sns(bhs);
+	iscsi_bhs_set_datasn(bhs, 0x61626364);
+	assert_memory_equal(bhs, want_reject, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_reason(bhs), ISCSI_REJECT_INVALID_FIELD);
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	iscsi_bhs_set_cmdsn(bhs, 0x31323334);
+	iscsi_bhs_set_exp_statsn(bhs, 0x41424344);
+	assert_memory_equal(bhs, want_out, ISCSI_BHS_LEN);
+	assert_int_equal(iscsi_bhs_opcode(bhs), ISCSI_OP_NOP_OUT);
+	assert_true(iscsi_bhs_immediate(bhs));
+
+	memset(bhs, 0, sizeof(bhs));
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_NOP_IN);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, lun);
+	iscsi_bhs_set_itt(bhs, 0x11121314);
+	iscsi_bhs_set_ttt(bhs, 0x21222324);
+	set_sns(bhs);
+	assert_memory_equal(bhs, want_in, ISCSI_BHS_LEN);
+}
+
+/* The fields that share byte 1 with flags change their own bits only. */
+static void test_bhs_byte1_fields(void **state)
+{
+	uint8_t bhs[ISCSI_BHS_LEN];
+
+	(void)state;
+	memset(bhs, 0xff, sizeof(bhs));
+	iscsi_bhs_set_csg(bhs, 1);
+	assert_int_equal(bhs[1], 0xf7);
+	iscsi_bhs_set_nsg(bhs, 0);
+	assert_int_equal(bhs[1], 0xf4);
+	iscsi_bhs_set_csg(bhs, 7); /* two bits: the rest is cut */
+	assert_int_equal(bhs[1], 0xfc);
+	iscsi_bhs_set_function(bhs, ISCSI_TMF_ABORT_TASK);
+	assert_int_equal(bhs[1], 0x81);
+	iscsi_bhs_set_reason_code(bhs, 0xff);
+	assert_int_equal(bhs[1], 0xff);
+	assert_int_equal(iscsi_bhs_reason_code(bhs), 0x7f);
+	/* and nothing else moved */
+	assert_int_equal(bhs[0], 0xff);
+	assert_int_equal(bhs[2], 0xff);
+}
+
+/* 11.2.2: an extended CDB AHS's header. */
+static void test_ahs_header(void **state)
+{
+	static const uint8_t ahs[8] = {
+		0x00, 0x05, ISCSI_AHS_EXT_CDB, 0, 0xd0, 0xd1, 0xd2, 0xd3};
+
+	(void)state;
+	assert_int_equal(iscsi_ahs_length(ahs), 5);
+	assert_int_equal(iscsi_ahs_type(ahs), ISCSI_AHS_EXT_CDB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +745,17 @@ int main(void)
 		cmocka_unit_test(test_rx_errors),
 		cmocka_unit_test(test_pdu_build_padding),
 		cmocka_unit_test(test_cmdsn_window),
+		cmocka_unit_test(test_bhs_scsi_cmd),
+		cmocka_unit_test(test_bhs_scsi_rsp),
+		cmocka_unit_test(test_bhs_tmf),
+		cmocka_unit_test(test_bhs_data),
+		cmocka_unit_test(test_bhs_r2t_async),
+		cmocka_unit_test(test_bhs_text),
+		cmocka_unit_test(test_bhs_login),
+		cmocka_unit_test(test_bhs_logout),
+		cmocka_unit_test(test_bhs_reject_nop),
+		cmocka_unit_test(test_bhs_byte1_fields),
+		cmocka_unit_test(test_ahs_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

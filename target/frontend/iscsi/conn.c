@@ -67,9 +67,9 @@ static void window_update(struct iscsi_conn *c)
 void iscsi_conn_fill_sn(struct iscsi_conn *c, uint8_t *bhs, bool status)
 {
 	window_update(c);
-	put_be32(bhs + 24, status ? c->stat_sn++ : c->stat_sn);
-	put_be32(bhs + 28, c->exp_cmd_sn);
-	put_be32(bhs + 32, c->max_cmd_sn);
+	iscsi_bhs_set_statsn(bhs, status ? c->stat_sn++ : c->stat_sn);
+	iscsi_bhs_set_exp_cmdsn(bhs, c->exp_cmd_sn);
+	iscsi_bhs_set_max_cmdsn(bhs, c->max_cmd_sn);
 }
 
 /* Digests apply in full feature phase only. */
@@ -115,13 +115,13 @@ static int send_reject(struct iscsi_conn *c, uint8_t reason,
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 
-	bhs[0] = ISCSI_OP_REJECT;
-	bhs[1] = ISCSI_FLAG_F;
-	bhs[2] = reason;
-	put_be32(bhs + 16, ISCSI_RSVD_TAG);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_REJECT);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_reason(bhs, reason);
+	iscsi_bhs_set_itt(bhs, ISCSI_RSVD_TAG);
 	iscsi_conn_fill_sn(c, bhs, true);
 	log_debug("iscsi: %s: reject opcode 0x%02x: reason 0x%02x", c->peer,
-		  bad[0] & ISCSI_OP_MASK, reason);
+		  iscsi_bhs_opcode(bad), reason);
 	return iscsi_conn_queue_pdu(c, bhs, bad, ISCSI_BHS_LEN);
 }
 
@@ -411,7 +411,7 @@ static bool task_emit(struct iscsi_conn *c, struct iscsi_task *t)
 	const struct scsi_cmd *cmd = &t->cmd;
 	uint8_t bhs[ISCSI_BHS_LEN], sense[2 + SCSI_SENSE_MAX];
 	uint32_t n, count, dlen;
-	uint8_t *p;
+	uint8_t *p, flags;
 	bool last, collapse;
 
 	while (t->dir == SCSI_DIR_READ && t->in_off < cmd->data_len) {
@@ -426,22 +426,22 @@ static bool task_emit(struct iscsi_conn *c, struct iscsi_task *t)
 		if (!p)
 			return false;
 		memset(bhs, 0, sizeof(bhs));
-		bhs[0] = ISCSI_OP_DATA_IN;
-		if (last || n == t->burst_left)
-			bhs[1] |= ISCSI_FLAG_F;
-		memcpy(bhs + 8, t->lun_field, 8);
-		put_be32(bhs + 16, t->itt);
-		put_be32(bhs + 20, ISCSI_RSVD_TAG);
+		iscsi_bhs_set_opcode(bhs, ISCSI_OP_DATA_IN);
+		flags = last || n == t->burst_left ? ISCSI_FLAG_F : 0;
+		iscsi_bhs_set_lun(bhs, t->lun_field);
+		iscsi_bhs_set_itt(bhs, t->itt);
+		iscsi_bhs_set_ttt(bhs, ISCSI_RSVD_TAG);
 		if (collapse) {
-			bhs[1] |= ISCSI_DATA_S;
-			bhs[3] = cmd->status;
-			residual(t, &bhs[1], &count);
-			put_be32(bhs + 44, count);
+			flags |= ISCSI_DATA_S;
+			iscsi_bhs_set_status(bhs, cmd->status);
+			residual(t, &flags, &count);
+			iscsi_bhs_set_residual_count(bhs, count);
 			task_account(c, t);
 		}
+		iscsi_bhs_set_flags(bhs, flags);
 		iscsi_conn_fill_sn(c, bhs, collapse);
-		put_be32(bhs + 36, t->datasn++);
-		put_be32(bhs + 40, t->in_off);
+		iscsi_bhs_set_datasn(bhs, t->datasn++);
+		iscsi_bhs_set_buffer_offset(bhs, t->in_off);
 		c->otail += iscsi_pdu_build(p, bhs, t->buf + t->in_off, n, hd,
 					    dd);
 		t->in_off += n;
@@ -456,17 +456,18 @@ static bool task_emit(struct iscsi_conn *c, struct iscsi_task *t)
 	if (!p)
 		return false;
 	memset(bhs, 0, sizeof(bhs));
-	bhs[0] = ISCSI_OP_SCSI_RSP;
-	bhs[1] = ISCSI_FLAG_F;
-	bhs[2] = 0; /* command completed at target */
-	bhs[3] = cmd->status;
-	put_be32(bhs + 16, t->itt);
-	residual(t, &bhs[1], &count);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_SCSI_RSP);
+	flags = ISCSI_FLAG_F;
+	iscsi_bhs_set_response(bhs, 0); /* command completed at target */
+	iscsi_bhs_set_status(bhs, cmd->status);
+	iscsi_bhs_set_itt(bhs, t->itt);
+	residual(t, &flags, &count);
+	iscsi_bhs_set_flags(bhs, flags);
 	task_account(c, t);
 	iscsi_conn_fill_sn(c, bhs, true);
 	/* ExpDataSN: the Data-In and R2T PDUs the command had */
-	put_be32(bhs + 36, t->datasn + t->r2tsn);
-	put_be32(bhs + 44, count);
+	iscsi_bhs_set_exp_datasn(bhs, t->datasn + t->r2tsn);
+	iscsi_bhs_set_residual_count(bhs, count);
 	if (dlen) {
 		put_be16(sense, cmd->sense_len);
 		memcpy(sense + 2, cmd->sense, cmd->sense_len);
@@ -586,15 +587,15 @@ static int send_r2ts(struct iscsi_conn *c, struct iscsi_task *t)
 		r->got = 0;
 		r->datasn = 0;
 		memset(bhs, 0, sizeof(bhs));
-		bhs[0] = ISCSI_OP_R2T;
-		bhs[1] = ISCSI_FLAG_F;
-		memcpy(bhs + 8, t->lun_field, 8);
-		put_be32(bhs + 16, t->itt);
-		put_be32(bhs + 20, r->ttt);
+		iscsi_bhs_set_opcode(bhs, ISCSI_OP_R2T);
+		iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+		iscsi_bhs_set_lun(bhs, t->lun_field);
+		iscsi_bhs_set_itt(bhs, t->itt);
+		iscsi_bhs_set_ttt(bhs, r->ttt);
 		iscsi_conn_fill_sn(c, bhs, false);
-		put_be32(bhs + 36, t->r2tsn++);
-		put_be32(bhs + 40, r->offset);
-		put_be32(bhs + 44, len);
+		iscsi_bhs_set_r2tsn(bhs, t->r2tsn++);
+		iscsi_bhs_set_buffer_offset(bhs, r->offset);
+		iscsi_bhs_set_desired_dtl(bhs, len);
 		ret = iscsi_conn_queue_pdu(c, bhs, NULL, 0);
 		if (ret)
 			return ret;
@@ -679,9 +680,10 @@ static bool sn_held(const struct iscsi_conn *c, uint32_t sn)
 static int cmd_header(struct iscsi_conn *c)
 {
 	const uint8_t *bhs = c->cur_bhs;
-	bool imm = bhs[0] & ISCSI_OP_IMMEDIATE, r = bhs[1] & ISCSI_CMD_R,
-	     w = bhs[1] & ISCSI_CMD_W, fin = bhs[1] & ISCSI_FLAG_F;
-	uint32_t dlen = c->rx.data_len, cmdsn = get_be32(bhs + 24), vlun;
+	uint8_t flags = iscsi_bhs_flags(bhs);
+	bool imm = iscsi_bhs_immediate(bhs), r = flags & ISCSI_CMD_R,
+	     w = flags & ISCSI_CMD_W, fin = flags & ISCSI_FLAG_F;
+	uint32_t dlen = c->rx.data_len, cmdsn = iscsi_bhs_cmdsn(bhs), vlun;
 	struct iscsi_task *t;
 	enum iscsi_sn_verdict v = ISCSI_SN_EXPECTED;
 	struct scsi_cmd *cmd;
@@ -728,21 +730,24 @@ static int cmd_header(struct iscsi_conn *c)
 	t->itt = iscsi_bhs_itt(bhs);
 	t->cmdsn = cmdsn;
 	t->rx_ns = iscsi_now_ns();
-	memcpy(t->lun_field, bhs + 8, 8);
+	memcpy(t->lun_field, iscsi_bhs_lun(bhs), ISCSI_LUN_LEN);
 	if (scsi_lun_decode(t->lun_field, &vlun))
 		vlun = UINT32_MAX;
 	t->table_lun = vlun < c->view->count ? c->view->base + vlun
 					     : UINT32_MAX;
-	memcpy(t->cdb, bhs + 32, 16);
-	/* an extended CDB AHS (type 1) carries bytes 16 onwards */
-	if (c->rx.ahs_len >= 4 && c->rx.ahs[2] == 1) {
-		extra = get_be16(c->rx.ahs);
+	memcpy(t->cdb, iscsi_bhs_cdb(bhs), ISCSI_BHS_CDB_LEN);
+	/* an extended CDB AHS carries bytes 16 onwards */
+	if (c->rx.ahs_len >= ISCSI_AHS_HDR_LEN &&
+	    iscsi_ahs_type(c->rx.ahs) == ISCSI_AHS_EXT_CDB) {
+		extra = iscsi_ahs_length(c->rx.ahs);
 		extra = extra ? extra - 1 : 0;
-		if (extra > SCSI_CDB_MAX - 16 || extra + 4 > c->rx.ahs_len)
+		if (extra > SCSI_CDB_MAX - ISCSI_BHS_CDB_LEN ||
+		    extra + ISCSI_AHS_HDR_LEN > c->rx.ahs_len)
 			return -EPROTO;
-		memcpy(t->cdb + 16, c->rx.ahs + 4, extra);
+		memcpy(t->cdb + ISCSI_BHS_CDB_LEN,
+		       c->rx.ahs + ISCSI_AHS_HDR_LEN, extra);
 	}
-	t->edtl = get_be32(bhs + 20);
+	t->edtl = iscsi_bhs_edtl(bhs);
 	t->dir = w ? SCSI_DIR_WRITE : r ? SCSI_DIR_READ : SCSI_DIR_NONE;
 	if (!r && !w)
 		t->edtl = 0;
@@ -841,8 +846,9 @@ static int cmd_pdu(struct iscsi_conn *c)
 static int dataout_header(struct iscsi_conn *c)
 {
 	const uint8_t *bhs = c->cur_bhs;
-	uint32_t itt = iscsi_bhs_itt(bhs), ttt = get_be32(bhs + 20);
-	uint32_t datasn = get_be32(bhs + 36), off = get_be32(bhs + 40);
+	uint32_t itt = iscsi_bhs_itt(bhs), ttt = iscsi_bhs_ttt(bhs);
+	uint32_t datasn = iscsi_bhs_datasn(bhs);
+	uint32_t off = iscsi_bhs_buffer_offset(bhs);
 	uint32_t dlen = c->rx.data_len, slot;
 	struct iscsi_task *t = NULL;
 	struct iscsi_r2t *r;
@@ -956,9 +962,9 @@ static int dataout_pdu(struct iscsi_conn *c)
 /* A non-SCSI request's CmdSN: immediate ones take none. */
 static bool cmdsn_accept(struct iscsi_conn *c, const uint8_t *bhs)
 {
-	uint32_t sn = get_be32(bhs + 24);
+	uint32_t sn = iscsi_bhs_cmdsn(bhs);
 
-	if (bhs[0] & ISCSI_OP_IMMEDIATE)
+	if (iscsi_bhs_immediate(bhs))
 		return true;
 	switch (iscsi_cmdsn_check(sn, c->exp_cmd_sn, c->max_cmd_sn)) {
 	case ISCSI_SN_EXPECTED:
@@ -980,7 +986,7 @@ static bool cmdsn_accept(struct iscsi_conn *c, const uint8_t *bhs)
 static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 {
 	const uint8_t *req = c->cur_bhs;
-	uint32_t itt = iscsi_bhs_itt(req), ttt = get_be32(req + 20);
+	uint32_t itt = iscsi_bhs_itt(req), ttt = iscsi_bhs_ttt(req);
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 
 	if (itt == ISCSI_RSVD_TAG) {
@@ -991,11 +997,11 @@ static int nop_out(struct iscsi_conn *c, const uint8_t *data, uint32_t dlen)
 	}
 	if (!cmdsn_accept(c, req))
 		return 0;
-	bhs[0] = ISCSI_OP_NOP_IN;
-	bhs[1] = ISCSI_FLAG_F;
-	memcpy(bhs + 8, req + 8, 8);
-	put_be32(bhs + 16, itt);
-	put_be32(bhs + 20, ISCSI_RSVD_TAG);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_NOP_IN);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_lun(bhs, iscsi_bhs_lun(req));
+	iscsi_bhs_set_itt(bhs, itt);
+	iscsi_bhs_set_ttt(bhs, ISCSI_RSVD_TAG);
 	iscsi_conn_fill_sn(c, bhs, true);
 	/* the ping data comes back, as much as the initiator takes */
 	if (dlen > c->p.max_xmit_dsl)
@@ -1119,22 +1125,22 @@ static int tmf(struct iscsi_conn *c)
 static int logout(struct iscsi_conn *c)
 {
 	const uint8_t *req = c->cur_bhs;
-	uint8_t reason = req[1] & 0x7f, response = 0;
+	uint8_t reason = iscsi_bhs_reason_code(req), response = 0;
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 	int ret;
 
 	if (!cmdsn_accept(c, req))
 		return 0;
-	if (reason == 1 && get_be16(req + 20) != c->cid)
+	if (reason == 1 && iscsi_bhs_cid(req) != c->cid)
 		response = 1; /* CID not found */
 	else if (reason == 2)
 		response = 2; /* connection recovery is not supported */
 	else if (reason > 2)
 		return send_reject(c, ISCSI_REJECT_INVALID_FIELD, req);
-	bhs[0] = ISCSI_OP_LOGOUT_RSP;
-	bhs[1] = ISCSI_FLAG_F;
-	bhs[2] = response;
-	memcpy(bhs + 16, req + 16, 4);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_LOGOUT_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_response(bhs, response);
+	iscsi_bhs_set_itt(bhs, iscsi_bhs_itt(req));
 	if (!response) {
 		iscsi_conn_abort_all(c);
 		/*
@@ -1346,10 +1352,10 @@ static void send_ping(struct iscsi_conn *c, uint64_t now)
 	/* no room: the ping counts as sent, so a stuck peer times out */
 	if (!tx_has_room(c, 0))
 		return;
-	bhs[0] = ISCSI_OP_NOP_IN;
-	bhs[1] = ISCSI_FLAG_F;
-	put_be32(bhs + 16, ISCSI_RSVD_TAG);
-	put_be32(bhs + 20, c->ping_ttt);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_NOP_IN);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_itt(bhs, ISCSI_RSVD_TAG);
+	iscsi_bhs_set_ttt(bhs, c->ping_ttt);
 	iscsi_conn_fill_sn(c, bhs, false);
 	iscsi_conn_queue_pdu(c, bhs, NULL, 0);
 }
@@ -1367,11 +1373,12 @@ static bool send_luns_changed(struct iscsi_conn *c)
 	data[2 + 7] = 10;
 	data[2 + 12] = 0x3f;
 	data[2 + 13] = 0x0e;
-	bhs[0] = ISCSI_OP_ASYNC;
-	bhs[1] = ISCSI_FLAG_F;
-	put_be32(bhs + 16, ISCSI_RSVD_TAG);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_ASYNC);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_itt(bhs, ISCSI_RSVD_TAG);
 	iscsi_conn_fill_sn(c, bhs, true);
-	bhs[36] = 0; /* AsyncEvent: a SCSI asynchronous event */
+	/* a SCSI asynchronous event */
+	iscsi_bhs_set_async_event(bhs, 0);
 	return iscsi_conn_queue_pdu(c, bhs, data, sizeof(data)) == 0;
 }
 

@@ -15,13 +15,13 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "bhs_i.h"
 #include "bytes.h"
 #include "config.h"
 #include "scsi/scsi.h"
 
 /* ---- RFC 7143 constants ------------------------------------------------ */
 
-#define ISCSI_BHS_LEN 48
 #define ISCSI_DIGEST_LEN 4
 #define ISCSI_RSVD_TAG 0xffffffffu
 #define ISCSI_AHS_MAX 1020 /* TotalAHSLength is 8 bits of 4-byte words */
@@ -46,9 +46,6 @@
 #define ISCSI_OP_R2T 0x31
 #define ISCSI_OP_ASYNC 0x32
 #define ISCSI_OP_REJECT 0x3f
-
-#define ISCSI_OP_IMMEDIATE 0x40 /* byte 0: the I bit */
-#define ISCSI_OP_MASK 0x3f
 
 /* Byte 1 flags. */
 #define ISCSI_FLAG_F 0x80
@@ -138,26 +135,7 @@ static inline uint32_t iscsi_pad(uint32_t len)
 
 /* ---- pdu.c: the BHS, digests, the receive parser, sequence numbers ---- */
 
-/* BHS fields every PDU has. */
-static inline uint8_t iscsi_bhs_opcode(const uint8_t *bhs)
-{
-	return bhs[0] & ISCSI_OP_MASK;
-}
-
-static inline uint32_t iscsi_bhs_ahs_len(const uint8_t *bhs)
-{
-	return (uint32_t)bhs[4] * 4;
-}
-
-static inline uint32_t iscsi_bhs_data_len(const uint8_t *bhs)
-{
-	return get_be24(bhs + 5);
-}
-
-static inline uint32_t iscsi_bhs_itt(const uint8_t *bhs)
-{
-	return get_be32(bhs + 16);
-}
+/* The BHS's fields: iscsi_bhs_NAME() and iscsi_bhs_set_NAME(), bhs_i.h. */
 
 /**
  * iscsi_crc32c() - CRC32C (Castagnoli) as iSCSI digests use it: initial

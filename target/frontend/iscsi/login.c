@@ -525,18 +525,19 @@ static int login_respond(struct iscsi_conn *c, const uint8_t *req,
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 	int ret;
 
-	bhs[0] = ISCSI_OP_LOGIN_RSP;
-	bhs[1] = (uint8_t)((csg & 3) << 2);
-	if (!status && transit)
-		bhs[1] |= (uint8_t)(ISCSI_LOGIN_T | (nsg & 3));
-	bhs[2] = 0; /* version-max */
-	bhs[3] = 0; /* version-active */
-	memcpy(bhs + 8, req + 8, 6); /* ISID */
-	put_be16(bhs + 14, status ? 0 : c->login.tsih);
-	memcpy(bhs + 16, req + 16, 4); /* ITT */
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_LOGIN_RSP);
+	iscsi_bhs_set_csg(bhs, csg);
+	if (!status && transit) {
+		iscsi_bhs_set_flags(bhs, iscsi_bhs_flags(bhs) | ISCSI_LOGIN_T);
+		iscsi_bhs_set_nsg(bhs, nsg);
+	}
+	iscsi_bhs_set_version_max(bhs, 0);
+	iscsi_bhs_set_version_active(bhs, 0);
+	iscsi_bhs_set_isid(bhs, iscsi_bhs_isid(req));
+	iscsi_bhs_set_tsih(bhs, status ? 0 : c->login.tsih);
+	iscsi_bhs_set_itt(bhs, iscsi_bhs_itt(req));
 	iscsi_conn_fill_sn(c, bhs, true);
-	bhs[36] = (uint8_t)(status >> 8);
-	bhs[37] = (uint8_t)status;
+	iscsi_bhs_set_login_status(bhs, status);
 	ret = iscsi_conn_queue_pdu(c, bhs, status ? NULL : t->buf,
 				   status ? 0 : (uint32_t)t->len);
 	if (status) {
@@ -785,8 +786,9 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 {
 	const uint8_t *req = c->cur_bhs;
 	struct iscsi_login *l = &c->login;
-	bool transit = req[1] & ISCSI_LOGIN_T, cont = req[1] & ISCSI_LOGIN_C;
-	uint8_t csg = (req[1] >> 2) & 3, nsg = req[1] & 3;
+	bool transit = iscsi_bhs_flags(req) & ISCSI_LOGIN_T,
+	     cont = iscsi_bhs_flags(req) & ISCSI_LOGIN_C;
+	uint8_t csg = iscsi_bhs_csg(req), nsg = iscsi_bhs_nsg(req);
 	struct login_keys k = {0};
 	char tbuf[8192];
 	struct iscsi_text out = {.buf = tbuf, .cap = sizeof(tbuf)};
@@ -797,17 +799,18 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 
 	if (!l->first_done) {
 		/* the first request fixes ISID, TSIH, CID and the CmdSN */
-		memcpy(c->isid, req + 8, 6);
-		memcpy(l->isid, req + 8, 6);
-		l->tsih = get_be16(req + 14);
-		l->cid = get_be16(req + 20);
+		memcpy(c->isid, iscsi_bhs_isid(req), ISCSI_ISID_LEN);
+		memcpy(l->isid, iscsi_bhs_isid(req), ISCSI_ISID_LEN);
+		l->tsih = iscsi_bhs_tsih(req);
+		l->cid = iscsi_bhs_cid(req);
 		c->cid = l->cid;
-		l->cmdsn = get_be32(req + 24);
+		l->cmdsn = iscsi_bhs_cmdsn(req);
 		c->exp_cmd_sn = l->cmdsn;
 		c->max_cmd_sn = l->cmdsn + c->nfree_cmd - 1;
 		l->stage = csg;
 		l->first_done = true;
-		if (req[3] > 0) /* version-min above the only version, 0 */
+		/* Version-min above the only version, 0 */
+		if (iscsi_bhs_version_min(req) > 0)
 			return login_respond(c, req,
 					     ISCSI_LOGIN_UNSUPPORTED_VERSION,
 					     false, csg, nsg, &out);
@@ -818,9 +821,9 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 					     ISCSI_LOGIN_NO_SESSION_SPANNING,
 					     false, csg, nsg, &out);
 		}
-	} else if (memcmp(req + 8, l->isid, 6) ||
-		   get_be16(req + 14) != l->tsih ||
-		   get_be16(req + 20) != l->cid) {
+	} else if (memcmp(iscsi_bhs_isid(req), l->isid, ISCSI_ISID_LEN) ||
+		   iscsi_bhs_tsih(req) != l->tsih ||
+		   iscsi_bhs_cid(req) != l->cid) {
 		return login_respond(c, req, ISCSI_LOGIN_INITIATOR_ERROR,
 				     false, csg, nsg, &out);
 	}
@@ -941,12 +944,12 @@ static int text_respond(struct iscsi_conn *c, const uint8_t *req,
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 
-	bhs[0] = ISCSI_OP_TEXT_RSP;
-	bhs[1] = final ? ISCSI_FLAG_F : ISCSI_TEXT_C;
-	memcpy(bhs + 8, req + 8, 8);   /* LUN */
-	memcpy(bhs + 16, req + 16, 4); /* ITT */
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_TEXT_RSP);
+	iscsi_bhs_set_flags(bhs, final ? ISCSI_FLAG_F : ISCSI_TEXT_C);
+	iscsi_bhs_set_lun(bhs, iscsi_bhs_lun(req));
+	iscsi_bhs_set_itt(bhs, iscsi_bhs_itt(req));
 	/* a continuation asks for more with a TTT; a final answer has none */
-	put_be32(bhs + 20, final ? ISCSI_RSVD_TAG : c->next_ttt++);
+	iscsi_bhs_set_ttt(bhs, final ? ISCSI_RSVD_TAG : c->next_ttt++);
 	iscsi_conn_fill_sn(c, bhs, true);
 	return iscsi_conn_queue_pdu(c, bhs, t->buf, (uint32_t)t->len);
 }
@@ -954,7 +957,7 @@ static int text_respond(struct iscsi_conn *c, const uint8_t *req,
 int iscsi_text_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 {
 	const uint8_t *req = c->cur_bhs;
-	bool cont = req[1] & ISCSI_TEXT_C;
+	bool cont = iscsi_bhs_flags(req) & ISCSI_TEXT_C;
 	char tbuf[8192], *p, *end, *key, *val;
 	struct iscsi_text out = {.buf = tbuf, .cap = sizeof(tbuf)};
 	int ret;

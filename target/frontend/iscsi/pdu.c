@@ -240,7 +240,7 @@ size_t iscsi_pdu_build(uint8_t *out, uint8_t *bhs, const void *data,
 	size_t n = ISCSI_BHS_LEN;
 	uint32_t pad = iscsi_pad(dlen);
 
-	put_be24(bhs + 5, dlen);
+	iscsi_bhs_set_data_len(bhs, dlen);
 	memcpy(out, bhs, ISCSI_BHS_LEN);
 	if (hdigest) {
 		iscsi_digest_put(out + n, iscsi_crc32c(bhs, ISCSI_BHS_LEN));
