@@ -1013,10 +1013,10 @@ static int tmf_respond(struct iscsi_conn *c, uint8_t response)
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 
-	bhs[0] = ISCSI_OP_TMF_RSP;
-	bhs[1] = ISCSI_FLAG_F;
-	bhs[2] = response;
-	memcpy(bhs + 16, c->cur_bhs + 16, 4);
+	iscsi_bhs_set_opcode(bhs, ISCSI_OP_TMF_RSP);
+	iscsi_bhs_set_flags(bhs, ISCSI_FLAG_F);
+	iscsi_bhs_set_response(bhs, response);
+	iscsi_bhs_set_itt(bhs, iscsi_bhs_itt(c->cur_bhs));
 	iscsi_conn_fill_sn(c, bhs, true);
 	return iscsi_conn_queue_pdu(c, bhs, NULL, 0);
 }
@@ -1049,8 +1049,8 @@ static void reset_others(struct iscsi_conn *c, bool cold)
 static int tmf(struct iscsi_conn *c)
 {
 	const uint8_t *req = c->cur_bhs;
-	uint8_t func = req[1] & 0x7f;
-	uint32_t rtt = get_be32(req + 20), ref = get_be32(req + 32);
+	uint8_t func = iscsi_bhs_function(req);
+	uint32_t rtt = iscsi_bhs_rtt(req), ref = iscsi_bhs_ref_cmdsn(req);
 	struct lun_table *luns = c->fe->tgt->luns;
 	uint32_t vlun, tlun = UINT32_MAX;
 	bool lun_ok;
@@ -1061,7 +1061,8 @@ static int tmf(struct iscsi_conn *c)
 		return send_reject(c, ISCSI_REJECT_PROTOCOL, req);
 	if (!cmdsn_accept(c, req))
 		return 0;
-	if (!scsi_lun_decode(req + 8, &vlun) && vlun < c->view->count)
+	if (!scsi_lun_decode(iscsi_bhs_lun(req), &vlun) &&
+	    vlun < c->view->count)
 		tlun = c->view->base + vlun;
 	lun_ok = tlun != UINT32_MAX && lun_exists(luns, tlun);
 	switch (func) {
