@@ -530,7 +530,7 @@ static void test_file_syntax(void **state)
 
 /*
  * What a line may look like, one case each: the rules inih and the reader
- * around it kept between them, which the splitter now keeps alone.
+ * around it kept between them, which config.c's line splitter now keeps.
  */
 static void test_line_rules(void **state)
 {
