@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * The configuration parser. inih splits lines into keys and values; a
- * reader wrapped around it counts lines (Debian's inih passes no line
- * number to the handler) and sees every section header, even one with no
- * keys under it. One table per section parses each key; what no single key
- * can check waits for cfg_finish().
+ * The configuration parser: a line splitter of its own (below), then one
+ * table per section parses each key; what no single key can check waits
+ * for cfg_finish().
+ *
+ * Why not inih: this file promises FILE:LINE and the reason for every bad
+ * line, all of them, in line order. Debian's inih calls its handler with no
+ * line number (INI_HANDLER_LINENO is fixed when the library is built),
+ * returns only the first bad line's number with no reason, never tells the
+ * handler of a section with no keys ("[luns]" alone is a LUN), truncates
+ * section names at 50 characters and keeps its options in process-wide
+ * variables. Getting those back took a reader that re-lexed every line by
+ * inih's own rules before inih did: two parsers for one file. The dialect
+ * is small enough that one splitter is less code than that reader was.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1928,10 +1935,24 @@ static void handle_key(struct cfg_parser *p, int line, const char *name,
 	unknown_key(p, line, sect, sec, name, value);
 }
 
-/* ---- the reader around inih --------------------------------------------- */
+/* ---- the line splitter -------------------------------------------------- */
+
+/*
+ * The whole INI dialect (sdswarm.conf(5)), one line at a time:
+ * - a UTF-8 byte order mark before line 1 is skipped; a line ends at "\n"
+ *   or "\r\n" and holds at most CFG_LINE_MAX characters besides;
+ * - white space around a line, a key and a value is dropped; an indented
+ *   line is a line of its own (no continuations);
+ * - a line whose first character is ';' or '#' is a comment; elsewhere a
+ *   ';' that follows white space starts one ('#' does not);
+ * - [NAME] opens a section, NAME exactly as written up to the first ']';
+ *   only white space or a comment may follow it;
+ * - KEY = VALUE, the key ending at the first '=' or ':' (as inih and
+ *   Python's configparser allow), so the value keeps any later ones.
+ * A line that is none of these gets its own message and changes nothing.
+ */
 
 struct source {
-	struct cfg_parser *p;
 	FILE *f; /* or */
 	const char *text;
 	char *line;
@@ -1972,113 +1993,109 @@ static ssize_t next_line(struct source *s)
 	return (ssize_t)n;
 }
 
-/*
- * Sees each line before inih does: counts it, tracks section headers, and
- * turns lines inih would reject into blank ones after saying exactly what
- * is wrong (inih itself reports only the first bad line's number).
- */
-static char *reader(char *str, int num, void *stream)
+static char *skip_space(char *s)
 {
-	struct source *s = stream;
-	struct cfg_parser *p = s->p;
-	ssize_t n = next_line(s);
-	char *l, *end, *e;
-	size_t len;
-
-	if (n < 0)
-		return NULL;
-	p->lineno++;
-	l = s->line;
-	len = (size_t)n;
-	if (memchr(l, '\0', len)) {
-		msg(p, p->lineno, "a NUL byte in the line");
-		goto blank;
-	}
-	while (len && (l[len - 1] == '\n' || l[len - 1] == '\r'))
-		len--;
-	if (len > CFG_LINE_MAX || len + 3 > (size_t)num) {
-		msg(p, p->lineno, "line longer than %d characters",
-		    CFG_LINE_MAX);
-		goto blank;
-	}
-	if (p->lineno == 1 && strncmp(l, "\xef\xbb\xbf", 3) == 0)
-		l += 3;
-	while (isspace((unsigned char)*l))
-		l++;
-	if (*l == '[') {
-		end = strchr(l, ']');
-		if (!end) {
-			msg(p, p->lineno,
-			    "%.*s: a section header needs a "
-			    "closing ]",
-			    (int)strcspn(l, "\r\n"), l);
-			p->sect = S_BAD;
-			goto blank;
-		}
-		for (e = end + 1; isspace((unsigned char)*e); e++)
-			;
-		if (*e && *e != ';' && *e != '#') {
-			msg(p, p->lineno,
-			    "%.*s: text after the section "
-			    "header",
-			    (int)strcspn(l, "\r\n"), l);
-			p->sect = S_BAD;
-			goto blank;
-		}
-		*end = '\0';
-		begin_section(p, p->lineno, l + 1);
-		*end = ']';
-	} else if (*l && *l != ';' && *l != '#') {
-		/* inih: a key ends at '=' or ':', unless " ;" comes first */
-		end = l + strcspn(l, "=:");
-		for (e = l + 1; e < end; e++)
-			if (*e == ';' && isspace((unsigned char)e[-1]))
-				break;
-		if (!*end || e < end) {
-			msg(p, p->lineno,
-			    "%.*s: not KEY = VALUE, a [section] "
-			    "or a comment",
-			    (int)strcspn(l, "\r\n"), l);
-			goto blank;
-		}
-	}
-	memcpy(str, s->line, (size_t)n + 1);
-	return str;
-blank:
-	strcpy(str, "\n");
-	return str;
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
 }
 
-static int on_key(void *user, const char *section, const char *name,
-		  const char *value)
+/* Cuts the white space off the end of @s. */
+static void cut_space(char *s)
 {
-	struct cfg_parser *p = user;
+	char *e = s + strlen(s);
 
-	(void)section; /* ours, from the reader: inih truncates long ones */
-	handle_key(p, p->lineno, name, value ? value : "");
-	return 1;
+	while (e > s && isspace((unsigned char)e[-1]))
+		e--;
+	*e = '\0';
+}
+
+/* Where the comment in @l starts (a ';' after white space), or its end. */
+static char *comment_start(char *l)
+{
+	char *e;
+
+	for (e = l + 1; *e; e++)
+		if (*e == ';' && isspace((unsigned char)e[-1]))
+			return e;
+	return e;
+}
+
+/* A "[NAME]" line, @l at its '['. */
+static void split_header(struct cfg_parser *p, char *l)
+{
+	char *end = strchr(l, ']'), *e;
+
+	if (!end) {
+		msg(p, p->lineno, "%s: a section header needs a closing ]", l);
+		p->sect = S_BAD;
+		return;
+	}
+	e = skip_space(end + 1);
+	if (*e && *e != ';' && *e != '#') {
+		msg(p, p->lineno, "%s: text after the section header", l);
+		p->sect = S_BAD;
+		return;
+	}
+	*end = '\0';
+	begin_section(p, p->lineno, l + 1);
+}
+
+/* Line p->lineno, @n bytes at @l with its end of line and no NUL after. */
+static void split_line(struct cfg_parser *p, char *l, size_t n)
+{
+	char *sep, *comment;
+
+	if (memchr(l, '\0', n)) {
+		msg(p, p->lineno, "a NUL byte in the line");
+		return;
+	}
+	while (n && (l[n - 1] == '\n' || l[n - 1] == '\r'))
+		n--;
+	if (n > CFG_LINE_MAX) {
+		msg(p, p->lineno, "line longer than %d characters",
+		    CFG_LINE_MAX);
+		return;
+	}
+	l[n] = '\0';
+	if (p->lineno == 1 && strncmp(l, "\xef\xbb\xbf", 3) == 0)
+		l += 3;
+	l = skip_space(l);
+	cut_space(l);
+	if (!*l || *l == ';' || *l == '#')
+		return;
+	if (*l == '[') {
+		split_header(p, l);
+		return;
+	}
+	sep = l + strcspn(l, "=:");
+	comment = comment_start(l);
+	if (!*sep || comment < sep) {
+		msg(p, p->lineno,
+		    "%s: not KEY = VALUE, a [section] or a comment", l);
+		return;
+	}
+	*comment = '\0';
+	*sep = '\0';
+	cut_space(l);
+	sep = skip_space(sep + 1);
+	cut_space(sep);
+	handle_key(p, p->lineno, l, sep);
 }
 
 static int parse_source(struct cfg_parser *p, struct source *s)
 {
-	unsigned int before = p->nerr;
-	int ret;
-
-	/* Process-wide inih settings (Debian builds them as variables). */
-	ini_max_line = CFG_LINE_MAX + 3;
-	ini_allow_multiline = false;
-	ini_allow_inline_comments = true;
-	ini_allow_no_value = false;
-	ini_stop_on_first_error = false;
-	ini_allow_bom = true;
+	ssize_t n;
 
 	p->parsed = true;
 	p->lineno = 0;
 	p->sect = S_NONE;
-	s->p = p;
-	ret = ini_parse_stream(reader, s, on_key, p);
+	while ((n = next_line(s)) >= 0) {
+		p->lineno++;
+		split_line(p, s->line, (size_t)n);
+	}
 	free(s->line);
-	if (ret == -2 || s->read_errno == ENOMEM) {
+	if (s->read_errno == ENOMEM) {
 		msg(p, 0, "out of memory");
 		return -ENOMEM;
 	}
@@ -2087,8 +2104,6 @@ static int parse_source(struct cfg_parser *p, struct source *s)
 		    strerror(s->read_errno));
 		return -s->read_errno;
 	}
-	if (ret > 0 && p->nerr == before)
-		msg(p, ret, "syntax error");
 	return p->nerr ? -EINVAL : 0;
 }
 

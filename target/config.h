@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The configuration: an INI file (parsed with inih) plus command-line
+ * The configuration: an INI file (split by config.c itself) plus command-line
  * overrides, checked as a whole, into plain structs the daemon and the
  * front ends read. Every error names the file, the line, the section, the
  * key, the value and why; all of them are collected, not just the first.
@@ -314,8 +314,7 @@ struct cfg_parser;
  * cfg_parser_create() - a parser holding every default.
  * @out: out, the parser.
  *
- * Context: any thread, but parsing sets inih's process-wide options: do not
- * run two parses at once.
+ * Context: any thread; parsers share no state, so several may run at once.
  * Return: 0, -ENOMEM.
  */
 int cfg_parser_create(struct cfg_parser **out);

@@ -528,6 +528,100 @@ static void test_file_syntax(void **state)
 	    "t.conf:7: [luns] size = 0: not a size from 512 to 8P");
 }
 
+/*
+ * What a line may look like, one case each: the rules inih and the reader
+ * around it kept between them, which config.c's line splitter now keeps.
+ */
+static void test_line_rules(void **state)
+{
+	char line[CFG_LINE_MAX + 40];
+	struct cfg_parser *p;
+	struct cfg *c;
+
+	(void)state;
+	/* ':' also ends a key; a value keeps later '=' and ':' */
+	c = good("[luns]\nsize: 2G\ncount:3\nproduct = a=b:c\n");
+	assert_int_equal(c->groups[0].size, 2ull << 30);
+	assert_int_equal(c->groups[0].count, 3);
+	assert_string_equal(c->groups[0].product, "a=b:c");
+	cfg_free(c);
+	/* ';' starts a comment only after a space or tab; '#' only at the
+	 * start of a line */
+	c = good("[luns] # the group\n"
+		 "product = A;B # C\n"
+		 "count = 3\t; three\n"
+		 "vendor = V ;x ; y\n");
+	assert_string_equal(c->groups[0].product, "A;B # C");
+	assert_string_equal(c->groups[0].vendor, "V");
+	assert_int_equal(c->groups[0].count, 3);
+	cfg_free(c);
+	c = good("[luns]\nproduct =;x\n");
+	assert_string_equal(c->groups[0].product, ";x");
+	cfg_free(c);
+	bad("[luns]\nproduct = ; a comment\n",
+	    "t.conf:2: [luns] product = : empty");
+	/* indented comments, white-space-only lines, no final newline */
+	c = good("  ; one\n\t# two\n \t \n[luns]\r\ncount = 4");
+	assert_int_equal(c->groups[0].count, 4);
+	cfg_free(c);
+	/* a byte order mark counts on line 1 only */
+	bad("[luns]\n\xef\xbb\xbf"
+	    "count = 3\n",
+	    "t.conf:2: [luns] \xef\xbb\xbf"
+	    "count = 3: unknown key (see sdswarm.conf(5))");
+	/* 4,000 characters are allowed, the line end not counted */
+	memset(line, 'x', sizeof(line));
+	line[0] = ';';
+	memcpy(line + CFG_LINE_MAX, "\r\n[luns]\n", 10);
+	c = good(line);
+	cfg_free(c);
+	/* a comment before the '=' leaves no key */
+	bad("[luns]\nsize ; = 1G\n",
+	    "t.conf:2: size ; = 1G: not KEY = VALUE, a [section] or a "
+	    "comment");
+	/* section names are taken as written, however long */
+	bad("[ luns ]\n",
+	    "t.conf:1: [ luns ]: unknown section (sections: target, luns, "
+	    "luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)");
+	bad("[luns.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz]\n",
+	    "t.conf:1: [luns.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuv"
+	    "wxyz]: a group name is 1 to 31 characters");
+	/* every bad line is reported; a bad header's keys are skipped */
+	p = parse("[luns]\nfoo\n[store\nx = 1\n[luns] x\ny = 2\nbar\n", &c);
+	assert_null(c);
+	assert_int_equal(cfg_error_count(p), 4);
+	assert_true(has_line(cfg_errors(p), "t.conf:2: foo: not KEY = VALUE, "
+					    "a [section] or a comment"));
+	assert_true(has_line(cfg_errors(p), "t.conf:7: bar: not KEY = VALUE, "
+					    "a [section] or a comment"));
+	cfg_parser_destroy(p);
+}
+
+/* A NUL byte can only come from a file. */
+static void test_nul_byte(void **state)
+{
+	static const char text[] = "[luns]\ncount = 3\0\nsize = 1G\n";
+	char path[] = "/tmp/test-config-XXXXXX", want[64];
+	struct cfg_parser *p;
+	struct cfg *c = NULL;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1),
+			 (ssize_t)sizeof(text) - 1);
+	close(fd);
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_parse_file(p, path), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: a NUL byte in the line", path);
+	assert_true(has_line(cfg_errors(p), want));
+	assert_int_equal(cfg_error_count(p), 1);
+	assert_int_equal(cfg_finish(p, &c), -EINVAL);
+	cfg_parser_destroy(p);
+	unlink(path);
+}
+
 /* ---- sizes -------------------------------------------------------------- */
 
 /* Parsing is common/parse.h's (tests/unit/test-common.c); the config
@@ -1168,6 +1262,8 @@ int main(void)
 		cmocka_unit_test(test_store_keys),
 		cmocka_unit_test(test_frontend_keys),
 		cmocka_unit_test(test_file_syntax),
+		cmocka_unit_test(test_line_rules),
+		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_faults_section),
 		cmocka_unit_test(test_syntax_errors),
