@@ -156,6 +156,31 @@ int bench_parse_list(const char *s, uint64_t min, uint64_t max,
  */
 int bench_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/**
+ * bench_parse_double() - a decimal number (a fraction, an exponent) in a
+ * range: seconds, percentages, figures read back from a file.
+ * @s: the text; strtod()'s syntax, nothing after the number.
+ * @min: smallest value accepted.
+ * @max: largest value accepted (inclusive); INFINITY accepts "inf".
+ * @out: out, the value; written only on success.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for text that is not a number, one strtod() cannot
+ * hold (ERANGE), NaN, or a value outside @min..@max.
+ */
+int bench_parse_double(const char *s, double min, double max, double *out);
+
+/**
+ * bench_err() - "sdswarm-bench CMD: " and the message, one line on stderr,
+ * after clearing the progress line.
+ * @cmd: the subcommand's name ("open-all").
+ * @fmt: printf format.
+ *
+ * Context: single-threaded, as the progress line is.
+ */
+void bench_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* ------------------------------------------------------------------ */
 /* Time and the compiler                                              */
 /* ------------------------------------------------------------------ */
@@ -320,6 +345,22 @@ double bench_percentile(double *v, size_t n, double p);
  * Context: single-threaded.
  */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * bench_progress_bar() - a bar of @done out of @total, with the rate so far,
+ * as bench_progress() draws it; drawn only once the work has lasted 2 s
+ * (short runs do not flicker) and then at most every 200 ms.
+ * @what: what is being done ("mktree").
+ * @done: items done.
+ * @total: items in all.
+ * @t0: bench_now_ns() when the work began.
+ * @now: bench_now_ns() now.
+ * @last: when the bar was last drawn; 0 at first, updated.
+ *
+ * Context: single-threaded.
+ */
+void bench_progress_bar(const char *what, uint64_t done, uint64_t total,
+			uint64_t t0, uint64_t now, uint64_t *last);
 
 /**
  * bench_progress_done() - clear the progress line (if one was drawn).
@@ -528,6 +569,27 @@ struct json_t;
  * Return: 0, -ENOMEM.
  */
 int bench_json_stamp(struct json_t *obj);
+
+/**
+ * bench_jnum() - a JSON number, or null for NaN and infinities (which JSON
+ * cannot hold: a figure that was not measured).
+ * @v: the value.
+ *
+ * Return: a new reference, NULL when out of memory.
+ */
+struct json_t *bench_jnum(double v);
+
+/**
+ * bench_jset() - json_object_set_new() with one check for everything: it
+ * takes @v even when it fails, and fails on a NULL @v, so a constructor that
+ * failed is caught here too.
+ * @o: the object.
+ * @key: the key.
+ * @v: the value (consumed).
+ *
+ * Return: 0, -ENOMEM.
+ */
+int bench_jset(struct json_t *o, const char *key, struct json_t *v);
 
 /**
  * bench_report_print_json() - the report as JSON, as bench_report_print()

@@ -152,31 +152,6 @@ struct io_ctx {
 
 /* ---- helpers -------------------------------------------------------- */
 
-static void io_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void io_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	bench_progress_done();
-	fputs("sdswarm-bench io: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static json_t *io_jnum(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* json_object_set_new() takes @v even when it fails (and fails on NULL). */
-static int io_jset(json_t *o, const char *key, json_t *v)
-{
-	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
-}
-
 /* Two RNG streams (common/rng.h): the I/O pattern (same seed in both
  * phases) and the reservoir's choices (a stream of its own, so sampling
  * does not change the pattern). */
@@ -381,11 +356,11 @@ static int io_open_files(struct io_ctx *c)
 	} else {
 		ret = io_readdir(c->dirfd, c->o.prefix, &idx, &count);
 		if (ret) {
-			io_err("%s: readdir: %s", c->o.dir, strerror(-ret));
+			bench_err("io", "%s: readdir: %s", c->o.dir, strerror(-ret));
 			return ret;
 		}
 		if (!count) {
-			io_err("%s: no %s disk files in it", c->o.dir,
+			bench_err("io", "%s: no %s disk files in it", c->o.dir,
 			       c->o.prefix);
 			free(idx);
 			return -ENOENT;
@@ -414,18 +389,18 @@ static int io_open_files(struct io_ctx *c)
 		c->files[k].fd = openat(c->dirfd, name, flags);
 		if (c->files[k].fd < 0) {
 			ret = -errno;
-			io_err("%s/%s: %s", c->o.dir, name, strerror(-ret));
+			bench_err("io", "%s/%s: %s", c->o.dir, name, strerror(-ret));
 			goto out_free;
 		}
 		ret = io_disk_size(c->files[k].fd, &size);
 		if (ret) {
-			io_err("%s/%s: size: %s", c->o.dir, name,
+			bench_err("io", "%s/%s: size: %s", c->o.dir, name,
 			       strerror(-ret));
 			goto out_free;
 		}
 		blocks = (size < c->span ? size : c->span) / c->o.bs;
 		if (!blocks) {
-			io_err("%s/%s is %" PRIu64
+			bench_err("io", "%s/%s is %" PRIu64
 			       " bytes, less than one %u-byte block (make the "
 			       "tree with mktree --size)",
 			       c->o.dir, name, size, c->o.bs);
@@ -511,7 +486,7 @@ static int io_ring_setup(struct io_ctx *c)
 
 	ret = io_ring_init(c);
 	if (ret) {
-		io_err("io_uring: %s", strerror(-ret));
+		bench_err("io", "io_uring: %s", strerror(-ret));
 		return ret;
 	}
 	c->ncqes = c->ring.cq.ring_entries;
@@ -526,7 +501,7 @@ static int io_ring_setup(struct io_ctx *c)
 	ret = io_uring_register_files(&c->ring, fds, c->nfiles);
 	free(fds);
 	if (ret) {
-		io_err("io_uring_register_files(%" PRIu32 " files): %s",
+		bench_err("io", "io_uring_register_files(%" PRIu32 " files): %s",
 		       c->nfiles, strerror(-ret));
 		return ret;
 	}
@@ -686,11 +661,11 @@ static json_t *io_json_lat(struct io_lat *l)
 	o = json_object();
 	if (!o)
 		return NULL;
-	if (io_jset(o, "p50", io_jns(io_pct(l, 50))) ||
-	    io_jset(o, "p99", io_jns(io_pct(l, 99))) ||
-	    io_jset(o, "p99.9", io_jns(io_pct(l, 99.9))) ||
-	    io_jset(o, "max", json_integer((json_int_t)l->max)) ||
-	    io_jset(o, "mean", io_jns(l->sum / (double)l->seen))) {
+	if (bench_jset(o, "p50", io_jns(io_pct(l, 50))) ||
+	    bench_jset(o, "p99", io_jns(io_pct(l, 99))) ||
+	    bench_jset(o, "p99.9", io_jns(io_pct(l, 99.9))) ||
+	    bench_jset(o, "max", json_integer((json_int_t)l->max)) ||
+	    bench_jset(o, "mean", io_jns(l->sum / (double)l->seen))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -703,8 +678,8 @@ static json_t *io_json_phase_lat(struct io_phase *p)
 
 	if (!o)
 		return NULL;
-	if (io_jset(o, "read", io_json_lat(&p->lat[0])) ||
-	    io_jset(o, "write", io_json_lat(&p->lat[1]))) {
+	if (bench_jset(o, "read", io_json_lat(&p->lat[0])) ||
+	    bench_jset(o, "write", io_json_lat(&p->lat[1]))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -728,7 +703,7 @@ static json_t *io_json_errors(const struct io_phase *p)
 			snprintf(nb, sizeof(nb), "E%u", e);
 			s = nb;
 		}
-		if (io_jset(o, s, json_integer((json_int_t)p->err[e]))) {
+		if (bench_jset(o, s, json_integer((json_int_t)p->err[e]))) {
 			json_decref(o);
 			return NULL;
 		}
@@ -750,42 +725,42 @@ static int io_build_json(struct io_ctx *c, json_t **out)
 		base = io_rate(&c->sync);
 	if (!x)
 		return -ENOMEM;
-	if (io_jset(x, "dir", json_string(c->o.dir)) ||
-	    io_jset(x, "disks", json_integer((json_int_t)c->disks_total)) ||
-	    io_jset(x, "disks_used", json_integer(c->nfiles)) ||
-	    io_jset(x, "rw", json_string(io_rw_name[c->o.rw])) ||
-	    io_jset(x, "bs", json_integer(c->o.bs)) ||
-	    io_jset(x, "depth", json_integer(c->o.depth)) ||
-	    io_jset(x, "direct", json_boolean(c->o.direct)) ||
-	    io_jset(x, "working_set",
+	if (bench_jset(x, "dir", json_string(c->o.dir)) ||
+	    bench_jset(x, "disks", json_integer((json_int_t)c->disks_total)) ||
+	    bench_jset(x, "disks_used", json_integer(c->nfiles)) ||
+	    bench_jset(x, "rw", json_string(io_rw_name[c->o.rw])) ||
+	    bench_jset(x, "bs", json_integer(c->o.bs)) ||
+	    bench_jset(x, "depth", json_integer(c->o.depth)) ||
+	    bench_jset(x, "direct", json_boolean(c->o.direct)) ||
+	    bench_jset(x, "working_set",
 		    json_integer((json_int_t)(c->span * c->nfiles))) ||
-	    io_jset(x, "ops", json_integer((json_int_t)c->uring.ops)) ||
-	    io_jset(x, "reads", json_integer((json_int_t)c->uring.reads)) ||
-	    io_jset(x, "writes", json_integer((json_int_t)c->uring.writes)) ||
-	    io_jset(x, "errors",
+	    bench_jset(x, "ops", json_integer((json_int_t)c->uring.ops)) ||
+	    bench_jset(x, "reads", json_integer((json_int_t)c->uring.reads)) ||
+	    bench_jset(x, "writes", json_integer((json_int_t)c->uring.writes)) ||
+	    bench_jset(x, "errors",
 		    json_integer((json_int_t)(c->uring.failed +
 					      c->uring.short_ops))) ||
-	    io_jset(x, "short", json_integer((json_int_t)c->uring.short_ops)) ||
-	    io_jset(x, "errors_by_errno", io_json_errors(&c->uring)) ||
-	    io_jset(x, "seconds", json_real((double)c->uring.ns / 1e9)) ||
-	    io_jset(x, "iops", io_jnum(rate)) ||
-	    io_jset(x, "latency_ns", io_json_phase_lat(&c->uring)) ||
-	    io_jset(x, "baseline_ops",
+	    bench_jset(x, "short", json_integer((json_int_t)c->uring.short_ops)) ||
+	    bench_jset(x, "errors_by_errno", io_json_errors(&c->uring)) ||
+	    bench_jset(x, "seconds", json_real((double)c->uring.ns / 1e9)) ||
+	    bench_jset(x, "iops", bench_jnum(rate)) ||
+	    bench_jset(x, "latency_ns", io_json_phase_lat(&c->uring)) ||
+	    bench_jset(x, "baseline_ops",
 		    c->o.baseline ? json_integer((json_int_t)c->sync.ops)
 				  : json_null()) ||
-	    io_jset(x, "baseline_errors",
+	    bench_jset(x, "baseline_errors",
 		    c->o.baseline
 			    ? json_integer((json_int_t)(c->sync.failed +
 							c->sync.short_ops))
 			    : json_null()) ||
-	    io_jset(x, "baseline_seconds",
+	    bench_jset(x, "baseline_seconds",
 		    c->o.baseline ? json_real((double)c->sync.ns / 1e9)
 				  : json_null()) ||
-	    io_jset(x, "baseline_iops", io_jnum(base)) ||
-	    io_jset(x, "baseline_latency_ns",
+	    bench_jset(x, "baseline_iops", bench_jnum(base)) ||
+	    bench_jset(x, "baseline_latency_ns",
 		    c->o.baseline ? io_json_phase_lat(&c->sync)
 				  : json_null()) ||
-	    io_jset(x, "ratio", io_jnum(rate / base))) {
+	    bench_jset(x, "ratio", bench_jnum(rate / base))) {
 		json_decref(x);
 		return -ENOMEM;
 	}
@@ -1010,21 +985,6 @@ static void io_usage(FILE *f)
 		"setup error.\n");
 }
 
-static int io_parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end || errno || !isfinite(v) || v < 0.01 || v > IO_MAX_SECONDS)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 enum {
 	IO_OPT_DISKS = 0x200,
 	IO_OPT_SCHEME,
@@ -1073,7 +1033,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			return 0;
 		case IO_OPT_DISKS:
 			if (bench_parse_u64(optarg, 1, IO_MAX_DISKS, &v)) {
-				io_err("--disks '%s': need 1..%llu", optarg,
+				bench_err("io", "--disks '%s': need 1..%llu", optarg,
 				       IO_MAX_DISKS);
 				return 1;
 			}
@@ -1083,7 +1043,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_SCHEME:
 			o->scheme = sdnum_scheme_find(optarg);
 			if (!o->scheme) {
-				io_err("--scheme '%s': legacy, naive, wilcox, "
+				bench_err("io", "--scheme '%s': legacy, naive, wilcox, "
 				       "linux or dynamic",
 				       optarg);
 				return 1;
@@ -1092,7 +1052,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_PREFIX:
 			if (!*optarg || strlen(optarg) > SDNUM_MAX_PREFIX ||
 			    strchr(optarg, '/')) {
-				io_err("--prefix '%s': need 1..%u characters, "
+				bench_err("io", "--prefix '%s': need 1..%u characters, "
 				       "no '/'",
 				       optarg, SDNUM_MAX_PREFIX);
 				return 1;
@@ -1107,13 +1067,14 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			} else if (strcmp(optarg, "mix") == 0) {
 				o->rw = IO_MIX;
 			} else {
-				io_err("--rw '%s': read, write or mix", optarg);
+				bench_err("io", "--rw '%s': read, write or mix", optarg);
 				return 1;
 			}
 			break;
 		case IO_OPT_SECONDS:
-			if (io_parse_seconds(optarg, &o->seconds)) {
-				io_err("--seconds '%s': need 0.01..%.0f",
+			if (bench_parse_double(optarg, 0.01, IO_MAX_SECONDS,
+					       &o->seconds)) {
+				bench_err("io", "--seconds '%s': need 0.01..%.0f",
 				       optarg, IO_MAX_SECONDS);
 				return 1;
 			}
@@ -1122,13 +1083,13 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_OPS:
 			if (bench_parse_u64(optarg, 1, UINT64_MAX,
 					    &o->max_ops)) {
-				io_err("--ops '%s': need a count >= 1", optarg);
+				bench_err("io", "--ops '%s': need a count >= 1", optarg);
 				return 1;
 			}
 			break;
 		case IO_OPT_DEPTH:
 			if (bench_parse_u64(optarg, 1, IO_MAX_DEPTH, &v)) {
-				io_err("--depth '%s': need 1..%u", optarg,
+				bench_err("io", "--depth '%s': need 1..%u", optarg,
 				       IO_MAX_DEPTH);
 				return 1;
 			}
@@ -1137,7 +1098,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_BS:
 			if (parse_size(optarg, IO_MAX_BS, &v) ||
 			    v < IO_MIN_BS || v % IO_MIN_BS) {
-				io_err("--bs '%s': need a multiple of %u up to "
+				bench_err("io", "--bs '%s': need a multiple of %u up to "
 				       "%u",
 				       optarg, IO_MIN_BS, IO_MAX_BS);
 				return 1;
@@ -1147,7 +1108,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_WS:
 			if (parse_size(optarg, 1ull << 50, &o->working_set) ||
 			    !o->working_set) {
-				io_err("--working-set '%s': need bytes (K, M, "
+				bench_err("io", "--working-set '%s': need bytes (K, M, "
 				       "G, T: powers of 1024), up to 2^50",
 				       optarg);
 				return 1;
@@ -1174,7 +1135,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		return 1;
 	o->dir = argv[optind];
 	if (o->scheme && o->have_disks && o->ndisks > o->scheme->max_disks) {
-		io_err("--disks %" PRIu64
+		bench_err("io", "--disks %" PRIu64
 		       ": the %s scheme numbers at most %" PRIu32 " disks",
 		       o->ndisks, o->scheme->name, o->scheme->max_disks);
 		return 1;
@@ -1195,7 +1156,7 @@ int bench_io(int argc, char **argv)
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		io_err("out of memory");
+		bench_err("io", "out of memory");
 		return 1;
 	}
 	c->o = (struct io_opts){
@@ -1215,7 +1176,7 @@ int bench_io(int argc, char **argv)
 	}
 	c->dirfd = open(c->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd < 0) {
-		io_err("%s: %s", c->o.dir, strerror(errno));
+		bench_err("io", "%s: %s", c->o.dir, strerror(errno));
 		goto out;
 	}
 	c->tmpfs = fstatfs(c->dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
@@ -1227,7 +1188,7 @@ int bench_io(int argc, char **argv)
 	c->batch = calloc(c->o.depth, sizeof(*c->batch));
 	if (!c->bufs || !c->slots || !c->free || !c->batch ||
 	    io_phase_init(&c->sync) || io_phase_init(&c->uring)) {
-		io_err("out of memory");
+		bench_err("io", "out of memory");
 		goto out;
 	}
 	/* A pattern in what is written, and every page touched before the
@@ -1245,24 +1206,24 @@ int bench_io(int argc, char **argv)
 	ret = io_uring_phase(c, c->o.seconds, c->o.max_ops);
 	bench_progress_done();
 	if (ret) {
-		io_err("io_uring: %s", strerror(-ret));
+		bench_err("io", "io_uring: %s", strerror(-ret));
 		goto out;
 	}
 	ret = io_report(c);
 	if (ret) {
-		io_err("printing the report: %s", strerror(-ret));
+		bench_err("io", "printing the report: %s", strerror(-ret));
 		goto out;
 	}
 	status = 0;
 	if (c->uring.failed || c->sync.failed) {
-		io_err("%" PRIu64 " operations failed, the first with %s",
+		bench_err("io", "%" PRIu64 " operations failed, the first with %s",
 		       c->uring.failed + c->sync.failed,
 		       strerror(c->uring.failed ? c->uring.first_err
 						: c->sync.first_err));
 		status = 1;
 	}
 	if (c->uring.short_ops || c->sync.short_ops) {
-		io_err("%" PRIu64 " short transfers",
+		bench_err("io", "%" PRIu64 " short transfers",
 		       c->uring.short_ops + c->sync.short_ops);
 		status = 1;
 	}

@@ -1115,17 +1115,11 @@ static int add_targets(struct nb *b)
 /* "-" or a decimal ns figure; NAN for "-". */
 static int nb_kernel_num(const char *s, double *out)
 {
-	char *end;
-
 	if (!strcmp(s, "-")) {
 		*out = NAN;
 		return 0;
 	}
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end || !(*out >= 0))
-		return -EINVAL;
-	return 0;
+	return bench_parse_double(s, 0, INFINITY, out);
 }
 
 /*

@@ -62,10 +62,6 @@ extern char **environ;
  * minors per disk, a whole disk and 15 partitions. */
 #define OA_PARTS 15u
 
-/* The progress bar waits this long, so short runs do not flicker, and is
- * redrawn at most this often. */
-#define OA_PROGRESS_AFTER_NS 2000000000ull
-#define OA_PROGRESS_EVERY_NS 200000000ull
 /* The open rate over time is sampled in ticks of 100 ms. */
 #define OA_TICK_NS 100000000ull
 /* The synchronous loop reads the clock once per this many nodes (~20 ns a
@@ -269,21 +265,6 @@ static int oa_drop_caches(void)
 	return ret;
 }
 
-static void oa_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void oa_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	bench_progress_done();
-	fprintf(stderr, "sdswarm-bench %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* "ENOENT" for 2; "E999" for a number glibc has no name for. */
 static const char *oa_errno_name(int err, char *buf, size_t len)
 {
@@ -295,45 +276,12 @@ static const char *oa_errno_name(int err, char *buf, size_t len)
 	return buf;
 }
 
-static json_t *oa_jnum(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* json_object_set_new() takes @v even when it fails (and fails on NULL):
- * one check covers a failed constructor too. */
-static int oa_jset(json_t *o, const char *key, json_t *v)
-{
-	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
-}
-
 /* Whether @fd's file system is tmpfs (the reference). */
 static bool oa_is_tmpfs(int fd)
 {
 	struct statfs sfs;
 
 	return fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
-}
-
-static void oa_progress(const char *what, uint64_t done, uint64_t total,
-			uint64_t t0, uint64_t now, uint64_t *last)
-{
-	char bar[33];
-	unsigned int fill, i;
-	double secs;
-
-	if (now - t0 < OA_PROGRESS_AFTER_NS ||
-	    now - *last < OA_PROGRESS_EVERY_NS)
-		return;
-	*last = now;
-	fill = total ? (unsigned int)(done * 32 / total) : 32;
-	for (i = 0; i < 32; i++)
-		bar[i] = i < fill ? '#' : '-';
-	bar[32] = '\0';
-	secs = (double)(now - t0) / 1e9;
-	bench_progress("%s [%s] %3u%% %" PRIu64 "/%" PRIu64 " %.0f/s", what,
-		       bar, total ? (unsigned int)(done * 100 / total) : 100,
-		       done, total, (double)done / secs);
 }
 
 /* ---- histogram ------------------------------------------------------ */
@@ -641,14 +589,14 @@ static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
 static int oa_check_shape(const char *cmd, const struct oa_opts *o)
 {
 	if (o->scheme && o->ndisks > o->scheme->max_disks) {
-		oa_err(cmd,
+		bench_err(cmd,
 		       "--disks %" PRIu64
 		       ": the %s scheme numbers at most %" PRIu32 " disks",
 		       o->ndisks, o->scheme->name, o->scheme->max_disks);
 		return -EINVAL;
 	}
 	if (o->scheme && o->parts > o->scheme->max_parts) {
-		oa_err(cmd,
+		bench_err(cmd,
 		       "--parts %u: the %s scheme has at most %" PRIu32
 		       " partitions per disk",
 		       o->parts, o->scheme->name, o->scheme->max_parts);
@@ -666,7 +614,7 @@ static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
 	switch (opt) {
 	case 'N':
 		if (bench_parse_u64(arg, 1, OA_MAX_DISKS, &v)) {
-			oa_err(cmd, "--disks '%s': need 1..%llu", arg,
+			bench_err(cmd, "--disks '%s': need 1..%llu", arg,
 			       OA_MAX_DISKS);
 			return -EINVAL;
 		}
@@ -675,7 +623,7 @@ static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
 		return 1;
 	case 'P':
 		if (bench_parse_u64(arg, 0, SDNUM_MAX_PART_NUMBER, &v)) {
-			oa_err(cmd, "--parts '%s': need 0..%u", arg,
+			bench_err(cmd, "--parts '%s': need 0..%u", arg,
 			       SDNUM_MAX_PART_NUMBER);
 			return -EINVAL;
 		}
@@ -685,7 +633,7 @@ static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
 	case 'S':
 		o->scheme = sdnum_scheme_find(arg);
 		if (!o->scheme) {
-			oa_err(cmd,
+			bench_err(cmd,
 			       "--scheme '%s': legacy, naive, wilcox, linux or "
 			       "dynamic",
 			       arg);
@@ -695,7 +643,7 @@ static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
 	case 'X':
 		if (!*arg || strlen(arg) > SDNUM_MAX_PREFIX ||
 		    strchr(arg, '/')) {
-			oa_err(cmd,
+			bench_err(cmd,
 			       "--prefix '%s': need 1..%u characters, no '/'",
 			       arg, SDNUM_MAX_PREFIX);
 			return -EINVAL;
@@ -1110,7 +1058,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
 		inflight -= done;
 		if (done && oa_timeline_add(&p->tl, now - t0, done))
 			return -ENOMEM;
-		oa_progress(what, next - inflight, nodes->count, t0, now,
+		bench_progress_bar(what, next - inflight, nodes->count, t0, now,
 			    &last);
 	}
 	p->ns = now - t0;
@@ -1149,7 +1097,7 @@ static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
 		if (oa_timeline_add(&p->tl, now - t0, (uint32_t)(i + 1 - mark)))
 			return -ENOMEM;
 		mark = i + 1;
-		oa_progress("open-all sync", i + 1, nodes->count, t0, now,
+		bench_progress_bar("open-all sync", i + 1, nodes->count, t0, now,
 			    &last);
 	}
 	now = bench_now_ns();
@@ -1411,11 +1359,11 @@ static json_t *oa_json_latency(const struct oa_hist *h)
 	o = json_object();
 	if (!o)
 		return NULL;
-	if (oa_jset(o, "p50", oa_jns(oa_hist_percentile(h, 50))) ||
-	    oa_jset(o, "p99", oa_jns(oa_hist_percentile(h, 99))) ||
-	    oa_jset(o, "p99.9", oa_jns(oa_hist_percentile(h, 99.9))) ||
-	    oa_jset(o, "max", json_integer((json_int_t)h->max)) ||
-	    oa_jset(o, "mean", oa_jns((double)h->sum / (double)h->count))) {
+	if (bench_jset(o, "p50", oa_jns(oa_hist_percentile(h, 50))) ||
+	    bench_jset(o, "p99", oa_jns(oa_hist_percentile(h, 99))) ||
+	    bench_jset(o, "p99.9", oa_jns(oa_hist_percentile(h, 99.9))) ||
+	    bench_jset(o, "max", json_integer((json_int_t)h->max)) ||
+	    bench_jset(o, "mean", oa_jns((double)h->sum / (double)h->count))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -1433,11 +1381,11 @@ static json_t *oa_json_errors(const struct oa_pass *p)
 		return NULL;
 	for (s = 0; s < OA_STAGES; s++) {
 		st = json_object();
-		if (oa_jset(o, oa_stage_name[s], st))
+		if (bench_jset(o, oa_stage_name[s], st))
 			goto out_free;
 		for (e = 0; e < OA_ERRNO_SLOTS; e++)
 			if (p->err[s][e] &&
-			    oa_jset(st, oa_errno_name((int)e, nb, sizeof(nb)),
+			    bench_jset(st, oa_errno_name((int)e, nb, sizeof(nb)),
 				    json_integer((json_int_t)p->err[s][e])))
 				goto out_free;
 	}
@@ -1475,7 +1423,7 @@ static void oa_say_first(const char *dir, const char *what,
 	if (!p || !p->have_first)
 		return;
 	oa_node_name(nodes, p->first_node, name, sizeof(name));
-	oa_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
+	bench_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
 	       what, dir, name, oa_stage_name[p->first_stage],
 	       strerror(p->first_err), p->failed, p->failed == 1 ? "" : "s");
 }
@@ -1635,7 +1583,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			return 0;
 		case OA_OPT_READ:
 			if (bench_parse_u64(optarg, 0, OA_MAX_READ, &v)) {
-				oa_err("open-all",
+				bench_err("open-all",
 				       "--read '%s': need 0..%u bytes", optarg,
 				       OA_MAX_READ);
 				return 1;
@@ -1644,7 +1592,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			break;
 		case OA_OPT_DEPTH:
 			if (bench_parse_u64(optarg, 1, OA_MAX_DEPTH, &v)) {
-				oa_err("open-all", "--depth '%s': need 1..%u",
+				bench_err("open-all", "--depth '%s': need 1..%u",
 				       optarg, OA_MAX_DEPTH);
 				return 1;
 			}
@@ -1673,7 +1621,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			break;
 		case OA_OPT_PLOT:
 			if (!*optarg || strchr(optarg, '\n')) {
-				oa_err("open-all", "--plot: need a file name "
+				bench_err("open-all", "--plot: need a file name "
 						   "without newlines");
 				return 1;
 			}
@@ -1688,7 +1636,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	}
 	if (optind + 1 != argc) {
 		if (optind < argc)
-			oa_err("open-all", "one DIR, not '%s'",
+			bench_err("open-all", "one DIR, not '%s'",
 			       argv[optind + 1 < argc ? optind + 1 : optind]);
 		oa_usage(stderr);
 		return 1;
@@ -1697,22 +1645,22 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	if (bench_only(&o->common, "open-all", NULL, 0, &none))
 		return 1;
 	if (!o->run_sync && !o->run_uring) {
-		oa_err("open-all", "--baseline-only and --no-baseline leave "
+		bench_err("open-all", "--baseline-only and --no-baseline leave "
 				   "nothing to run");
 		return 1;
 	}
 	if (o->have_parts && !o->have_disks) {
-		oa_err("open-all", "--parts needs --disks");
+		bench_err("open-all", "--parts needs --disks");
 		return 1;
 	}
 	if (o->direct && o->read_size % OA_DIRECT_UNIT) {
-		oa_err("open-all",
+		bench_err("open-all",
 		       "--direct: --read %" PRIu64 " is not a multiple of %u",
 		       o->read_size, OA_DIRECT_UNIT);
 		return 1;
 	}
 	if (o->reference && !o->run_uring) {
-		oa_err("open-all", "--reference measures io_uring: not with "
+		bench_err("open-all", "--reference measures io_uring: not with "
 				   "--baseline-only");
 		return 1;
 	}
@@ -1815,7 +1763,7 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 	if (here && x->o->cold) {
 		ret = oa_drop_caches();
 		if (ret) {
-			oa_err("open-all",
+			bench_err("open-all",
 			       "--cold: /proc/sys/vm/drop_caches: %s (it "
 			       "needs root)",
 			       strerror(-ret));
@@ -1954,46 +1902,46 @@ static int oa_build_json(json_t **out, const struct oa_opts *o,
 		base = (double)nodes->count * 1e9 / (double)s->best->ns;
 	if (ref->best)
 		ref_rate = (double)nodes->count * 1e9 / (double)ref->best->ns;
-	if (oa_jset(x, "dir", json_string(o->dir)) ||
-	    oa_jset(x, "names",
+	if (bench_jset(x, "dir", json_string(o->dir)) ||
+	    bench_jset(x, "names",
 		    json_string(nodes->keys ? "readdir" : "list")) ||
-	    oa_jset(x, "nodes", json_integer((json_int_t)nodes->count)) ||
-	    oa_jset(x, "disks",
+	    bench_jset(x, "nodes", json_integer((json_int_t)nodes->count)) ||
+	    bench_jset(x, "disks",
 		    nodes->keys ? json_null()
 				: json_integer((json_int_t)nodes->ndisks)) ||
-	    oa_jset(x, "parts",
+	    bench_jset(x, "parts",
 		    nodes->keys ? json_null() : json_integer(nodes->parts)) ||
-	    oa_jset(x, "depth", json_integer(o->depth)) ||
-	    oa_jset(x, "read_bytes", json_integer((json_int_t)o->read_size)) ||
-	    oa_jset(x, "direct", json_boolean(o->direct)) ||
-	    oa_jset(x, "descriptors",
+	    bench_jset(x, "depth", json_integer(o->depth)) ||
+	    bench_jset(x, "read_bytes", json_integer((json_int_t)o->read_size)) ||
+	    bench_jset(x, "direct", json_boolean(o->direct)) ||
+	    bench_jset(x, "descriptors",
 		    !r ? json_null()
 		       : json_string(r->direct ? "direct" : "plain")) ||
-	    oa_jset(x, "opens", json_integer((json_int_t)head->opens)) ||
-	    oa_jset(x, "errors", json_integer((json_int_t)head->failed)) ||
-	    oa_jset(x, "errors_by_errno", oa_json_errors(head)) ||
-	    oa_jset(x, "bytes_read", json_integer((json_int_t)head->bytes)) ||
-	    oa_jset(x, "seconds",
+	    bench_jset(x, "opens", json_integer((json_int_t)head->opens)) ||
+	    bench_jset(x, "errors", json_integer((json_int_t)head->failed)) ||
+	    bench_jset(x, "errors_by_errno", oa_json_errors(head)) ||
+	    bench_jset(x, "bytes_read", json_integer((json_int_t)head->bytes)) ||
+	    bench_jset(x, "seconds",
 		    u->best ? json_real((double)u->best->ns / 1e9)
 			    : json_null()) ||
-	    oa_jset(x, "opens_per_s", oa_jnum(rate)) ||
-	    oa_jset(x, "latency_ns",
+	    bench_jset(x, "opens_per_s", bench_jnum(rate)) ||
+	    bench_jset(x, "latency_ns",
 		    u->best ? oa_json_latency(&u->best->hist) : json_null()) ||
-	    oa_jset(x, "baseline_opens",
+	    bench_jset(x, "baseline_opens",
 		    s->best ? json_integer((json_int_t)s->best->opens)
 			    : json_null()) ||
-	    oa_jset(x, "baseline_errors",
+	    bench_jset(x, "baseline_errors",
 		    s->best ? json_integer((json_int_t)s->best->failed)
 			    : json_null()) ||
-	    oa_jset(x, "baseline_seconds",
+	    bench_jset(x, "baseline_seconds",
 		    s->best ? json_real((double)s->best->ns / 1e9)
 			    : json_null()) ||
-	    oa_jset(x, "baseline_opens_per_s", oa_jnum(base)) ||
-	    oa_jset(x, "ratio", oa_jnum(rate / base)) ||
-	    oa_jset(x, "reference_dir",
+	    bench_jset(x, "baseline_opens_per_s", bench_jnum(base)) ||
+	    bench_jset(x, "ratio", bench_jnum(rate / base)) ||
+	    bench_jset(x, "reference_dir",
 		    o->reference ? json_string(o->reference) : json_null()) ||
-	    oa_jset(x, "reference_opens_per_s", oa_jnum(ref_rate)) ||
-	    oa_jset(x, "reference_ratio", oa_jnum(rate / ref_rate))) {
+	    bench_jset(x, "reference_opens_per_s", bench_jnum(ref_rate)) ||
+	    bench_jset(x, "reference_ratio", bench_jnum(rate / ref_rate))) {
 		json_decref(x);
 		return -ENOMEM;
 	}
@@ -2189,7 +2137,7 @@ int bench_open_all(int argc, char **argv)
 	o.reps = o.common.reps ? o.common.reps : 1;
 	nodes.prefix = o.prefix;
 	if (o.plot && !oa_in_path("gnuplot")) {
-		oa_err("open-all",
+		bench_err("open-all",
 		       "--plot: gnuplot is not installed (no gnuplot in $PATH; "
 		       "Debian: apt install gnuplot-nox)");
 		return 1;
@@ -2198,7 +2146,7 @@ int bench_open_all(int argc, char **argv)
 
 	dirfd = open(o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		oa_err("open-all", "%s: %s", o.dir, strerror(errno));
+		bench_err("open-all", "%s: %s", o.dir, strerror(errno));
 		return 1;
 	}
 	tmpfs = oa_is_tmpfs(dirfd);
@@ -2210,12 +2158,12 @@ int bench_open_all(int argc, char **argv)
 	} else {
 		ret = oa_nodes_readdir(&nodes, dirfd, false);
 		if (ret) {
-			oa_err("open-all", "%s: readdir: %s", o.dir,
+			bench_err("open-all", "%s: readdir: %s", o.dir,
 			       strerror(-ret));
 			goto out;
 		}
 		if (!nodes.count) {
-			oa_err("open-all",
+			bench_err("open-all",
 			       "%s: no %s disk or partition nodes in it "
 			       "(%" PRIu64 " other entries)",
 			       o.dir, o.prefix, nodes.skipped);
@@ -2226,7 +2174,7 @@ int bench_open_all(int argc, char **argv)
 	if (o.read_size) {
 		buf = aligned_alloc(OA_ALIGN, o.read_size);
 		if (!buf) {
-			oa_err("open-all", "out of memory");
+			bench_err("open-all", "out of memory");
 			goto out;
 		}
 		memset(buf, 0, o.read_size);
@@ -2241,7 +2189,7 @@ int bench_open_all(int argc, char **argv)
 			r->async_read = oa_probe_nowait(dirfd, &nodes, flags,
 							buf, o.read_size) == 0;
 		if (ret) {
-			oa_err("open-all", "io_uring: %s%s", strerror(-ret),
+			bench_err("open-all", "io_uring: %s%s", strerror(-ret),
 			       ret == -EOPNOTSUPP
 				       ? " (the kernel lacks OPENAT, READ or "
 					 "CLOSE; --baseline-only runs without "
@@ -2253,7 +2201,7 @@ int bench_open_all(int argc, char **argv)
 	if (o.reference) {
 		refd = open(o.reference, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (refd < 0) {
-			oa_err("open-all", "--reference %s: %s", o.reference,
+			bench_err("open-all", "--reference %s: %s", o.reference,
 			       strerror(errno));
 			goto out;
 		}
@@ -2263,7 +2211,7 @@ int bench_open_all(int argc, char **argv)
 			rr->async_read = oa_probe_nowait(refd, &nodes, flags,
 							 buf, o.read_size) == 0;
 		if (ret) {
-			oa_err("open-all", "io_uring: %s", strerror(-ret));
+			bench_err("open-all", "io_uring: %s", strerror(-ret));
 			goto out;
 		}
 	}
@@ -2286,7 +2234,7 @@ int bench_open_all(int argc, char **argv)
 		if (!ret)
 			va[2]->async_read = r->async_read;
 		if (ret) {
-			oa_err("open-all", "--variants: io_uring: %s",
+			bench_err("open-all", "--variants: io_uring: %s",
 			       strerror(-ret));
 			goto out;
 		}
@@ -2302,7 +2250,7 @@ int bench_open_all(int argc, char **argv)
 				ret = oa_one(&x, va[v], &vs[v],
 					     "open-all io_uring variant");
 			if (ret) {
-				oa_err("open-all", "io_uring pass: %s",
+				bench_err("open-all", "io_uring pass: %s",
 				       strerror(-ret));
 				goto out;
 			}
@@ -2310,7 +2258,7 @@ int bench_open_all(int argc, char **argv)
 		if (o.run_sync) {
 			ret = oa_one(&x, NULL, &s, "open-all sync");
 			if (ret) {
-				oa_err("open-all", "sync pass: %s",
+				bench_err("open-all", "sync pass: %s",
 				       strerror(-ret));
 				goto out;
 			}
@@ -2322,7 +2270,7 @@ int bench_open_all(int argc, char **argv)
 		if (rr) {
 			ret = oa_one(&x, rr, &ref, "open-all reference");
 			if (ret) {
-				oa_err("open-all", "reference pass: %s",
+				bench_err("open-all", "reference pass: %s",
 				       strerror(-ret));
 				goto out;
 			}
@@ -2332,7 +2280,7 @@ int bench_open_all(int argc, char **argv)
 
 	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags, &x, vs);
 	if (ret) {
-		oa_err("open-all", "printing the report: %s", strerror(-ret));
+		bench_err("open-all", "printing the report: %s", strerror(-ret));
 		goto out;
 	}
 	oa_say_first(o.dir, "io_uring", &nodes, u.best);
@@ -2343,7 +2291,7 @@ int bench_open_all(int argc, char **argv)
 		ret = oa_plot(o.plot, o.dir, nodes.count, o.depth, u.best,
 			      s.best);
 		if (ret) {
-			oa_err("open-all", "--plot %s: %s", o.plot,
+			bench_err("open-all", "--plot %s: %s", o.plot,
 			       ret == -ECHILD ? "gnuplot failed"
 					      : strerror(-ret));
 			status = 1;
@@ -2513,7 +2461,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 			return 0;
 		case OA_OPT_SIZE:
 			if (parse_size(optarg, INT64_MAX, size)) {
-				oa_err("mktree",
+				bench_err("mktree",
 				       "--size '%s': need bytes (K, M, G, T: "
 				       "powers of 1024), up to 2^63-1",
 				       optarg);
@@ -2538,7 +2486,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 	if (bench_only(&o->common, "mktree", NULL, 0, &none))
 		return 1;
 	if (!o->have_disks) {
-		oa_err("mktree", "--disks N is required");
+		bench_err("mktree", "--disks N is required");
 		return 1;
 	}
 	if (oa_check_shape("mktree", o))
@@ -2576,7 +2524,7 @@ static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
 	uint64_t avail;
 
 	if (fstatvfs(dirfd, &sv) == 0 && sv.f_files && sv.f_favail < count) {
-		oa_err("mktree",
+		bench_err("mktree",
 		       "%s: %llu free inodes, the tree needs %" PRIu64 "%s",
 		       dir, (unsigned long long)sv.f_favail, count,
 		       tmpfs ? " (tmpfs: mount with a larger nr_inodes=, or "
@@ -2618,24 +2566,24 @@ int bench_mktree(int argc, char **argv)
 	nodes.count = o.ndisks * (o.parts + 1);
 
 	if (mkdir(o.dir, 0755) && errno != EEXIST) {
-		oa_err("mktree", "%s: %s", o.dir, strerror(errno));
+		bench_err("mktree", "%s: %s", o.dir, strerror(errno));
 		return 1;
 	}
 	dirfd = open(o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		oa_err("mktree", "%s: %s", o.dir, strerror(errno));
+		bench_err("mktree", "%s: %s", o.dir, strerror(errno));
 		return 1;
 	}
 	tmpfs = oa_is_tmpfs(dirfd);
 	ret = mk_check_empty(dirfd);
 	if (ret == -ENOTEMPTY && !force) {
-		oa_err("mktree",
+		bench_err("mktree",
 		       "%s is not empty: --force writes the tree into it",
 		       o.dir);
 		goto out;
 	}
 	if (ret && ret != -ENOTEMPTY) {
-		oa_err("mktree", "%s: readdir: %s", o.dir, strerror(-ret));
+		bench_err("mktree", "%s: readdir: %s", o.dir, strerror(-ret));
 		goto out;
 	}
 	if (mk_check_room(dirfd, o.dir, nodes.count, tmpfs))
@@ -2646,7 +2594,7 @@ int bench_mktree(int argc, char **argv)
 		oa_node_name(&nodes, i, name, sizeof(name));
 		ret = mk_one(dirfd, name, size, force);
 		if (ret) {
-			oa_err("mktree",
+			bench_err("mktree",
 			       "%s/%s: %s (after %" PRIu64
 			       " files; the files made are left in place)",
 			       o.dir, name, strerror(-ret), i);
@@ -2654,7 +2602,7 @@ int bench_mktree(int argc, char **argv)
 		}
 		if ((i + 1) % OA_SYNC_CLOCK_EVERY == 0) {
 			now = bench_now_ns();
-			oa_progress("mktree", i + 1, nodes.count, t0, now,
+			bench_progress_bar("mktree", i + 1, nodes.count, t0, now,
 				    &last);
 		}
 	}
@@ -2684,20 +2632,20 @@ int bench_mktree(int argc, char **argv)
 		goto out_report;
 	}
 	extra = json_object();
-	if (!extra || oa_jset(extra, "dir", json_string(o.dir)) ||
-	    oa_jset(extra, "disks", json_integer((json_int_t)o.ndisks)) ||
-	    oa_jset(extra, "parts", json_integer(o.parts)) ||
-	    oa_jset(extra, "size", json_integer((json_int_t)size)) ||
-	    oa_jset(extra, "tmpfs", json_boolean(tmpfs)) ||
-	    oa_jset(extra, "files", json_integer((json_int_t)nodes.count)) ||
-	    oa_jset(extra, "seconds", json_real((double)(now - t0) / 1e9)) ||
-	    oa_jset(extra, "files_per_s", oa_jnum(res.ops_per_s)))
+	if (!extra || bench_jset(extra, "dir", json_string(o.dir)) ||
+	    bench_jset(extra, "disks", json_integer((json_int_t)o.ndisks)) ||
+	    bench_jset(extra, "parts", json_integer(o.parts)) ||
+	    bench_jset(extra, "size", json_integer((json_int_t)size)) ||
+	    bench_jset(extra, "tmpfs", json_boolean(tmpfs)) ||
+	    bench_jset(extra, "files", json_integer((json_int_t)nodes.count)) ||
+	    bench_jset(extra, "seconds", json_real((double)(now - t0) / 1e9)) ||
+	    bench_jset(extra, "files_per_s", bench_jnum(res.ops_per_s)))
 		ret = -ENOMEM;
 	else
 		ret = bench_report_print_json(rep, stdout, extra);
 out_report:
 	if (ret)
-		oa_err("mktree", "printing the report: %s", strerror(-ret));
+		bench_err("mktree", "printing the report: %s", strerror(-ret));
 	else
 		status = 0;
 	json_decref(extra);
