@@ -72,6 +72,11 @@ enum {
 	BENCH_OPT_QUICK,
 	BENCH_OPT_REPS,
 	BENCH_OPT_ONLY,
+	/* The tree's options (bench_tree_opt()). */
+	BENCH_OPT_DISKS,
+	BENCH_OPT_PARTS,
+	BENCH_OPT_SCHEME,
+	BENCH_OPT_PREFIX,
 };
 
 /* The short options every subcommand takes: -h (help), -v (verbose). */
@@ -180,6 +185,115 @@ int bench_parse_double(const char *s, double min, double max, double *out);
  */
 void bench_err(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------ */
+/* A tree of disk and partition nodes (open-all, mktree, io)          */
+/* ------------------------------------------------------------------ */
+
+struct sdnum_scheme;
+
+/* Disk indices sdnum can name: 0..INT_MAX. */
+#define BENCH_TREE_MAX_DISKS (1ull << 31)
+/* The partitions a disk has when --parts is not given: the classic 16
+ * minors per disk, a whole disk and 15 partitions. */
+#define BENCH_TREE_PARTS 15u
+
+/* --disks, --parts, --scheme and --prefix, as given. */
+struct bench_tree_opts {
+	/* Driver prefix of the names; "sd" unless --prefix. */
+	const char *prefix;
+	/* --scheme: the dev_t scheme N and P must fit; NULL: any. */
+	const struct sdnum_scheme *scheme;
+	bool have_disks;
+	uint64_t ndisks;
+	bool have_parts;
+	unsigned int parts;
+};
+
+/**
+ * bench_tree_opt() - apply one getopt_long() result if it names the tree:
+ * BENCH_OPT_DISKS (1..BENCH_TREE_MAX_DISKS), BENCH_OPT_PARTS (0..255),
+ * BENCH_OPT_SCHEME (an sdnum scheme's name) or BENCH_OPT_PREFIX (1..32
+ * characters, no '/').
+ * @cmd: the subcommand's name, for the error message.
+ * @t: the options to update.
+ * @opt: getopt_long()'s return value.
+ * @arg: optarg.
+ *
+ * Context: single-threaded option parsing.
+ * Return: 1 if @opt was one of them and was applied, 0 if it is not one of
+ * them, -EINVAL for a bad value (a message is on stderr).
+ */
+int bench_tree_opt(const char *cmd, struct bench_tree_opts *t, int opt,
+		   const char *arg);
+
+/**
+ * bench_tree_check() - --disks and --parts against --scheme: every disk
+ * index must have a number in the scheme, and so must every partition.
+ * @cmd: the subcommand's name, for the error message.
+ * @t: the parsed options.
+ *
+ * Context: single-threaded option checking.
+ * Return: 0, or -EINVAL after a message on stderr.
+ */
+int bench_tree_check(const char *cmd, const struct bench_tree_opts *t);
+
+/*
+ * The nodes of a tree. Listed (bench_tree_readdir()): @keys holds the
+ * sorted (disk << 8 | partition) keys of what was found. Generated (@keys
+ * NULL, as --disks makes them): node i is disk i / (@parts + 1), partition
+ * i % (@parts + 1), 0 being the whole disk, and @count is @ndisks *
+ * (@parts + 1).
+ */
+struct bench_tree {
+	const char *prefix;
+	uint64_t ndisks;
+	unsigned int parts;
+	uint64_t *keys;
+	uint64_t count;
+	/* Entries a readdir passed over: other names, other file types. */
+	uint64_t skipped;
+};
+
+/**
+ * bench_tree_name() - the name of node @i ("sda", "sdb3").
+ * @t: the tree.
+ * @i: the node, 0..@t->count - 1 inclusive.
+ * @buf: out, the name.
+ * @len: room in @buf; SDNUM_NAME_MAX always suffices.
+ *
+ * Context: any.
+ * Return: as sdnum_name_part(): the name's length, or -errno.
+ */
+int bench_tree_name(const struct bench_tree *t, uint64_t i, char *buf,
+		    size_t len);
+
+/**
+ * bench_tree_readdir() - list a folder's disk and partition nodes.
+ * @t: @t->prefix set; @t->keys NULL or from an earlier listing (it is
+ *	reused); out, @t->keys, @t->count and @t->skipped.
+ * @dirfd: the folder, read through a descriptor of its own.
+ * @disks_only: keep whole disks only (partitions count as skipped).
+ *
+ * An entry is kept when it is a disk or partition name of @t->prefix as
+ * the kernel gives them (sdnum_parse() is strict) and a block device or a
+ * regular file. O(entries log entries).
+ *
+ * Context: allocates; the caller frees @t->keys.
+ * Return: 0; -ENOMEM or the -errno of opening or reading the folder, with
+ * @t->keys freed (NULL) and @t->count 0.
+ */
+int bench_tree_readdir(struct bench_tree *t, int dirfd, bool disks_only);
+
+/**
+ * bench_tree_tmpfs() - whether a tree's folder is on tmpfs: the reference,
+ * the kernel's own VFS cost with no driver below it.
+ * @dirfd: the folder.
+ *
+ * Context: any.
+ * Return: true on tmpfs; false elsewhere or when fstatfs() fails.
+ */
+bool bench_tree_tmpfs(int dirfd);
 
 /* ------------------------------------------------------------------ */
 /* Time and the compiler                                              */

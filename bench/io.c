@@ -5,7 +5,6 @@
  * --depth in flight, against a synchronous pread/pwrite loop over the same
  * files and the same offsets in the same run. Bounded in time and in ops.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,11 +17,8 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include <jansson.h>
 #include <liburing.h>
@@ -54,8 +50,6 @@
 #define IO_MAX_FIXED_FILES (1u << 20)
 /* Descriptors kept free for stdio, the ring, the folder, gnuplot... */
 #define IO_FD_RESERVE 64u
-/* Disk indices sdnum can name: 0..INT_MAX. */
-#define IO_MAX_DISKS (1ull << 31)
 /* The synchronous baseline runs a fifth of the io_uring phase's time and
  * op budget: a rate, it needs no longer. */
 #define IO_BASELINE_SHARE 5u
@@ -105,10 +99,7 @@ struct io_slot {
 struct io_opts {
 	struct bench_opts common;
 	const char *dir;
-	const char *prefix;
-	const struct sdnum_scheme *scheme;
-	bool have_disks;
-	uint64_t ndisks;
+	struct bench_tree_opts tree;
 	enum io_rw rw;
 	double seconds;
 	bool have_seconds;
@@ -229,75 +220,6 @@ static inline void io_pick(struct io_ctx *c, struct rng *rng, uint32_t *file,
 
 /* ---- the disks ------------------------------------------------------ */
 
-static int io_cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Whole-disk entries of DIR (names the kernel gives disks, block devices
- * or regular files), sorted by index. */
-static int io_readdir(int dirfd, const char *prefix, uint32_t **out,
-		      uint64_t *count)
-{
-	size_t n = 0, cap = 0;
-	uint32_t *v = NULL, *nv, index;
-	unsigned int part;
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, ret = 0;
-
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			ret = -errno;
-			break;
-		}
-		if (sdnum_parse(prefix, de->d_name, &index, &part) || part)
-			continue;
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd, de->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW) ||
-			    (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)))
-				continue;
-		} else if (de->d_type != DT_BLK && de->d_type != DT_REG) {
-			continue;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				ret = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		v[n++] = index;
-	}
-	closedir(d);
-	if (ret) {
-		free(v);
-		return ret;
-	}
-	if (v)
-		qsort(v, n, sizeof(*v), io_cmp_u32);
-	*out = v;
-	*count = n;
-	return 0;
-}
-
 /*
  * As many files as io_uring can register: the registered table is bounded
  * by RLIMIT_NOFILE (checked when registering) and IORING_MAX_FIXED_FILES,
@@ -346,23 +268,25 @@ static int io_disk_size(int fd, uint64_t *size)
  */
 static int io_open_files(struct io_ctx *c)
 {
-	uint32_t *idx = NULL, budget, k;
+	struct bench_tree tree = {.prefix = c->o.tree.prefix};
+	uint32_t budget, k;
 	uint64_t size, count = 0, blocks;
 	char name[SDNUM_NAME_MAX];
 	int flags, ret;
 
-	if (c->o.have_disks) {
-		count = c->o.ndisks;
+	if (c->o.tree.have_disks) {
+		count = c->o.tree.ndisks;
 	} else {
-		ret = io_readdir(c->dirfd, c->o.prefix, &idx, &count);
+		ret = bench_tree_readdir(&tree, c->dirfd, true);
+		count = tree.count;
 		if (ret) {
 			bench_err("io", "%s: readdir: %s", c->o.dir, strerror(-ret));
 			return ret;
 		}
 		if (!count) {
 			bench_err("io", "%s: no %s disk files in it", c->o.dir,
-			       c->o.prefix);
-			free(idx);
+			       c->o.tree.prefix);
+			free(tree.keys);
 			return -ENOENT;
 		}
 	}
@@ -371,7 +295,7 @@ static int io_open_files(struct io_ctx *c)
 	c->nfiles = count < budget ? (uint32_t)count : budget;
 	c->files = calloc(c->nfiles, sizeof(*c->files));
 	if (!c->files) {
-		free(idx);
+		free(tree.keys);
 		return -ENOMEM;
 	}
 	for (k = 0; k < c->nfiles; k++)
@@ -384,8 +308,10 @@ static int io_open_files(struct io_ctx *c)
 	for (k = 0; k < c->nfiles; k++) {
 		uint64_t pos = (uint64_t)k * count / c->nfiles;
 
-		c->files[k].disk = idx ? idx[pos] : (uint32_t)pos;
-		sdnum_name(c->o.prefix, c->files[k].disk, name, sizeof(name));
+		c->files[k].disk = tree.keys ? (uint32_t)(tree.keys[pos] >> 8)
+					     : (uint32_t)pos;
+		sdnum_name(c->o.tree.prefix, c->files[k].disk, name,
+			   sizeof(name));
 		c->files[k].fd = openat(c->dirfd, name, flags);
 		if (c->files[k].fd < 0) {
 			ret = -errno;
@@ -411,7 +337,7 @@ static int io_open_files(struct io_ctx *c)
 	}
 	ret = 0;
 out_free:
-	free(idx);
+	free(tree.keys);
 	return ret;
 }
 
@@ -986,10 +912,7 @@ static void io_usage(FILE *f)
 }
 
 enum {
-	IO_OPT_DISKS = 0x200,
-	IO_OPT_SCHEME,
-	IO_OPT_PREFIX,
-	IO_OPT_RW,
+	IO_OPT_RW = 0x200,
 	IO_OPT_SECONDS,
 	IO_OPT_OPS,
 	IO_OPT_DEPTH,
@@ -1004,9 +927,9 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{"disks", required_argument, NULL, IO_OPT_DISKS},
-		{"scheme", required_argument, NULL, IO_OPT_SCHEME},
-		{"prefix", required_argument, NULL, IO_OPT_PREFIX},
+		{"disks", required_argument, NULL, BENCH_OPT_DISKS},
+		{"scheme", required_argument, NULL, BENCH_OPT_SCHEME},
+		{"prefix", required_argument, NULL, BENCH_OPT_PREFIX},
 		{"rw", required_argument, NULL, IO_OPT_RW},
 		{"seconds", required_argument, NULL, IO_OPT_SECONDS},
 		{"ops", required_argument, NULL, IO_OPT_OPS},
@@ -1023,6 +946,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "io");
+		if (!ret)
+			ret = bench_tree_opt("io", &o->tree, opt, optarg);
 		if (ret < 0)
 			return 1;
 		if (ret)
@@ -1031,34 +956,6 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case 'h':
 			io_usage(stdout);
 			return 0;
-		case IO_OPT_DISKS:
-			if (bench_parse_u64(optarg, 1, IO_MAX_DISKS, &v)) {
-				bench_err("io", "--disks '%s': need 1..%llu", optarg,
-				       IO_MAX_DISKS);
-				return 1;
-			}
-			o->ndisks = v;
-			o->have_disks = true;
-			break;
-		case IO_OPT_SCHEME:
-			o->scheme = sdnum_scheme_find(optarg);
-			if (!o->scheme) {
-				bench_err("io", "--scheme '%s': legacy, naive, wilcox, "
-				       "linux or dynamic",
-				       optarg);
-				return 1;
-			}
-			break;
-		case IO_OPT_PREFIX:
-			if (!*optarg || strlen(optarg) > SDNUM_MAX_PREFIX ||
-			    strchr(optarg, '/')) {
-				bench_err("io", "--prefix '%s': need 1..%u characters, "
-				       "no '/'",
-				       optarg, SDNUM_MAX_PREFIX);
-				return 1;
-			}
-			o->prefix = optarg;
-			break;
 		case IO_OPT_RW:
 			if (strcmp(optarg, "read") == 0) {
 				o->rw = IO_READ;
@@ -1134,12 +1031,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	if (bench_only(&o->common, "io", NULL, 0, &none))
 		return 1;
 	o->dir = argv[optind];
-	if (o->scheme && o->have_disks && o->ndisks > o->scheme->max_disks) {
-		bench_err("io", "--disks %" PRIu64
-		       ": the %s scheme numbers at most %" PRIu32 " disks",
-		       o->ndisks, o->scheme->name, o->scheme->max_disks);
+	if (bench_tree_check("io", &o->tree))
 		return 1;
-	}
 	if (!o->have_seconds && o->common.quick)
 		o->seconds = IO_QUICK_SECONDS;
 	return -1;
@@ -1148,7 +1041,6 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 int bench_io(int argc, char **argv)
 {
 	struct io_ctx *c;
-	struct statfs sfs;
 	double bsecs;
 	uint64_t bops;
 	unsigned int i;
@@ -1160,7 +1052,7 @@ int bench_io(int argc, char **argv)
 		return 1;
 	}
 	c->o = (struct io_opts){
-		.prefix = "sd",
+		.tree = {.prefix = "sd"},
 		.rw = IO_READ,
 		.seconds = IO_SECONDS,
 		.depth = IO_DEPTH,
@@ -1179,7 +1071,7 @@ int bench_io(int argc, char **argv)
 		bench_err("io", "%s: %s", c->o.dir, strerror(errno));
 		goto out;
 	}
-	c->tmpfs = fstatfs(c->dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+	c->tmpfs = bench_tree_tmpfs(c->dirfd);
 	if (io_open_files(c))
 		goto out;
 	c->bufs = aligned_alloc(IO_ALIGN, (size_t)c->o.depth * c->o.bs);

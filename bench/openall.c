@@ -19,13 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include <jansson.h>
 #include <liburing.h>
@@ -53,14 +50,9 @@ extern char **environ;
 #define OA_ALIGN 4096u
 /* O_DIRECT transfers are whole logical blocks: at least 512 bytes each. */
 #define OA_DIRECT_UNIT 512u
-/* Disk indices sdnum can name: 0..INT_MAX. */
-#define OA_MAX_DISKS (1ull << 31)
 /* Fewer nodes than this, and a pass is over in milliseconds: the report
  * says its ratios are noisy. */
 #define OA_NOISY_NODES 1000u
-/* The partitions a disk has when --parts is not given: the classic 16
- * minors per disk, a whole disk and 15 partitions. */
-#define OA_PARTS 15u
 
 /* The open rate over time is sampled in ticks of 100 ms. */
 #define OA_TICK_NS 100000000ull
@@ -117,20 +109,6 @@ struct oa_pass {
 	struct oa_timeline tl;
 };
 
-/*
- * The nodes: with --disks, node i is disk i / (parts + 1), partition
- * i % (parts + 1) (0 is the whole disk), generated when needed; from a
- * readdir, the sorted (disk << 8 | partition) keys of what was found.
- */
-struct oa_nodes {
-	const char *prefix;
-	uint64_t ndisks;
-	unsigned int parts;
-	uint64_t *keys;
-	uint64_t count;
-	uint64_t skipped;
-};
-
 /* One chain in flight; its slot number is also its direct descriptor and
  * its registered buffer. */
 struct oa_chain {
@@ -172,12 +150,7 @@ struct oa_ring {
 struct oa_opts {
 	struct bench_opts common;
 	const char *dir;
-	const char *prefix;
-	const struct sdnum_scheme *scheme;
-	bool have_disks;
-	bool have_parts;
-	uint64_t ndisks;
-	unsigned int parts;
+	struct bench_tree_opts tree;
 	uint64_t read_size;
 	unsigned int depth;
 	bool direct;
@@ -274,14 +247,6 @@ static const char *oa_errno_name(int err, char *buf, size_t len)
 		return s;
 	snprintf(buf, len, "E%d", err);
 	return buf;
-}
-
-/* Whether @fd's file system is tmpfs (the reference). */
-static bool oa_is_tmpfs(int fd)
-{
-	struct statfs sfs;
-
-	return fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
 }
 
 /* ---- histogram ------------------------------------------------------ */
@@ -446,109 +411,6 @@ static void oa_node_done(struct oa_pass *p, uint64_t node,
 
 /* ---- the nodes ------------------------------------------------------ */
 
-static int oa_node_name(const struct oa_nodes *n, uint64_t i, char *buf,
-			size_t len)
-{
-	uint32_t disk;
-	unsigned int part;
-
-	if (n->keys) {
-		disk = (uint32_t)(n->keys[i] >> 8);
-		part = (unsigned int)(n->keys[i] & 0xff);
-	} else {
-		disk = (uint32_t)(i / (n->parts + 1));
-		part = (unsigned int)(i % (n->parts + 1));
-	}
-	return sdnum_name_part(n->prefix, disk, part, buf, len);
-}
-
-static int oa_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Every entry of @dirfd that is a disk or partition name of @n->prefix
- * (sdnum_parse() is strict, so only names the kernel would give) and a
- * block device or a regular file; other entries are counted as skipped.
- * @disks_only keeps whole disks only. O(entries log entries).
- */
-static int oa_nodes_readdir(struct oa_nodes *n, int dirfd, bool disks_only)
-{
-	size_t cap = 0;
-	struct dirent *de;
-	struct stat st;
-	uint32_t index;
-	unsigned int part;
-	uint64_t *keys;
-	DIR *d;
-	int fd, ret = 0;
-
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	n->count = 0;
-	n->skipped = 0;
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			ret = -errno;
-			break;
-		}
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (sdnum_parse(n->prefix, de->d_name, &index, &part) ||
-		    (disks_only && part)) {
-			n->skipped++;
-			continue;
-		}
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd, de->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW)) {
-				n->skipped++;
-				continue;
-			}
-			if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
-				n->skipped++;
-				continue;
-			}
-		} else if (de->d_type != DT_BLK && de->d_type != DT_REG) {
-			n->skipped++;
-			continue;
-		}
-		if (n->count == cap) {
-			cap = cap ? cap * 2 : 4096;
-			keys = realloc(n->keys, cap * sizeof(*keys));
-			if (!keys) {
-				ret = -ENOMEM;
-				break;
-			}
-			n->keys = keys;
-		}
-		n->keys[n->count++] = (uint64_t)index << 8 | part;
-	}
-	closedir(d);
-	if (ret) {
-		free(n->keys);
-		n->keys = NULL;
-		n->count = 0;
-		return ret;
-	}
-	if (n->keys)
-		qsort(n->keys, n->count, sizeof(*n->keys), oa_cmp_u64);
-	return 0;
-}
-
 /*
  * Whether the tree's files can be read inline by io_uring. Without
  * FMODE_NOWAIT (tmpfs on Linux 6.18 is one) io_uring tries each
@@ -556,7 +418,7 @@ static int oa_nodes_readdir(struct oa_nodes *n, int dirfd, bool disks_only)
  * fails with EOPNOTSUPP on exactly those files. Probes the first of the
  * first 16 nodes that opens. 1 inline-capable, 0 not, -errno unknown.
  */
-static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
+static int oa_probe_nowait(int dirfd, const struct bench_tree *n, int flags,
 			   void *buf, size_t len)
 {
 	char name[SDNUM_NAME_MAX];
@@ -566,7 +428,7 @@ static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
 	int fd, ret = -ENOENT;
 
 	for (i = 0; i < n->count && i < 16; i++) {
-		oa_node_name(n, i, name, sizeof(name));
+		bench_tree_name(n, i, name, sizeof(name));
 		fd = openat(dirfd, name, flags | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -578,81 +440,6 @@ static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
 		break;
 	}
 	return ret;
-}
-
-/* ---- options shared by open-all and mktree ------------------------- */
-
-/*
- * --disks, --parts and --scheme together: every disk index must have a
- * name (0..INT_MAX) and, with a scheme, a number in it.
- */
-static int oa_check_shape(const char *cmd, const struct oa_opts *o)
-{
-	if (o->scheme && o->ndisks > o->scheme->max_disks) {
-		bench_err(cmd,
-		       "--disks %" PRIu64
-		       ": the %s scheme numbers at most %" PRIu32 " disks",
-		       o->ndisks, o->scheme->name, o->scheme->max_disks);
-		return -EINVAL;
-	}
-	if (o->scheme && o->parts > o->scheme->max_parts) {
-		bench_err(cmd,
-		       "--parts %u: the %s scheme has at most %" PRIu32
-		       " partitions per disk",
-		       o->parts, o->scheme->name, o->scheme->max_parts);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Options that name the tree; 1 applied, 0 not one of them, -EINVAL. */
-static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
-			const char *arg)
-{
-	uint64_t v;
-
-	switch (opt) {
-	case 'N':
-		if (bench_parse_u64(arg, 1, OA_MAX_DISKS, &v)) {
-			bench_err(cmd, "--disks '%s': need 1..%llu", arg,
-			       OA_MAX_DISKS);
-			return -EINVAL;
-		}
-		o->ndisks = v;
-		o->have_disks = true;
-		return 1;
-	case 'P':
-		if (bench_parse_u64(arg, 0, SDNUM_MAX_PART_NUMBER, &v)) {
-			bench_err(cmd, "--parts '%s': need 0..%u", arg,
-			       SDNUM_MAX_PART_NUMBER);
-			return -EINVAL;
-		}
-		o->parts = (unsigned int)v;
-		o->have_parts = true;
-		return 1;
-	case 'S':
-		o->scheme = sdnum_scheme_find(arg);
-		if (!o->scheme) {
-			bench_err(cmd,
-			       "--scheme '%s': legacy, naive, wilcox, linux or "
-			       "dynamic",
-			       arg);
-			return -EINVAL;
-		}
-		return 1;
-	case 'X':
-		if (!*arg || strlen(arg) > SDNUM_MAX_PREFIX ||
-		    strchr(arg, '/')) {
-			bench_err(cmd,
-			       "--prefix '%s': need 1..%u characters, no '/'",
-			       arg, SDNUM_MAX_PREFIX);
-			return -EINVAL;
-		}
-		o->prefix = arg;
-		return 1;
-	default:
-		return 0;
-	}
 }
 
 /* ---- io_uring ------------------------------------------------------- */
@@ -1025,7 +812,7 @@ static unsigned int oa_reap(struct oa_ring *r, struct oa_pass *p, uint64_t now)
  * io_uring_enter, reap all that are ready, repeat. 0 or -errno (a ring
  * failure; node failures are counted in @p).
  */
-static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
+static int oa_uring_pass(struct oa_ring *r, const struct bench_tree *nodes,
 			 struct oa_pass *p, const char *what)
 {
 	uint64_t next = 0, t0, now, last = 0;
@@ -1040,7 +827,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
 		while (r->nfree && next < nodes->count) {
 			slot = r->free[--r->nfree];
 			r->chains[slot].node = next;
-			oa_node_name(nodes, next, r->chains[slot].name,
+			bench_tree_name(nodes, next, r->chains[slot].name,
 				     sizeof(r->chains[slot].name));
 			oa_prep_chain(r, slot);
 			r->batch[nb++] = slot;
@@ -1067,7 +854,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
 
 /* The baseline: open, pread and close each node in turn, the same names
  * and flags. Returns 0 or -ENOMEM. */
-static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
+static int oa_sync_pass(int dirfd, const struct bench_tree *nodes, int flags,
 			void *buf, size_t read_size, struct oa_pass *p)
 {
 	char name[SDNUM_NAME_MAX];
@@ -1077,7 +864,7 @@ static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
 
 	t0 = bench_now_ns();
 	for (i = 0; i < nodes->count; i++) {
-		oa_node_name(nodes, i, name, sizeof(name));
+		bench_tree_name(nodes, i, name, sizeof(name));
 		res[OA_READ] = res[OA_CLOSE] = 0;
 		fd = openat(dirfd, name, flags);
 		if (fd < 0) {
@@ -1416,13 +1203,14 @@ static void oa_print_errors(FILE *f, const char *what, const struct oa_pass *p,
 }
 
 static void oa_say_first(const char *dir, const char *what,
-			 const struct oa_nodes *nodes, const struct oa_pass *p)
+			 const struct bench_tree *nodes,
+			 const struct oa_pass *p)
 {
 	char name[SDNUM_NAME_MAX];
 
 	if (!p || !p->have_first)
 		return;
-	oa_node_name(nodes, p->first_node, name, sizeof(name));
+	bench_tree_name(nodes, p->first_node, name, sizeof(name));
 	bench_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
 	       what, dir, name, oa_stage_name[p->first_stage],
 	       strerror(p->first_err), p->failed, p->failed == 1 ? "" : "s");
@@ -1538,8 +1326,6 @@ enum {
 	OA_OPT_PLAIN,
 	OA_OPT_REFERENCE,
 	OA_OPT_PLOT,
-	OA_OPT_SIZE,
-	OA_OPT_FORCE,
 	OA_OPT_COLD,
 	OA_OPT_VARIANTS,
 };
@@ -1549,10 +1335,10 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{"disks", required_argument, NULL, 'N'},
-		{"parts", required_argument, NULL, 'P'},
-		{"scheme", required_argument, NULL, 'S'},
-		{"prefix", required_argument, NULL, 'X'},
+		{"disks", required_argument, NULL, BENCH_OPT_DISKS},
+		{"parts", required_argument, NULL, BENCH_OPT_PARTS},
+		{"scheme", required_argument, NULL, BENCH_OPT_SCHEME},
+		{"prefix", required_argument, NULL, BENCH_OPT_PREFIX},
 		{"read", required_argument, NULL, OA_OPT_READ},
 		{"depth", required_argument, NULL, OA_OPT_DEPTH},
 		{"direct", no_argument, NULL, OA_OPT_DIRECT},
@@ -1572,7 +1358,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "open-all");
 		if (!ret)
-			ret = oa_shape_opt("open-all", o, opt, optarg);
+			ret = bench_tree_opt("open-all", &o->tree, opt, optarg);
 		if (ret < 0)
 			return 1;
 		if (ret)
@@ -1649,7 +1435,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 				   "nothing to run");
 		return 1;
 	}
-	if (o->have_parts && !o->have_disks) {
+	if (o->tree.have_parts && !o->tree.have_disks) {
 		bench_err("open-all", "--parts needs --disks");
 		return 1;
 	}
@@ -1664,7 +1450,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 				   "--baseline-only");
 		return 1;
 	}
-	if (o->have_disks && oa_check_shape("open-all", o))
+	if (o->tree.have_disks && bench_tree_check("open-all", &o->tree))
 		return 1;
 	return -1;
 }
@@ -1689,7 +1475,7 @@ struct oa_series {
 struct oa_run {
 	const struct oa_opts *o;
 	int dirfd;
-	const struct oa_nodes *nodes;
+	const struct bench_tree *nodes;
 	void *buf;
 	int flags;
 	/* --cold: each listing's ns per entry */
@@ -1753,7 +1539,7 @@ static void oa_reqs_add(struct oa_series *s, const struct oa_reqs *a,
 static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 		  const char *what)
 {
-	struct oa_nodes tmp = {.prefix = x->nodes->prefix};
+	struct bench_tree tmp = {.prefix = x->nodes->prefix};
 	bool here = !r || r->dirfd == x->dirfd;
 	struct oa_reqs a, b;
 	struct oa_pass *p;
@@ -1771,7 +1557,7 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 		}
 		oa_meminfo(&x->slab0, &x->cached0);
 		t0 = bench_now_ns();
-		ret = oa_nodes_readdir(&tmp, x->dirfd, false);
+		ret = bench_tree_readdir(&tmp, x->dirfd, false);
 		if (!ret && tmp.count) {
 			p = oa_pass_new();
 			if (!p) {
@@ -1809,7 +1595,7 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 }
 
 static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
-		    const struct oa_nodes *nodes, const struct oa_ring *r,
+		    const struct bench_tree *nodes, const struct oa_ring *r,
 		    bool tmpfs, int open_flags)
 {
 	char flags[96], last[SDNUM_NAME_MAX];
@@ -1823,7 +1609,7 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 					o->dir, tmpfs ? " (tmpfs)" : "",
 					nodes->count, nodes->skipped);
 	else {
-		oa_node_name(nodes, nodes->count - 1, last, sizeof(last));
+		bench_tree_name(nodes, nodes->count - 1, last, sizeof(last));
 		ret = bench_report_note(
 			rep,
 			"%s%s: %" PRIu64 " disks x %u nodes = %" PRIu64
@@ -1886,7 +1672,7 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 }
 
 static int oa_build_json(json_t **out, const struct oa_opts *o,
-			 const struct oa_nodes *nodes,
+			 const struct bench_tree *nodes,
 			 const struct oa_series *u, const struct oa_series *s,
 			 const struct oa_series *ref, const struct oa_ring *r)
 {
@@ -1997,7 +1783,7 @@ static int oa_note_mem(struct bench_report *rep, const struct oa_run *x,
 		pass / (double)nodes, pc / (double)nodes);
 }
 
-static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
+static int oa_report(const struct oa_opts *o, const struct bench_tree *nodes,
 		     struct oa_series *u, struct oa_series *s,
 		     struct oa_series *ref, const struct oa_ring *r, bool tmpfs,
 		     int open_flags, struct oa_run *x, struct oa_series *vs)
@@ -2114,14 +1900,13 @@ out:
 int bench_open_all(int argc, char **argv)
 {
 	struct oa_opts o = {
-		.prefix = "sd",
-		.parts = OA_PARTS,
+		.tree = {.prefix = "sd", .parts = BENCH_TREE_PARTS},
 		.read_size = OA_READ_SIZE,
 		.depth = OA_DEPTH,
 		.run_sync = true,
 		.run_uring = true,
 	};
-	struct oa_nodes nodes = {0};
+	struct bench_tree nodes = {0};
 	struct oa_series u = {0}, s = {0}, ref = {0}, vs[OA_VARIANTS] = {0};
 	struct oa_ring *r = NULL, *rr = NULL, *va[OA_VARIANTS] = {0};
 	struct oa_run x = {.o = &o};
@@ -2135,7 +1920,7 @@ int bench_open_all(int argc, char **argv)
 	if (ret >= 0)
 		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	o.reps = o.common.reps ? o.common.reps : 1;
-	nodes.prefix = o.prefix;
+	nodes.prefix = o.tree.prefix;
 	if (o.plot && !oa_in_path("gnuplot")) {
 		bench_err("open-all",
 		       "--plot: gnuplot is not installed (no gnuplot in $PATH; "
@@ -2149,14 +1934,14 @@ int bench_open_all(int argc, char **argv)
 		bench_err("open-all", "%s: %s", o.dir, strerror(errno));
 		return 1;
 	}
-	tmpfs = oa_is_tmpfs(dirfd);
+	tmpfs = bench_tree_tmpfs(dirfd);
 	oa_meminfo(&x.slab0, &x.cached0);
-	if (o.have_disks) {
-		nodes.ndisks = o.ndisks;
-		nodes.parts = o.parts;
-		nodes.count = o.ndisks * (o.parts + 1);
+	if (o.tree.have_disks) {
+		nodes.ndisks = o.tree.ndisks;
+		nodes.parts = o.tree.parts;
+		nodes.count = o.tree.ndisks * (o.tree.parts + 1);
 	} else {
-		ret = oa_nodes_readdir(&nodes, dirfd, false);
+		ret = bench_tree_readdir(&nodes, dirfd, false);
 		if (ret) {
 			bench_err("open-all", "%s: readdir: %s", o.dir,
 			       strerror(-ret));
@@ -2166,7 +1951,7 @@ int bench_open_all(int argc, char **argv)
 			bench_err("open-all",
 			       "%s: no %s disk or partition nodes in it "
 			       "(%" PRIu64 " other entries)",
-			       o.dir, o.prefix, nodes.skipped);
+			       o.dir, o.tree.prefix, nodes.skipped);
 			goto out;
 		}
 	}
@@ -2205,7 +1990,7 @@ int bench_open_all(int argc, char **argv)
 			       strerror(errno));
 			goto out;
 		}
-		ref.tmpfs = oa_is_tmpfs(refd);
+		ref.tmpfs = bench_tree_tmpfs(refd);
 		ret = oa_ring_create(&rr, &o, refd, flags);
 		if (!ret && o.read_size)
 			rr->async_read = oa_probe_nowait(refd, &nodes, flags,
@@ -2320,6 +2105,21 @@ out:
 
 /* ---- mktree --------------------------------------------------------- */
 
+/* The clock is read once per this many files (~20 ns a read against
+ * ~1 us a file: well under 0.1%). */
+#define MK_CLOCK_EVERY 64u
+
+struct mk_opts {
+	struct bench_opts common;
+	const char *dir;
+	struct bench_tree_opts tree;
+};
+
+enum {
+	MK_OPT_SIZE = 0x200,
+	MK_OPT_FORCE,
+};
+
 static void mk_usage(FILE *f)
 {
 	fprintf(f, "usage: sdswarm-bench mktree DIR --disks N [--parts P] "
@@ -2430,18 +2230,18 @@ static int mk_one(int dirfd, const char *name, uint64_t size, bool force)
 	return ret;
 }
 
-static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
+static int mk_parse(int argc, char **argv, struct mk_opts *o, uint64_t *size,
 		    bool *force)
 {
 	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{"disks", required_argument, NULL, 'N'},
-		{"parts", required_argument, NULL, 'P'},
-		{"scheme", required_argument, NULL, 'S'},
-		{"prefix", required_argument, NULL, 'X'},
-		{"size", required_argument, NULL, OA_OPT_SIZE},
-		{"force", no_argument, NULL, OA_OPT_FORCE},
+		{"disks", required_argument, NULL, BENCH_OPT_DISKS},
+		{"parts", required_argument, NULL, BENCH_OPT_PARTS},
+		{"scheme", required_argument, NULL, BENCH_OPT_SCHEME},
+		{"prefix", required_argument, NULL, BENCH_OPT_PREFIX},
+		{"size", required_argument, NULL, MK_OPT_SIZE},
+		{"force", no_argument, NULL, MK_OPT_FORCE},
 		{NULL, 0, NULL, 0},
 	};
 	int opt, ret;
@@ -2450,7 +2250,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "mktree");
 		if (!ret)
-			ret = oa_shape_opt("mktree", o, opt, optarg);
+			ret = bench_tree_opt("mktree", &o->tree, opt, optarg);
 		if (ret < 0)
 			return 1;
 		if (ret)
@@ -2459,7 +2259,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 		case 'h':
 			mk_usage(stdout);
 			return 0;
-		case OA_OPT_SIZE:
+		case MK_OPT_SIZE:
 			if (parse_size(optarg, INT64_MAX, size)) {
 				bench_err("mktree",
 				       "--size '%s': need bytes (K, M, G, T: "
@@ -2468,7 +2268,7 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 				return 1;
 			}
 			break;
-		case OA_OPT_FORCE:
+		case MK_OPT_FORCE:
 			*force = true;
 			break;
 		default:
@@ -2485,11 +2285,11 @@ static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
 	o->dir = argv[optind];
 	if (bench_only(&o->common, "mktree", NULL, 0, &none))
 		return 1;
-	if (!o->have_disks) {
+	if (!o->tree.have_disks) {
 		bench_err("mktree", "--disks N is required");
 		return 1;
 	}
-	if (oa_check_shape("mktree", o))
+	if (bench_tree_check("mktree", &o->tree))
 		return 1;
 	return -1;
 }
@@ -2546,8 +2346,10 @@ static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
 
 int bench_mktree(int argc, char **argv)
 {
-	struct oa_opts o = {.prefix = "sd", .parts = OA_PARTS};
-	struct oa_nodes nodes = {0};
+	struct mk_opts o = {
+		.tree = {.prefix = "sd", .parts = BENCH_TREE_PARTS},
+	};
+	struct bench_tree nodes = {0};
 	struct bench_report *rep = NULL;
 	struct bench_result res;
 	char name[SDNUM_NAME_MAX];
@@ -2560,10 +2362,10 @@ int bench_mktree(int argc, char **argv)
 	ret = mk_parse(argc, argv, &o, &size, &force);
 	if (ret >= 0)
 		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
-	nodes.prefix = o.prefix;
-	nodes.ndisks = o.ndisks;
-	nodes.parts = o.parts;
-	nodes.count = o.ndisks * (o.parts + 1);
+	nodes.prefix = o.tree.prefix;
+	nodes.ndisks = o.tree.ndisks;
+	nodes.parts = o.tree.parts;
+	nodes.count = o.tree.ndisks * (o.tree.parts + 1);
 
 	if (mkdir(o.dir, 0755) && errno != EEXIST) {
 		bench_err("mktree", "%s: %s", o.dir, strerror(errno));
@@ -2574,7 +2376,7 @@ int bench_mktree(int argc, char **argv)
 		bench_err("mktree", "%s: %s", o.dir, strerror(errno));
 		return 1;
 	}
-	tmpfs = oa_is_tmpfs(dirfd);
+	tmpfs = bench_tree_tmpfs(dirfd);
 	ret = mk_check_empty(dirfd);
 	if (ret == -ENOTEMPTY && !force) {
 		bench_err("mktree",
@@ -2591,7 +2393,7 @@ int bench_mktree(int argc, char **argv)
 
 	t0 = bench_now_ns();
 	for (i = 0; i < nodes.count; i++) {
-		oa_node_name(&nodes, i, name, sizeof(name));
+		bench_tree_name(&nodes, i, name, sizeof(name));
 		ret = mk_one(dirfd, name, size, force);
 		if (ret) {
 			bench_err("mktree",
@@ -2600,7 +2402,7 @@ int bench_mktree(int argc, char **argv)
 			       o.dir, name, strerror(-ret), i);
 			goto out;
 		}
-		if ((i + 1) % OA_SYNC_CLOCK_EVERY == 0) {
+		if ((i + 1) % MK_CLOCK_EVERY == 0) {
 			now = bench_now_ns();
 			bench_progress_bar("mktree", i + 1, nodes.count, t0, now,
 				    &last);
@@ -2617,7 +2419,7 @@ int bench_mktree(int argc, char **argv)
 			rep,
 			"%s%s: %" PRIu64 " disks x %u files = %" PRIu64
 			" files, %s, in %.3f s",
-			o.dir, tmpfs ? " (tmpfs)" : "", o.ndisks, o.parts + 1,
+			o.dir, tmpfs ? " (tmpfs)" : "", o.tree.ndisks, o.tree.parts + 1,
 			nodes.count, size ? "sparse" : "empty",
 			(double)(now - t0) / 1e9);
 	if (!ret)
@@ -2633,8 +2435,8 @@ int bench_mktree(int argc, char **argv)
 	}
 	extra = json_object();
 	if (!extra || bench_jset(extra, "dir", json_string(o.dir)) ||
-	    bench_jset(extra, "disks", json_integer((json_int_t)o.ndisks)) ||
-	    bench_jset(extra, "parts", json_integer(o.parts)) ||
+	    bench_jset(extra, "disks", json_integer((json_int_t)o.tree.ndisks)) ||
+	    bench_jset(extra, "parts", json_integer(o.tree.parts)) ||
 	    bench_jset(extra, "size", json_integer((json_int_t)size)) ||
 	    bench_jset(extra, "tmpfs", json_boolean(tmpfs)) ||
 	    bench_jset(extra, "files", json_integer((json_int_t)nodes.count)) ||
