@@ -296,6 +296,97 @@ int bench_tree_readdir(struct bench_tree *t, int dirfd, bool disks_only);
 bool bench_tree_tmpfs(int dirfd);
 
 /* ------------------------------------------------------------------ */
+/* Plots (gnuplot)                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A plot in the making: a private temporary folder ($TMPDIR, else /tmp)
+ * that holds its data files and its gnuplot script, all removed by
+ * bench_plot_destroy(). A subcommand writes what its figure shows; this
+ * writes the terminal, quotes, and runs gnuplot.
+ */
+struct bench_plot;
+
+/**
+ * bench_plot_available() - whether gnuplot is an executable file in a
+ * $PATH directory (checked before measuring, so --plot fails at once).
+ *
+ * Context: any.
+ * Return: true when it is.
+ */
+bool bench_plot_available(void);
+
+/**
+ * bench_plot_create() - make the plot's temporary folder.
+ * @out: out, the plot.
+ *
+ * Context: allocates; creates a folder.
+ * Return: 0, -ENOMEM, or mkdtemp()'s -errno.
+ */
+int bench_plot_create(struct bench_plot **out);
+
+/**
+ * bench_plot_destroy() - remove the files made and the folder, and free
+ * the plot. NULL is a no-op.
+ * @p: the plot.
+ */
+void bench_plot_destroy(struct bench_plot *p);
+
+/**
+ * bench_plot_file() - create a file in the plot's folder, for writing.
+ * @p: the plot.
+ * @name: the file's name, 1..31 characters, no '/' ("hist.dat").
+ * @out: out, the open file; the caller fcloses it (and checks that).
+ *
+ * Context: allocates.
+ * Return: 0; -EINVAL for a bad @name, -E2BIG past 8 files, fopen()'s
+ * -errno.
+ */
+int bench_plot_file(struct bench_plot *p, const char *name, FILE **out);
+
+/**
+ * bench_plot_quote() - @s as a gnuplot single-quoted string (a quote in
+ * it is doubled).
+ * @f: the script.
+ * @s: the text.
+ */
+void bench_plot_quote(FILE *f, const char *s);
+
+/**
+ * bench_plot_quote_file() - the path of a file of the plot's folder, as
+ * bench_plot_quote() writes it (for a plot command's data).
+ * @f: the script.
+ * @p: the plot.
+ * @name: the file's name, as given to bench_plot_file().
+ */
+void bench_plot_quote_file(FILE *f, const struct bench_plot *p,
+			   const char *name);
+
+/**
+ * bench_plot_png() - a script's first lines: a PNG terminal (pngcairo when
+ * gnuplot has it, else png) of @width x @height pixels, and "set output
+ * PNG" (no newline after it).
+ * @f: the script.
+ * @png: the PNG file to write.
+ * @width: pixels.
+ * @height: pixels.
+ */
+void bench_plot_png(FILE *f, const char *png, unsigned int width,
+		    unsigned int height);
+
+/**
+ * bench_plot_run() - run gnuplot on a script of the plot's folder, with its
+ * stdout sent to stderr (our stdout may be JSON), and wait for it.
+ * @p: the plot.
+ * @script: the script's name, as given to bench_plot_file() (closed).
+ *
+ * Context: forks and waits.
+ * Return: 0, -ECHILD when gnuplot failed (exit status or signal), or the
+ * -errno of starting or waiting for it.
+ */
+int bench_plot_run(const struct bench_plot *p, const char *script);
+
+/* ------------------------------------------------------------------ */
 /* Time and the compiler                                              */
 /* ------------------------------------------------------------------ */
 

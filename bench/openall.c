@@ -12,12 +12,10 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -28,8 +26,6 @@
 #include "bench.h"
 #include "cli.h"
 #include "sdnum.h"
-
-extern char **environ;
 
 /* --variants: IOSQE_ASYNC flipped, no registered buffers, plain fds. */
 #define OA_VARIANTS 3u
@@ -892,43 +888,6 @@ static int oa_sync_pass(int dirfd, const struct bench_tree *nodes, int flags,
 
 /* ---- the plot ------------------------------------------------------- */
 
-/* Whether @prog is an executable file in a $PATH directory. */
-static bool oa_in_path(const char *prog)
-{
-	const char *path = getenv("PATH"), *s, *e;
-	char buf[PATH_MAX];
-	int len;
-
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (s = path;; s = e + 1) {
-		e = strchrnul(s, ':');
-		/* An empty element is the current folder. */
-		if (e == s)
-			len = snprintf(buf, sizeof(buf), "./%s", prog);
-		else
-			len = snprintf(buf, sizeof(buf), "%.*s/%s",
-				       (int)(e - s), s, prog);
-		if (len > 0 && (size_t)len < sizeof(buf) &&
-		    access(buf, X_OK) == 0)
-			return true;
-		if (!*e)
-			return false;
-	}
-}
-
-/* @s as a gnuplot single-quoted string: a quote inside is doubled. */
-static void oa_gp_quote(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
 /* The open rate per tick, as steps; the last, partial tick is scaled to
  * its real length and closed at the pass's end. */
 static void oa_write_rate(FILE *f, const struct oa_pass *p)
@@ -949,43 +908,6 @@ static void oa_write_rate(FILE *f, const struct oa_pass *p)
 		fprintf(f, "%.3f %.1f\n", (double)p->ns / 1e9, rate);
 }
 
-static int oa_write_file(const char *dir, const char *name, FILE **out,
-			 char *path, size_t len)
-{
-	snprintf(path, len, "%s/%s", dir, name);
-	*out = fopen(path, "we");
-	return *out ? 0 : -errno;
-}
-
-static int oa_spawn_gnuplot(const char *script)
-{
-	posix_spawn_file_actions_t fa;
-	char prog[] = "gnuplot", *argv[3];
-	pid_t pid;
-	int ret, status;
-
-	argv[0] = prog;
-	argv[1] = (char *)script;
-	argv[2] = NULL;
-	ret = posix_spawn_file_actions_init(&fa);
-	if (ret)
-		return -ret;
-	/* Our stdout may be JSON: anything gnuplot says goes to stderr. */
-	ret = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO,
-					       STDOUT_FILENO);
-	if (!ret)
-		ret = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (ret)
-		return -ret;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return -ECHILD;
-	return 0;
-}
-
 /*
  * --plot: a latency histogram of the io_uring pass and the open rate over
  * time of both passes, in one PNG. The data and the script go to a private
@@ -995,23 +917,18 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 		   unsigned int depth, const struct oa_pass *u,
 		   const struct oa_pass *s)
 {
-	static const char *const files[] = {"hist.dat", "uring.dat", "sync.dat",
-					    "plot.gp"};
-	char tmp[PATH_MAX], path[PATH_MAX + 16], hist[PATH_MAX + 16],
-		rate[PATH_MAX + 16], srate[PATH_MAX + 16];
-	const char *base = getenv("TMPDIR");
 	bool have_hist = u && u->hist.count;
-	FILE *f;
+	struct bench_plot *plot;
+	char title[PATH_MAX + 96];
 	unsigned int i;
+	FILE *f;
 	int ret;
 
-	if (!base || !*base)
-		base = "/tmp";
-	snprintf(tmp, sizeof(tmp), "%s/sdswarm-plot.XXXXXX", base);
-	if (!mkdtemp(tmp))
-		return -errno;
+	ret = bench_plot_create(&plot);
+	if (ret)
+		return ret;
 
-	ret = oa_write_file(tmp, "hist.dat", &f, hist, sizeof(hist));
+	ret = bench_plot_file(plot, "hist.dat", &f);
 	if (ret)
 		goto out_rm;
 	if (have_hist)
@@ -1026,7 +943,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_write_file(tmp, "uring.dat", &f, rate, sizeof(rate));
+		ret = bench_plot_file(plot, "uring.dat", &f);
 	if (ret)
 		goto out_rm;
 	if (u)
@@ -1034,7 +951,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_write_file(tmp, "sync.dat", &f, srate, sizeof(srate));
+		ret = bench_plot_file(plot, "sync.dat", &f);
 	if (ret)
 		goto out_rm;
 	if (s)
@@ -1042,27 +959,16 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_write_file(tmp, "plot.gp", &f, path, sizeof(path));
+		ret = bench_plot_file(plot, "plot.gp", &f);
 	if (ret)
 		goto out_rm;
 
-	fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-	      "  set terminal pngcairo size 1000,900 noenhanced\n"
-	      "} else {\n"
-	      "  set terminal png size 1000,900 noenhanced\n"
-	      "}\nset output ",
-	      f);
-	oa_gp_quote(f, png);
+	bench_plot_png(f, png, 1000, 900);
 	fprintf(f, "\nset multiplot layout %d,1 title ", have_hist ? 2 : 1);
-	{
-		char title[PATH_MAX + 96];
-
-		snprintf(title, sizeof(title),
-			 "sdswarm-bench open-all %s: %" PRIu64
-			 " nodes, depth %u",
-			 dir, nodes, depth);
-		oa_gp_quote(f, title);
-	}
+	snprintf(title, sizeof(title),
+		 "sdswarm-bench open-all %s: %" PRIu64 " nodes, depth %u", dir,
+		 nodes, depth);
+	bench_plot_quote(f, title);
 	fputs("\nset grid\n", f);
 	if (have_hist) {
 		fputs("set title 'latency per chain, submission to its CLOSE "
@@ -1085,7 +991,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 			oa_hist_percentile(&u->hist, 99.9) / 1e3,
 			oa_hist_percentile(&u->hist, 99.9) / 1e3);
 		fputs("plot ", f);
-		oa_gp_quote(f, hist);
+		bench_plot_quote_file(f, plot, "hist.dat");
 		fputs(" using 1:3:2 with boxes lc rgb 'steelblue' title "
 		      "'chains', "
 		      "NaN with lines lw 2 lc rgb 'dark-green' title 'p50', "
@@ -1099,12 +1005,12 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	      "set ylabel 'opens/s'\nset format y '%.0s%c'\nplot ",
 	      f);
 	if (u) {
-		oa_gp_quote(f, rate);
+		bench_plot_quote_file(f, plot, "uring.dat");
 		fputs(" using 1:2 with steps lw 2 title 'io_uring'", f);
 	}
 	if (s) {
 		fputs(u ? ", " : "", f);
-		oa_gp_quote(f, srate);
+		bench_plot_quote_file(f, plot, "sync.dat");
 		fputs(" using 1:2 with steps lw 2 title 'sync "
 		      "open/pread/close'",
 		      f);
@@ -1113,13 +1019,9 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_spawn_gnuplot(path);
+		ret = bench_plot_run(plot, "plot.gp");
 out_rm:
-	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmp, files[i]);
-		unlink(path);
-	}
-	rmdir(tmp);
+	bench_plot_destroy(plot);
 	return ret;
 }
 
@@ -1917,7 +1819,7 @@ int bench_open_all(int argc, char **argv)
 		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	o.reps = o.common.reps ? o.common.reps : 1;
 	nodes.prefix = o.tree.prefix;
-	if (o.plot && !oa_in_path("gnuplot")) {
+	if (o.plot && !bench_plot_available()) {
 		bench_err("open-all",
 		       "--plot: gnuplot is not installed (no gnuplot in $PATH; "
 		       "Debian: apt install gnuplot-nox)");
