@@ -1795,6 +1795,121 @@ out:
 	return ret;
 }
 
+/* The nodes: --disks names them, else a readdir of DIR finds them. 0, or
+ * -1 after a message. */
+static int oa_nodes(const struct oa_opts *o, int dirfd,
+		    struct bench_tree *nodes)
+{
+	int ret;
+
+	if (o->tree.have_disks) {
+		nodes->ndisks = o->tree.ndisks;
+		nodes->parts = o->tree.parts;
+		nodes->count = o->tree.ndisks * (o->tree.parts + 1);
+		return 0;
+	}
+	ret = bench_tree_readdir(nodes, dirfd, false);
+	if (ret) {
+		bench_err("open-all", "%s: readdir: %s", o->dir,
+			  strerror(-ret));
+		return -1;
+	}
+	if (!nodes->count) {
+		bench_err("open-all",
+			  "%s: no %s disk or partition nodes in it "
+			  "(%" PRIu64 " other entries)",
+			  o->dir, o->tree.prefix, nodes->skipped);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * --variants: rings like @r but for one thing each, OA_VARIANTS of them:
+ * IOSQE_ASYNC the other way, no registered buffers, plain descriptors.
+ * 0, or -1 after a message (the rings made are in @va, for the caller to
+ * destroy).
+ */
+static int oa_variants(const struct oa_opts *o, const struct oa_ring *r,
+		       int dirfd, int flags, struct oa_ring **va)
+{
+	struct oa_opts po = *o;
+	int ret;
+
+	po.plain_fds = true;
+	ret = oa_ring_create(&va[0], o, dirfd, flags);
+	if (!ret) {
+		va[0]->async_read = !r->async_read;
+		ret = oa_ring_create(&va[1], o, dirfd, flags);
+	}
+	if (!ret) {
+		if (va[1]->fixed_bufs)
+			io_uring_unregister_buffers(&va[1]->ring);
+		va[1]->fixed_bufs = false;
+		ret = oa_ring_create(&va[2], &po, dirfd, flags);
+	}
+	if (!ret)
+		va[2]->async_read = r->async_read;
+	if (ret) {
+		bench_err("open-all", "--variants: io_uring: %s",
+			  strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The --reps rounds, each one pass of every kind: io_uring (@r, then the
+ * variants @va), sync, the reference (@rr). io_uring first in each round:
+ * if the tree's caches start cold, the path under test pays for warming
+ * them, not the baseline; the reference's pass in the same round, so load
+ * changes hit all. 0, or -1 after a message.
+ */
+static int oa_rounds(struct oa_run *x, struct oa_ring *r, struct oa_ring **va,
+		     struct oa_ring *rr, struct oa_series *u,
+		     struct oa_series *vs, struct oa_series *s,
+		     struct oa_series *ref)
+{
+	const struct oa_opts *o = x->o;
+	unsigned int i, v;
+	int ret;
+
+	for (i = 0; i < o->reps; i++) {
+		if (o->run_uring) {
+			ret = oa_one(x, r, u, "open-all io_uring");
+			for (v = 0; !ret && v < OA_VARIANTS && va[v]; v++)
+				ret = oa_one(x, va[v], &vs[v],
+					     "open-all io_uring variant");
+			if (ret) {
+				bench_err("open-all", "io_uring pass: %s",
+					  strerror(-ret));
+				return -1;
+			}
+		}
+		if (o->run_sync) {
+			ret = oa_one(x, NULL, s, "open-all sync");
+			if (ret) {
+				bench_err("open-all", "sync pass: %s",
+					  strerror(-ret));
+				return -1;
+			}
+		}
+		if (i == 0 && !o->cold) {
+			oa_meminfo(&x->slab1, &x->cached1);
+			x->have_mem = true;
+		}
+		if (rr) {
+			ret = oa_one(x, rr, ref, "open-all reference");
+			if (ret) {
+				bench_err("open-all", "reference pass: %s",
+					  strerror(-ret));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int bench_open_all(int argc, char **argv)
 {
 	struct oa_opts o = {
@@ -1811,7 +1926,7 @@ int bench_open_all(int argc, char **argv)
 	struct oa_pass *p = NULL;
 	void *buf = NULL;
 	int dirfd = -1, refd = -1, flags, ret, status = 1;
-	unsigned int i, v;
+	unsigned int v;
 	bool tmpfs;
 
 	ret = oa_parse(argc, argv, &o);
@@ -1834,25 +1949,8 @@ int bench_open_all(int argc, char **argv)
 	}
 	tmpfs = bench_tree_tmpfs(dirfd);
 	oa_meminfo(&x.slab0, &x.cached0);
-	if (o.tree.have_disks) {
-		nodes.ndisks = o.tree.ndisks;
-		nodes.parts = o.tree.parts;
-		nodes.count = o.tree.ndisks * (o.tree.parts + 1);
-	} else {
-		ret = bench_tree_readdir(&nodes, dirfd, false);
-		if (ret) {
-			bench_err("open-all", "%s: readdir: %s", o.dir,
-			       strerror(-ret));
-			goto out;
-		}
-		if (!nodes.count) {
-			bench_err("open-all",
-			       "%s: no %s disk or partition nodes in it "
-			       "(%" PRIu64 " other entries)",
-			       o.dir, o.tree.prefix, nodes.skipped);
-			goto out;
-		}
-	}
+	if (oa_nodes(&o, dirfd, &nodes))
+		goto out;
 	oa_meminfo(&x.slab_ls, &x.cached_ls);
 	if (o.read_size) {
 		buf = aligned_alloc(OA_ALIGN, o.read_size);
@@ -1899,66 +1997,11 @@ int bench_open_all(int argc, char **argv)
 		}
 	}
 
-	if (o.variants && o.run_uring) {
-		struct oa_opts po = o;
+	if (o.variants && o.run_uring && oa_variants(&o, r, dirfd, flags, va))
+		goto out;
 
-		po.plain_fds = true;
-		ret = oa_ring_create(&va[0], &o, dirfd, flags);
-		if (!ret) {
-			va[0]->async_read = !r->async_read;
-			ret = oa_ring_create(&va[1], &o, dirfd, flags);
-		}
-		if (!ret) {
-			if (va[1]->fixed_bufs)
-				io_uring_unregister_buffers(&va[1]->ring);
-			va[1]->fixed_bufs = false;
-			ret = oa_ring_create(&va[2], &po, dirfd, flags);
-		}
-		if (!ret)
-			va[2]->async_read = r->async_read;
-		if (ret) {
-			bench_err("open-all", "--variants: io_uring: %s",
-			       strerror(-ret));
-			goto out;
-		}
-	}
-
-	/* io_uring first in each round: if the tree's caches start cold,
-	 * the path under test pays for warming them, not the baseline; the
-	 * reference's pass in the same round, so load changes hit all. */
-	for (i = 0; i < o.reps; i++) {
-		if (o.run_uring) {
-			ret = oa_one(&x, r, &u, "open-all io_uring");
-			for (v = 0; !ret && v < OA_VARIANTS && va[v]; v++)
-				ret = oa_one(&x, va[v], &vs[v],
-					     "open-all io_uring variant");
-			if (ret) {
-				bench_err("open-all", "io_uring pass: %s",
-				       strerror(-ret));
-				goto out;
-			}
-		}
-		if (o.run_sync) {
-			ret = oa_one(&x, NULL, &s, "open-all sync");
-			if (ret) {
-				bench_err("open-all", "sync pass: %s",
-				       strerror(-ret));
-				goto out;
-			}
-		}
-		if (i == 0 && !o.cold) {
-			oa_meminfo(&x.slab1, &x.cached1);
-			x.have_mem = true;
-		}
-		if (rr) {
-			ret = oa_one(&x, rr, &ref, "open-all reference");
-			if (ret) {
-				bench_err("open-all", "reference pass: %s",
-				       strerror(-ret));
-				goto out;
-			}
-		}
-	}
+	if (oa_rounds(&x, r, va, rr, &u, vs, &s, &ref))
+		goto out;
 	bench_progress_done();
 
 	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags, &x, vs);
