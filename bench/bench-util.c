@@ -548,6 +548,32 @@ int bench_table_print(const struct bench_table *t, FILE *f)
 
 /* ---- the machine --------------------------------------------------- */
 
+void bench_meminfo(const char *const *keys, unsigned int n, uint64_t *kib)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long v;
+	char line[128];
+	unsigned int i;
+	size_t len;
+
+	for (i = 0; i < n; i++)
+		kib[i] = 0;
+	if (!f)
+		return;
+	/* "Slab:           123456 kB" */
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < n; i++) {
+			len = strlen(keys[i]);
+			if (strncmp(line, keys[i], len) == 0 &&
+			    line[len] == ':' &&
+			    sscanf(line + len + 1, "%llu", &v) == 1) {
+				kib[i] = v;
+				break;
+			}
+		}
+	fclose(f);
+}
+
 /* "key\t: value" lines of /proc/cpuinfo; the first key found wins, in the
  * order x86 ("model name"), some ARM ("Hardware"), MIPS ("cpu model"). */
 static bool cpuinfo_value(FILE *f, const char *key, char *buf, size_t len)

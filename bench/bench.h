@@ -641,6 +641,17 @@ struct bench_machine {
  */
 void bench_machine_get(struct bench_machine *m);
 
+/**
+ * bench_meminfo() - fields of /proc/meminfo, in KiB, from one read of it.
+ * @keys: the fields' names, without the colon ("Slab", "MemAvailable").
+ * @n: how many.
+ * @kib: out, @kib[i] the value of @keys[i]; 0 for a field not there, and
+ * all 0 when the file cannot be read.
+ *
+ * Context: any; reads /proc/meminfo.
+ */
+void bench_meminfo(const char *const *keys, unsigned int n, uint64_t *kib);
+
 /* How a target's value is judged against its limit. */
 enum bench_cmp {
 	/* met when value < limit (a cost). */

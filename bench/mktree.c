@@ -214,22 +214,6 @@ static int mk_parse(int argc, char **argv, struct mk_opts *o, uint64_t *size,
 	return -1;
 }
 
-/* "MemAvailable:" of /proc/meminfo in bytes; 0 if unknown. */
-static uint64_t mk_mem_available(void)
-{
-	unsigned long long kb = 0;
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
 /*
  * A tmpfs file costs about 1 KiB of unswappable kernel memory (inode,
  * dentry, their slab overhead) before any data: a tree of millions of
@@ -240,6 +224,7 @@ static uint64_t mk_mem_available(void)
 
 static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
 {
+	static const char *const mem_available = "MemAvailable";
 	struct statvfs sv;
 	uint64_t avail;
 
@@ -252,7 +237,8 @@ static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
 				: "");
 		return -ENOSPC;
 	}
-	avail = mk_mem_available();
+	bench_meminfo(&mem_available, 1, &avail);
+	avail *= 1024;
 	if (tmpfs && avail && count * MK_TMPFS_FILE_BYTES > avail / 2)
 		fprintf(stderr,
 			"sdswarm-bench mktree: warning: %" PRIu64

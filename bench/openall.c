@@ -199,20 +199,12 @@ static int oa_reqs_read(int dirfd, struct oa_reqs *r)
 /* Slab and Cached of /proc/meminfo, in KiB; 0 when unreadable. */
 static void oa_meminfo(uint64_t *slab, uint64_t *cached)
 {
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "re");
-	unsigned long long v;
+	static const char *const keys[] = {"Slab", "Cached"};
+	uint64_t kib[ARRAY_SIZE(keys)];
 
-	*slab = *cached = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Slab: %llu", &v) == 1)
-			*slab = v;
-		else if (sscanf(line, "Cached: %llu", &v) == 1)
-			*cached = v;
-	}
-	fclose(f);
+	bench_meminfo(keys, ARRAY_SIZE(keys), kib);
+	*slab = kib[0];
+	*cached = kib[1];
 }
 
 /* Drop clean page cache, dentries and inodes (root only): the next pass
