@@ -4,6 +4,7 @@
  * loops, text tables, and the report that prints as a table or JSON.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,6 +35,34 @@ int bench_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int bench_parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	/* !(v >= min): NaN compares false both ways. */
+	if (errno || end == s || *end || !(v >= min) || !(v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+void bench_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	bench_progress_done();
+	fprintf(stderr, "sdswarm-bench %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 int bench_common_opt(struct bench_opts *o, int opt, const char *arg,
@@ -344,6 +373,11 @@ out_free:
 
 /* ---- progress ------------------------------------------------------ */
 
+/* The bar waits this long, so short runs do not flicker, and is redrawn at
+ * most this often. */
+#define BENCH_PROGRESS_AFTER_NS 2000000000ull
+#define BENCH_PROGRESS_EVERY_NS 200000000ull
+
 static bool progress_drawn;
 
 void bench_progress(const char *fmt, ...)
@@ -368,6 +402,27 @@ void bench_progress_done(void)
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
 	progress_drawn = false;
+}
+
+void bench_progress_bar(const char *what, uint64_t done, uint64_t total,
+			uint64_t t0, uint64_t now, uint64_t *last)
+{
+	char bar[33];
+	unsigned int fill, i;
+	double secs;
+
+	if (now - t0 < BENCH_PROGRESS_AFTER_NS ||
+	    now - *last < BENCH_PROGRESS_EVERY_NS)
+		return;
+	*last = now;
+	fill = total ? (unsigned int)(done * 32 / total) : 32;
+	for (i = 0; i < 32; i++)
+		bar[i] = i < fill ? '#' : '-';
+	bar[32] = '\0';
+	secs = (double)(now - t0) / 1e9;
+	bench_progress("%s [%s] %3u%% %" PRIu64 "/%" PRIu64 " %.0f/s", what,
+		       bar, total ? (unsigned int)(done * 100 / total) : 100,
+		       done, total, (double)done / secs);
 }
 
 /* ---- text tables --------------------------------------------------- */
@@ -492,6 +547,32 @@ int bench_table_print(const struct bench_table *t, FILE *f)
 }
 
 /* ---- the machine --------------------------------------------------- */
+
+void bench_meminfo(const char *const *keys, unsigned int n, uint64_t *kib)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long v;
+	char line[128];
+	unsigned int i;
+	size_t len;
+
+	for (i = 0; i < n; i++)
+		kib[i] = 0;
+	if (!f)
+		return;
+	/* "Slab:           123456 kB" */
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < n; i++) {
+			len = strlen(keys[i]);
+			if (strncmp(line, keys[i], len) == 0 &&
+			    line[len] == ':' &&
+			    sscanf(line + len + 1, "%llu", &v) == 1) {
+				kib[i] = v;
+				break;
+			}
+		}
+	fclose(f);
+}
 
 /* "key\t: value" lines of /proc/cpuinfo; the first key found wins, in the
  * order x86 ("model name"), some ARM ("Hardware"), MIPS ("cpu model"). */
@@ -919,14 +1000,14 @@ static int print_text(const struct bench_report *r, FILE *f)
 /* ---- report as JSON ------------------------------------------------ */
 
 /* jansson refuses NaN and infinities; those mean "does not exist". */
-static json_t *json_num(double v)
+json_t *bench_jnum(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
 /* json_object_set_new() takes ownership even when it fails, and fails on a
  * NULL value: checking its result covers a failed json_*() constructor. */
-static int set(json_t *obj, const char *key, json_t *v)
+int bench_jset(json_t *obj, const char *key, json_t *v)
 {
 	return json_object_set_new(obj, key, v) ? -ENOMEM : 0;
 }
@@ -942,15 +1023,15 @@ static int json_row(json_t *arr, const struct report_row *row)
 
 	if (!o)
 		return -ENOMEM;
-	if (set(o, "group", json_string(row->group)) ||
-	    set(o, "case", json_string(row->name)) ||
-	    set(o, "n", json_integer((json_int_t)row->n)) ||
-	    set(o, "ns_per_op", json_num(row->res.ns_per_op)) ||
-	    set(o, "median_ns_per_op", json_num(row->res.median_ns_per_op)) ||
-	    set(o, "ops_per_s", json_num(row->res.ops_per_s)) ||
-	    set(o, "reps", json_integer(row->res.reps)) ||
-	    set(o, "baseline_ns_per_op", json_num(row->baseline_ns)) ||
-	    set(o, "ratio", json_num(row_ratio(row)))) {
+	if (bench_jset(o, "group", json_string(row->group)) ||
+	    bench_jset(o, "case", json_string(row->name)) ||
+	    bench_jset(o, "n", json_integer((json_int_t)row->n)) ||
+	    bench_jset(o, "ns_per_op", bench_jnum(row->res.ns_per_op)) ||
+	    bench_jset(o, "median_ns_per_op", bench_jnum(row->res.median_ns_per_op)) ||
+	    bench_jset(o, "ops_per_s", bench_jnum(row->res.ops_per_s)) ||
+	    bench_jset(o, "reps", json_integer(row->res.reps)) ||
+	    bench_jset(o, "baseline_ns_per_op", bench_jnum(row->baseline_ns)) ||
+	    bench_jset(o, "ratio", bench_jnum(row_ratio(row)))) {
 		json_decref(o);
 		return -ENOMEM;
 	}
@@ -964,12 +1045,12 @@ static int json_target(json_t *arr, const struct report_target *t, bool noisy)
 
 	if (!o)
 		return -ENOMEM;
-	if (set(o, "name", json_string(t->name)) ||
-	    set(o, "value", json_num(t->value)) ||
-	    set(o, "cmp", json_string(cmp_str(t->cmp))) ||
-	    set(o, "limit", json_num(t->limit)) ||
-	    set(o, "met", met < 0 ? json_null() : json_boolean(met)) ||
-	    set(o, "noisy", json_boolean(noisy))) {
+	if (bench_jset(o, "name", json_string(t->name)) ||
+	    bench_jset(o, "value", bench_jnum(t->value)) ||
+	    bench_jset(o, "cmp", json_string(cmp_str(t->cmp))) ||
+	    bench_jset(o, "limit", bench_jnum(t->limit)) ||
+	    bench_jset(o, "met", met < 0 ? json_null() : json_boolean(met)) ||
+	    bench_jset(o, "noisy", json_boolean(noisy))) {
 		json_decref(o);
 		return -ENOMEM;
 	}
@@ -980,10 +1061,10 @@ int bench_json_stamp(json_t *obj)
 {
 	const char *commit = cli_commit();
 
-	if (set(obj, "schema", json_integer(BENCH_SCHEMA)) ||
-	    set(obj, "tool", json_string("sdswarm-bench")) ||
-	    set(obj, "version", json_string(cli_version())) ||
-	    set(obj, "commit", *commit ? json_string(commit) : json_null()))
+	if (bench_jset(obj, "schema", json_integer(BENCH_SCHEMA)) ||
+	    bench_jset(obj, "tool", json_string("sdswarm-bench")) ||
+	    bench_jset(obj, "version", json_string(cli_version())) ||
+	    bench_jset(obj, "commit", *commit ? json_string(commit) : json_null()))
 		return -ENOMEM;
 	return 0;
 }
@@ -1004,19 +1085,19 @@ static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 	if (!root || !part[0] || !part[1] || !part[2] || !part[3])
 		goto out_parts;
 	if (bench_json_stamp(root) ||
-	    set(root, "bench", json_string(r->bench)) ||
-	    set(root, "noisy", json_boolean(r->noisy)))
+	    bench_jset(root, "bench", json_string(r->bench)) ||
+	    bench_jset(root, "noisy", json_boolean(r->noisy)))
 		goto out_parts;
 	for (i = 0; i < 4; i++) {
 		/* A failed set already released part[i]; release the rest. */
-		if (set(root, keys[i], part[i])) {
+		if (bench_jset(root, keys[i], part[i])) {
 			for (j = i + 1; j < 4; j++)
 				json_decref(part[j]);
 			goto out_root;
 		}
 	}
-	if (set(part[0], "nproc", json_integer(r->machine.nproc)) ||
-	    set(part[0], "cpu_model", json_string(r->machine.cpu_model)))
+	if (bench_jset(part[0], "nproc", json_integer(r->machine.nproc)) ||
+	    bench_jset(part[0], "cpu_model", json_string(r->machine.cpu_model)))
 		goto out_root;
 	for (i = 0; i < r->nnotes; i++)
 		if (append(part[1], json_string(r->notes[i])))

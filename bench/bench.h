@@ -72,6 +72,11 @@ enum {
 	BENCH_OPT_QUICK,
 	BENCH_OPT_REPS,
 	BENCH_OPT_ONLY,
+	/* The tree's options (bench_tree_opt()). */
+	BENCH_OPT_DISKS,
+	BENCH_OPT_PARTS,
+	BENCH_OPT_SCHEME,
+	BENCH_OPT_PREFIX,
 };
 
 /* The short options every subcommand takes: -h (help), -v (verbose). */
@@ -155,6 +160,231 @@ int bench_parse_list(const char *s, uint64_t min, uint64_t max,
  * @min..@max.
  */
 int bench_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/**
+ * bench_parse_double() - a decimal number (a fraction, an exponent) in a
+ * range: seconds, percentages, figures read back from a file.
+ * @s: the text; strtod()'s syntax, nothing after the number.
+ * @min: smallest value accepted.
+ * @max: largest value accepted (inclusive); INFINITY accepts "inf".
+ * @out: out, the value; written only on success.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for text that is not a number, one strtod() cannot
+ * hold (ERANGE), NaN, or a value outside @min..@max.
+ */
+int bench_parse_double(const char *s, double min, double max, double *out);
+
+/**
+ * bench_err() - "sdswarm-bench CMD: " and the message, one line on stderr,
+ * after clearing the progress line.
+ * @cmd: the subcommand's name ("open-all").
+ * @fmt: printf format.
+ *
+ * Context: single-threaded, as the progress line is.
+ */
+void bench_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------ */
+/* A tree of disk and partition nodes (open-all, mktree, io)          */
+/* ------------------------------------------------------------------ */
+
+struct sdnum_scheme;
+
+/* Disk indices sdnum can name: 0..INT_MAX. */
+#define BENCH_TREE_MAX_DISKS (1ull << 31)
+/* The partitions a disk has when --parts is not given: the classic 16
+ * minors per disk, a whole disk and 15 partitions. */
+#define BENCH_TREE_PARTS 15u
+
+/* --disks, --parts, --scheme and --prefix, as given. */
+struct bench_tree_opts {
+	/* Driver prefix of the names; "sd" unless --prefix. */
+	const char *prefix;
+	/* --scheme: the dev_t scheme N and P must fit; NULL: any. */
+	const struct sdnum_scheme *scheme;
+	bool have_disks;
+	uint64_t ndisks;
+	bool have_parts;
+	unsigned int parts;
+};
+
+/**
+ * bench_tree_opt() - apply one getopt_long() result if it names the tree:
+ * BENCH_OPT_DISKS (1..BENCH_TREE_MAX_DISKS), BENCH_OPT_PARTS (0..255),
+ * BENCH_OPT_SCHEME (an sdnum scheme's name) or BENCH_OPT_PREFIX (1..32
+ * characters, no '/').
+ * @cmd: the subcommand's name, for the error message.
+ * @t: the options to update.
+ * @opt: getopt_long()'s return value.
+ * @arg: optarg.
+ *
+ * Context: single-threaded option parsing.
+ * Return: 1 if @opt was one of them and was applied, 0 if it is not one of
+ * them, -EINVAL for a bad value (a message is on stderr).
+ */
+int bench_tree_opt(const char *cmd, struct bench_tree_opts *t, int opt,
+		   const char *arg);
+
+/**
+ * bench_tree_check() - --disks and --parts against --scheme: every disk
+ * index must have a number in the scheme, and so must every partition.
+ * @cmd: the subcommand's name, for the error message.
+ * @t: the parsed options.
+ *
+ * Context: single-threaded option checking.
+ * Return: 0, or -EINVAL after a message on stderr.
+ */
+int bench_tree_check(const char *cmd, const struct bench_tree_opts *t);
+
+/*
+ * The nodes of a tree. Listed (bench_tree_readdir()): @keys holds the
+ * sorted (disk << 8 | partition) keys of what was found. Generated (@keys
+ * NULL, as --disks makes them): node i is disk i / (@parts + 1), partition
+ * i % (@parts + 1), 0 being the whole disk, and @count is @ndisks *
+ * (@parts + 1).
+ */
+struct bench_tree {
+	const char *prefix;
+	uint64_t ndisks;
+	unsigned int parts;
+	uint64_t *keys;
+	uint64_t count;
+	/* Entries a readdir passed over: other names, other file types. */
+	uint64_t skipped;
+};
+
+/**
+ * bench_tree_name() - the name of node @i ("sda", "sdb3").
+ * @t: the tree.
+ * @i: the node, 0..@t->count - 1 inclusive.
+ * @buf: out, the name.
+ * @len: room in @buf; SDNUM_NAME_MAX always suffices.
+ *
+ * Context: any.
+ * Return: as sdnum_name_part(): the name's length, or -errno.
+ */
+int bench_tree_name(const struct bench_tree *t, uint64_t i, char *buf,
+		    size_t len);
+
+/**
+ * bench_tree_readdir() - list a folder's disk and partition nodes.
+ * @t: @t->prefix set; @t->keys NULL or from an earlier listing (it is
+ *	reused); out, @t->keys, @t->count and @t->skipped.
+ * @dirfd: the folder, read through a descriptor of its own.
+ * @disks_only: keep whole disks only (partitions count as skipped).
+ *
+ * An entry is kept when it is a disk or partition name of @t->prefix as
+ * the kernel gives them (sdnum_parse() is strict) and a block device or a
+ * regular file. O(entries log entries).
+ *
+ * Context: allocates; the caller frees @t->keys.
+ * Return: 0; -ENOMEM or the -errno of opening or reading the folder, with
+ * @t->keys freed (NULL) and @t->count 0.
+ */
+int bench_tree_readdir(struct bench_tree *t, int dirfd, bool disks_only);
+
+/**
+ * bench_tree_tmpfs() - whether a tree's folder is on tmpfs: the reference,
+ * the kernel's own VFS cost with no driver below it.
+ * @dirfd: the folder.
+ *
+ * Context: any.
+ * Return: true on tmpfs; false elsewhere or when fstatfs() fails.
+ */
+bool bench_tree_tmpfs(int dirfd);
+
+/* ------------------------------------------------------------------ */
+/* Plots (gnuplot)                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A plot in the making: a private temporary folder ($TMPDIR, else /tmp)
+ * that holds its data files and its gnuplot script, all removed by
+ * bench_plot_destroy(). A subcommand writes what its figure shows; this
+ * writes the terminal, quotes, and runs gnuplot.
+ */
+struct bench_plot;
+
+/**
+ * bench_plot_available() - whether gnuplot is an executable file in a
+ * $PATH directory (checked before measuring, so --plot fails at once).
+ *
+ * Context: any.
+ * Return: true when it is.
+ */
+bool bench_plot_available(void);
+
+/**
+ * bench_plot_create() - make the plot's temporary folder.
+ * @out: out, the plot.
+ *
+ * Context: allocates; creates a folder.
+ * Return: 0, -ENOMEM, or mkdtemp()'s -errno.
+ */
+int bench_plot_create(struct bench_plot **out);
+
+/**
+ * bench_plot_destroy() - remove the files made and the folder, and free
+ * the plot. NULL is a no-op.
+ * @p: the plot.
+ */
+void bench_plot_destroy(struct bench_plot *p);
+
+/**
+ * bench_plot_file() - create a file in the plot's folder, for writing.
+ * @p: the plot.
+ * @name: the file's name, 1..31 characters, no '/' ("hist.dat").
+ * @out: out, the open file; the caller fcloses it (and checks that).
+ *
+ * Context: allocates.
+ * Return: 0; -EINVAL for a bad @name, -E2BIG past 8 files, fopen()'s
+ * -errno.
+ */
+int bench_plot_file(struct bench_plot *p, const char *name, FILE **out);
+
+/**
+ * bench_plot_quote() - @s as a gnuplot single-quoted string (a quote in
+ * it is doubled).
+ * @f: the script.
+ * @s: the text.
+ */
+void bench_plot_quote(FILE *f, const char *s);
+
+/**
+ * bench_plot_quote_file() - the path of a file of the plot's folder, as
+ * bench_plot_quote() writes it (for a plot command's data).
+ * @f: the script.
+ * @p: the plot.
+ * @name: the file's name, as given to bench_plot_file().
+ */
+void bench_plot_quote_file(FILE *f, const struct bench_plot *p,
+			   const char *name);
+
+/**
+ * bench_plot_png() - a script's first lines: a PNG terminal (pngcairo when
+ * gnuplot has it, else png) of @width x @height pixels, and "set output
+ * PNG" (no newline after it).
+ * @f: the script.
+ * @png: the PNG file to write.
+ * @width: pixels.
+ * @height: pixels.
+ */
+void bench_plot_png(FILE *f, const char *png, unsigned int width,
+		    unsigned int height);
+
+/**
+ * bench_plot_run() - run gnuplot on a script of the plot's folder, with its
+ * stdout sent to stderr (our stdout may be JSON), and wait for it.
+ * @p: the plot.
+ * @script: the script's name, as given to bench_plot_file() (closed).
+ *
+ * Context: forks and waits.
+ * Return: 0, -ECHILD when gnuplot failed (exit status or signal), or the
+ * -errno of starting or waiting for it.
+ */
+int bench_plot_run(const struct bench_plot *p, const char *script);
 
 /* ------------------------------------------------------------------ */
 /* Time and the compiler                                              */
@@ -322,6 +552,22 @@ double bench_percentile(double *v, size_t n, double p);
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
+ * bench_progress_bar() - a bar of @done out of @total, with the rate so far,
+ * as bench_progress() draws it; drawn only once the work has lasted 2 s
+ * (short runs do not flicker) and then at most every 200 ms.
+ * @what: what is being done ("mktree").
+ * @done: items done.
+ * @total: items in all.
+ * @t0: bench_now_ns() when the work began.
+ * @now: bench_now_ns() now.
+ * @last: when the bar was last drawn; 0 at first, updated.
+ *
+ * Context: single-threaded.
+ */
+void bench_progress_bar(const char *what, uint64_t done, uint64_t total,
+			uint64_t t0, uint64_t now, uint64_t *last);
+
+/**
  * bench_progress_done() - clear the progress line (if one was drawn).
  *
  * Context: single-threaded.
@@ -394,6 +640,17 @@ struct bench_machine {
  * Context: reads /proc/cpuinfo.
  */
 void bench_machine_get(struct bench_machine *m);
+
+/**
+ * bench_meminfo() - fields of /proc/meminfo, in KiB, from one read of it.
+ * @keys: the fields' names, without the colon ("Slab", "MemAvailable").
+ * @n: how many.
+ * @kib: out, @kib[i] the value of @keys[i]; 0 for a field not there, and
+ * all 0 when the file cannot be read.
+ *
+ * Context: any; reads /proc/meminfo.
+ */
+void bench_meminfo(const char *const *keys, unsigned int n, uint64_t *kib);
 
 /* How a target's value is judged against its limit. */
 enum bench_cmp {
@@ -528,6 +785,27 @@ struct json_t;
  * Return: 0, -ENOMEM.
  */
 int bench_json_stamp(struct json_t *obj);
+
+/**
+ * bench_jnum() - a JSON number, or null for NaN and infinities (which JSON
+ * cannot hold: a figure that was not measured).
+ * @v: the value.
+ *
+ * Return: a new reference, NULL when out of memory.
+ */
+struct json_t *bench_jnum(double v);
+
+/**
+ * bench_jset() - json_object_set_new() with one check for everything: it
+ * takes @v even when it fails, and fails on a NULL @v, so a constructor that
+ * failed is caught here too.
+ * @o: the object.
+ * @key: the key.
+ * @v: the value (consumed).
+ *
+ * Return: 0, -ENOMEM.
+ */
+int bench_jset(struct json_t *o, const char *key, struct json_t *v);
 
 /**
  * bench_report_print_json() - the report as JSON, as bench_report_print()

@@ -61,19 +61,6 @@ static void usage(FILE *f)
 		"usage error.\n");
 }
 
-static void cmp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void cmp_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "sdswarm-bench " CMD ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* The string under @key, or NULL. */
 static const char *jstr(json_t *o, const char *key)
 {
@@ -99,7 +86,7 @@ static int cmp_check_rows(const struct cmp_run *r)
 		if (!json_is_object(row) || !jstr(row, "group") ||
 		    !jstr(row, "case") ||
 		    !json_is_integer(json_object_get(row, "n"))) {
-			cmp_err("%s: results[%zu] is not a row (an object "
+			bench_err(CMD, "%s: results[%zu] is not a row (an object "
 				"with \"group\", \"case\" and an integer "
 				"\"n\")",
 				r->path, i);
@@ -108,7 +95,7 @@ static int cmp_check_rows(const struct cmp_run *r)
 		if (json_object_get(row, "ns_per_op") &&
 		    !json_is_number(json_object_get(row, "ns_per_op")) &&
 		    !json_is_null(json_object_get(row, "ns_per_op"))) {
-			cmp_err("%s: results[%zu]: \"ns_per_op\" is not a "
+			bench_err(CMD, "%s: results[%zu]: \"ns_per_op\" is not a "
 				"number",
 				r->path, i);
 			return -EINVAL;
@@ -127,14 +114,14 @@ static int cmp_load(struct cmp_run *r, const char *path)
 	r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
 	if (!r->root) {
 		if (err.line > 0)
-			cmp_err("%s:%d:%d: not valid JSON: %s", path, err.line,
+			bench_err(CMD, "%s:%d:%d: not valid JSON: %s", path, err.line,
 				err.column, err.text);
 		else
-			cmp_err("%s: %s", path, err.text);
+			bench_err(CMD, "%s: %s", path, err.text);
 		return -EINVAL;
 	}
 	if (!json_is_object(r->root)) {
-		cmp_err("%s: not a sdswarm-bench --json report (the top is "
+		bench_err(CMD, "%s: not a sdswarm-bench --json report (the top is "
 			"not an object)",
 			path);
 		return -EINVAL;
@@ -142,27 +129,27 @@ static int cmp_load(struct cmp_run *r, const char *path)
 	r->bench = jstr(r->root, "bench");
 	r->results = json_object_get(r->root, "results");
 	if (!r->bench || !json_is_array(r->results)) {
-		cmp_err("%s: not a sdswarm-bench --json report (no \"bench\" "
+		bench_err(CMD, "%s: not a sdswarm-bench --json report (no \"bench\" "
 			"name or no \"results\" array)",
 			path);
 		return -EINVAL;
 	}
 	v = json_object_get(r->root, "schema");
 	if (v && !json_is_integer(v)) {
-		cmp_err("%s: \"schema\" is not an integer", path);
+		bench_err(CMD, "%s: \"schema\" is not an integer", path);
 		return -EINVAL;
 	}
 	/* reports from before the schema was recorded are schema 0 */
 	r->schema = v ? json_integer_value(v) : 0;
 	if (r->schema < 0 || r->schema > BENCH_SCHEMA) {
-		cmp_err("%s: schema %lld: this sdswarm-bench reads schema 0 to "
+		bench_err(CMD, "%s: schema %lld: this sdswarm-bench reads schema 0 to "
 			"%d (a newer one wrote it?)",
 			path, r->schema, BENCH_SCHEMA);
 		return -EINVAL;
 	}
 	r->targets = json_object_get(r->root, "targets");
 	if (r->targets && !json_is_array(r->targets)) {
-		cmp_err("%s: \"targets\" is not an array", path);
+		bench_err(CMD, "%s: \"targets\" is not an array", path);
 		return -EINVAL;
 	}
 	r->version = jstr(r->root, "version");
@@ -527,7 +514,6 @@ int bench_compare(int argc, char **argv)
 	struct cmp_out o = { 0 };
 	double threshold = CMP_THRESHOLD;
 	bool json = false;
-	char *end;
 	int opt, ret, status = CLI_EXIT_FAILURE;
 
 	optind = 1;
@@ -543,11 +529,9 @@ int bench_compare(int argc, char **argv)
 			json = true;
 			break;
 		case OPT_THRESHOLD:
-			errno = 0;
-			threshold = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(threshold >= 0 && threshold <= CMP_MAX_THRESHOLD)) {
-				cmp_err("--threshold '%s': need a percentage, "
+			if (bench_parse_double(optarg, 0, CMP_MAX_THRESHOLD,
+					       &threshold)) {
+				bench_err(CMD, "--threshold '%s': need a percentage, "
 					"0 to %g",
 					optarg, CMP_MAX_THRESHOLD);
 				return CLI_EXIT_USAGE;
@@ -561,7 +545,7 @@ int bench_compare(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2) {
-		cmp_err("%s", argc - optind < 2 ? "need two files, A.json and "
+		bench_err(CMD, "%s", argc - optind < 2 ? "need two files, A.json and "
 						   "B.json"
 						 : "only two files, A.json and "
 						   "B.json");
@@ -575,7 +559,7 @@ int bench_compare(int argc, char **argv)
 	if (cmp_load(&b, argv[optind + 1]))
 		goto out_runs;
 	if (strcmp(a.bench, b.bench)) {
-		cmp_err("%s is a '%s' report, %s a '%s' one: only reports of "
+		bench_err(CMD, "%s is a '%s' report, %s a '%s' one: only reports of "
 			"the same command compare",
 			a.path, a.bench, b.path, b.bench);
 		goto out_runs;
@@ -610,11 +594,11 @@ int bench_compare(int argc, char **argv)
 	if (!ret)
 		ret = compare_targets(&a, &b, &o);
 	if (ret) {
-		cmp_err("%s", strerror(-ret));
+		bench_err(CMD, "%s", strerror(-ret));
 		goto out;
 	}
 	if (!o.matched) {
-		cmp_err("nothing to compare: no row of %s is in %s (a row is "
+		bench_err(CMD, "nothing to compare: no row of %s is in %s (a row is "
 			"matched by its group, case and N: were the runs of "
 			"different sizes or groups?)",
 			a.path, b.path);
@@ -623,7 +607,7 @@ int bench_compare(int argc, char **argv)
 	ret = json ? print_json_out(&a, &b, threshold, &o)
 		   : print_text_out(&a, &b, threshold, &o);
 	if (ret) {
-		cmp_err("stdout: %s", strerror(-ret));
+		bench_err(CMD, "stdout: %s", strerror(-ret));
 		goto out;
 	}
 	status = o.regressions ? CMP_EXIT_REGRESSION : CLI_EXIT_OK;

@@ -5,7 +5,6 @@
  * --depth in flight, against a synchronous pread/pwrite loop over the same
  * files and the same offsets in the same run. Bounded in time and in ops.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,11 +17,8 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include <jansson.h>
 #include <liburing.h>
@@ -54,8 +50,6 @@
 #define IO_MAX_FIXED_FILES (1u << 20)
 /* Descriptors kept free for stdio, the ring, the folder, gnuplot... */
 #define IO_FD_RESERVE 64u
-/* Disk indices sdnum can name: 0..INT_MAX. */
-#define IO_MAX_DISKS (1ull << 31)
 /* The synchronous baseline runs a fifth of the io_uring phase's time and
  * op budget: a rate, it needs no longer. */
 #define IO_BASELINE_SHARE 5u
@@ -105,10 +99,7 @@ struct io_slot {
 struct io_opts {
 	struct bench_opts common;
 	const char *dir;
-	const char *prefix;
-	const struct sdnum_scheme *scheme;
-	bool have_disks;
-	uint64_t ndisks;
+	struct bench_tree_opts tree;
 	enum io_rw rw;
 	double seconds;
 	bool have_seconds;
@@ -151,31 +142,6 @@ struct io_ctx {
 };
 
 /* ---- helpers -------------------------------------------------------- */
-
-static void io_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void io_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	bench_progress_done();
-	fputs("sdswarm-bench io: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static json_t *io_jnum(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* json_object_set_new() takes @v even when it fails (and fails on NULL). */
-static int io_jset(json_t *o, const char *key, json_t *v)
-{
-	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
-}
 
 /* Two RNG streams (common/rng.h): the I/O pattern (same seed in both
  * phases) and the reservoir's choices (a stream of its own, so sampling
@@ -254,75 +220,6 @@ static inline void io_pick(struct io_ctx *c, struct rng *rng, uint32_t *file,
 
 /* ---- the disks ------------------------------------------------------ */
 
-static int io_cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Whole-disk entries of DIR (names the kernel gives disks, block devices
- * or regular files), sorted by index. */
-static int io_readdir(int dirfd, const char *prefix, uint32_t **out,
-		      uint64_t *count)
-{
-	size_t n = 0, cap = 0;
-	uint32_t *v = NULL, *nv, index;
-	unsigned int part;
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, ret = 0;
-
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			ret = -errno;
-			break;
-		}
-		if (sdnum_parse(prefix, de->d_name, &index, &part) || part)
-			continue;
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd, de->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW) ||
-			    (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)))
-				continue;
-		} else if (de->d_type != DT_BLK && de->d_type != DT_REG) {
-			continue;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				ret = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		v[n++] = index;
-	}
-	closedir(d);
-	if (ret) {
-		free(v);
-		return ret;
-	}
-	if (v)
-		qsort(v, n, sizeof(*v), io_cmp_u32);
-	*out = v;
-	*count = n;
-	return 0;
-}
-
 /*
  * As many files as io_uring can register: the registered table is bounded
  * by RLIMIT_NOFILE (checked when registering) and IORING_MAX_FIXED_FILES,
@@ -371,23 +268,25 @@ static int io_disk_size(int fd, uint64_t *size)
  */
 static int io_open_files(struct io_ctx *c)
 {
-	uint32_t *idx = NULL, budget, k;
+	struct bench_tree tree = {.prefix = c->o.tree.prefix};
+	uint32_t budget, k;
 	uint64_t size, count = 0, blocks;
 	char name[SDNUM_NAME_MAX];
 	int flags, ret;
 
-	if (c->o.have_disks) {
-		count = c->o.ndisks;
+	if (c->o.tree.have_disks) {
+		count = c->o.tree.ndisks;
 	} else {
-		ret = io_readdir(c->dirfd, c->o.prefix, &idx, &count);
+		ret = bench_tree_readdir(&tree, c->dirfd, true);
+		count = tree.count;
 		if (ret) {
-			io_err("%s: readdir: %s", c->o.dir, strerror(-ret));
+			bench_err("io", "%s: readdir: %s", c->o.dir, strerror(-ret));
 			return ret;
 		}
 		if (!count) {
-			io_err("%s: no %s disk files in it", c->o.dir,
-			       c->o.prefix);
-			free(idx);
+			bench_err("io", "%s: no %s disk files in it", c->o.dir,
+			       c->o.tree.prefix);
+			free(tree.keys);
 			return -ENOENT;
 		}
 	}
@@ -396,7 +295,7 @@ static int io_open_files(struct io_ctx *c)
 	c->nfiles = count < budget ? (uint32_t)count : budget;
 	c->files = calloc(c->nfiles, sizeof(*c->files));
 	if (!c->files) {
-		free(idx);
+		free(tree.keys);
 		return -ENOMEM;
 	}
 	for (k = 0; k < c->nfiles; k++)
@@ -409,23 +308,25 @@ static int io_open_files(struct io_ctx *c)
 	for (k = 0; k < c->nfiles; k++) {
 		uint64_t pos = (uint64_t)k * count / c->nfiles;
 
-		c->files[k].disk = idx ? idx[pos] : (uint32_t)pos;
-		sdnum_name(c->o.prefix, c->files[k].disk, name, sizeof(name));
+		c->files[k].disk = tree.keys ? (uint32_t)(tree.keys[pos] >> 8)
+					     : (uint32_t)pos;
+		sdnum_name(c->o.tree.prefix, c->files[k].disk, name,
+			   sizeof(name));
 		c->files[k].fd = openat(c->dirfd, name, flags);
 		if (c->files[k].fd < 0) {
 			ret = -errno;
-			io_err("%s/%s: %s", c->o.dir, name, strerror(-ret));
+			bench_err("io", "%s/%s: %s", c->o.dir, name, strerror(-ret));
 			goto out_free;
 		}
 		ret = io_disk_size(c->files[k].fd, &size);
 		if (ret) {
-			io_err("%s/%s: size: %s", c->o.dir, name,
+			bench_err("io", "%s/%s: size: %s", c->o.dir, name,
 			       strerror(-ret));
 			goto out_free;
 		}
 		blocks = (size < c->span ? size : c->span) / c->o.bs;
 		if (!blocks) {
-			io_err("%s/%s is %" PRIu64
+			bench_err("io", "%s/%s is %" PRIu64
 			       " bytes, less than one %u-byte block (make the "
 			       "tree with mktree --size)",
 			       c->o.dir, name, size, c->o.bs);
@@ -436,7 +337,7 @@ static int io_open_files(struct io_ctx *c)
 	}
 	ret = 0;
 out_free:
-	free(idx);
+	free(tree.keys);
 	return ret;
 }
 
@@ -511,7 +412,7 @@ static int io_ring_setup(struct io_ctx *c)
 
 	ret = io_ring_init(c);
 	if (ret) {
-		io_err("io_uring: %s", strerror(-ret));
+		bench_err("io", "io_uring: %s", strerror(-ret));
 		return ret;
 	}
 	c->ncqes = c->ring.cq.ring_entries;
@@ -526,7 +427,7 @@ static int io_ring_setup(struct io_ctx *c)
 	ret = io_uring_register_files(&c->ring, fds, c->nfiles);
 	free(fds);
 	if (ret) {
-		io_err("io_uring_register_files(%" PRIu32 " files): %s",
+		bench_err("io", "io_uring_register_files(%" PRIu32 " files): %s",
 		       c->nfiles, strerror(-ret));
 		return ret;
 	}
@@ -686,11 +587,11 @@ static json_t *io_json_lat(struct io_lat *l)
 	o = json_object();
 	if (!o)
 		return NULL;
-	if (io_jset(o, "p50", io_jns(io_pct(l, 50))) ||
-	    io_jset(o, "p99", io_jns(io_pct(l, 99))) ||
-	    io_jset(o, "p99.9", io_jns(io_pct(l, 99.9))) ||
-	    io_jset(o, "max", json_integer((json_int_t)l->max)) ||
-	    io_jset(o, "mean", io_jns(l->sum / (double)l->seen))) {
+	if (bench_jset(o, "p50", io_jns(io_pct(l, 50))) ||
+	    bench_jset(o, "p99", io_jns(io_pct(l, 99))) ||
+	    bench_jset(o, "p99.9", io_jns(io_pct(l, 99.9))) ||
+	    bench_jset(o, "max", json_integer((json_int_t)l->max)) ||
+	    bench_jset(o, "mean", io_jns(l->sum / (double)l->seen))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -703,8 +604,8 @@ static json_t *io_json_phase_lat(struct io_phase *p)
 
 	if (!o)
 		return NULL;
-	if (io_jset(o, "read", io_json_lat(&p->lat[0])) ||
-	    io_jset(o, "write", io_json_lat(&p->lat[1]))) {
+	if (bench_jset(o, "read", io_json_lat(&p->lat[0])) ||
+	    bench_jset(o, "write", io_json_lat(&p->lat[1]))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -728,7 +629,7 @@ static json_t *io_json_errors(const struct io_phase *p)
 			snprintf(nb, sizeof(nb), "E%u", e);
 			s = nb;
 		}
-		if (io_jset(o, s, json_integer((json_int_t)p->err[e]))) {
+		if (bench_jset(o, s, json_integer((json_int_t)p->err[e]))) {
 			json_decref(o);
 			return NULL;
 		}
@@ -750,42 +651,42 @@ static int io_build_json(struct io_ctx *c, json_t **out)
 		base = io_rate(&c->sync);
 	if (!x)
 		return -ENOMEM;
-	if (io_jset(x, "dir", json_string(c->o.dir)) ||
-	    io_jset(x, "disks", json_integer((json_int_t)c->disks_total)) ||
-	    io_jset(x, "disks_used", json_integer(c->nfiles)) ||
-	    io_jset(x, "rw", json_string(io_rw_name[c->o.rw])) ||
-	    io_jset(x, "bs", json_integer(c->o.bs)) ||
-	    io_jset(x, "depth", json_integer(c->o.depth)) ||
-	    io_jset(x, "direct", json_boolean(c->o.direct)) ||
-	    io_jset(x, "working_set",
+	if (bench_jset(x, "dir", json_string(c->o.dir)) ||
+	    bench_jset(x, "disks", json_integer((json_int_t)c->disks_total)) ||
+	    bench_jset(x, "disks_used", json_integer(c->nfiles)) ||
+	    bench_jset(x, "rw", json_string(io_rw_name[c->o.rw])) ||
+	    bench_jset(x, "bs", json_integer(c->o.bs)) ||
+	    bench_jset(x, "depth", json_integer(c->o.depth)) ||
+	    bench_jset(x, "direct", json_boolean(c->o.direct)) ||
+	    bench_jset(x, "working_set",
 		    json_integer((json_int_t)(c->span * c->nfiles))) ||
-	    io_jset(x, "ops", json_integer((json_int_t)c->uring.ops)) ||
-	    io_jset(x, "reads", json_integer((json_int_t)c->uring.reads)) ||
-	    io_jset(x, "writes", json_integer((json_int_t)c->uring.writes)) ||
-	    io_jset(x, "errors",
+	    bench_jset(x, "ops", json_integer((json_int_t)c->uring.ops)) ||
+	    bench_jset(x, "reads", json_integer((json_int_t)c->uring.reads)) ||
+	    bench_jset(x, "writes", json_integer((json_int_t)c->uring.writes)) ||
+	    bench_jset(x, "errors",
 		    json_integer((json_int_t)(c->uring.failed +
 					      c->uring.short_ops))) ||
-	    io_jset(x, "short", json_integer((json_int_t)c->uring.short_ops)) ||
-	    io_jset(x, "errors_by_errno", io_json_errors(&c->uring)) ||
-	    io_jset(x, "seconds", json_real((double)c->uring.ns / 1e9)) ||
-	    io_jset(x, "iops", io_jnum(rate)) ||
-	    io_jset(x, "latency_ns", io_json_phase_lat(&c->uring)) ||
-	    io_jset(x, "baseline_ops",
+	    bench_jset(x, "short", json_integer((json_int_t)c->uring.short_ops)) ||
+	    bench_jset(x, "errors_by_errno", io_json_errors(&c->uring)) ||
+	    bench_jset(x, "seconds", json_real((double)c->uring.ns / 1e9)) ||
+	    bench_jset(x, "iops", bench_jnum(rate)) ||
+	    bench_jset(x, "latency_ns", io_json_phase_lat(&c->uring)) ||
+	    bench_jset(x, "baseline_ops",
 		    c->o.baseline ? json_integer((json_int_t)c->sync.ops)
 				  : json_null()) ||
-	    io_jset(x, "baseline_errors",
+	    bench_jset(x, "baseline_errors",
 		    c->o.baseline
 			    ? json_integer((json_int_t)(c->sync.failed +
 							c->sync.short_ops))
 			    : json_null()) ||
-	    io_jset(x, "baseline_seconds",
+	    bench_jset(x, "baseline_seconds",
 		    c->o.baseline ? json_real((double)c->sync.ns / 1e9)
 				  : json_null()) ||
-	    io_jset(x, "baseline_iops", io_jnum(base)) ||
-	    io_jset(x, "baseline_latency_ns",
+	    bench_jset(x, "baseline_iops", bench_jnum(base)) ||
+	    bench_jset(x, "baseline_latency_ns",
 		    c->o.baseline ? io_json_phase_lat(&c->sync)
 				  : json_null()) ||
-	    io_jset(x, "ratio", io_jnum(rate / base))) {
+	    bench_jset(x, "ratio", bench_jnum(rate / base))) {
 		json_decref(x);
 		return -ENOMEM;
 	}
@@ -1010,26 +911,8 @@ static void io_usage(FILE *f)
 		"setup error.\n");
 }
 
-static int io_parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end || errno || !isfinite(v) || v < 0.01 || v > IO_MAX_SECONDS)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 enum {
-	IO_OPT_DISKS = 0x200,
-	IO_OPT_SCHEME,
-	IO_OPT_PREFIX,
-	IO_OPT_RW,
+	IO_OPT_RW = 0x200,
 	IO_OPT_SECONDS,
 	IO_OPT_OPS,
 	IO_OPT_DEPTH,
@@ -1044,9 +927,9 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{"disks", required_argument, NULL, IO_OPT_DISKS},
-		{"scheme", required_argument, NULL, IO_OPT_SCHEME},
-		{"prefix", required_argument, NULL, IO_OPT_PREFIX},
+		{"disks", required_argument, NULL, BENCH_OPT_DISKS},
+		{"scheme", required_argument, NULL, BENCH_OPT_SCHEME},
+		{"prefix", required_argument, NULL, BENCH_OPT_PREFIX},
 		{"rw", required_argument, NULL, IO_OPT_RW},
 		{"seconds", required_argument, NULL, IO_OPT_SECONDS},
 		{"ops", required_argument, NULL, IO_OPT_OPS},
@@ -1063,6 +946,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "io");
+		if (!ret)
+			ret = bench_tree_opt("io", &o->tree, opt, optarg);
 		if (ret < 0)
 			return 1;
 		if (ret)
@@ -1071,34 +956,6 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case 'h':
 			io_usage(stdout);
 			return 0;
-		case IO_OPT_DISKS:
-			if (bench_parse_u64(optarg, 1, IO_MAX_DISKS, &v)) {
-				io_err("--disks '%s': need 1..%llu", optarg,
-				       IO_MAX_DISKS);
-				return 1;
-			}
-			o->ndisks = v;
-			o->have_disks = true;
-			break;
-		case IO_OPT_SCHEME:
-			o->scheme = sdnum_scheme_find(optarg);
-			if (!o->scheme) {
-				io_err("--scheme '%s': legacy, naive, wilcox, "
-				       "linux or dynamic",
-				       optarg);
-				return 1;
-			}
-			break;
-		case IO_OPT_PREFIX:
-			if (!*optarg || strlen(optarg) > SDNUM_MAX_PREFIX ||
-			    strchr(optarg, '/')) {
-				io_err("--prefix '%s': need 1..%u characters, "
-				       "no '/'",
-				       optarg, SDNUM_MAX_PREFIX);
-				return 1;
-			}
-			o->prefix = optarg;
-			break;
 		case IO_OPT_RW:
 			if (strcmp(optarg, "read") == 0) {
 				o->rw = IO_READ;
@@ -1107,13 +964,14 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			} else if (strcmp(optarg, "mix") == 0) {
 				o->rw = IO_MIX;
 			} else {
-				io_err("--rw '%s': read, write or mix", optarg);
+				bench_err("io", "--rw '%s': read, write or mix", optarg);
 				return 1;
 			}
 			break;
 		case IO_OPT_SECONDS:
-			if (io_parse_seconds(optarg, &o->seconds)) {
-				io_err("--seconds '%s': need 0.01..%.0f",
+			if (bench_parse_double(optarg, 0.01, IO_MAX_SECONDS,
+					       &o->seconds)) {
+				bench_err("io", "--seconds '%s': need 0.01..%.0f",
 				       optarg, IO_MAX_SECONDS);
 				return 1;
 			}
@@ -1122,13 +980,13 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_OPS:
 			if (bench_parse_u64(optarg, 1, UINT64_MAX,
 					    &o->max_ops)) {
-				io_err("--ops '%s': need a count >= 1", optarg);
+				bench_err("io", "--ops '%s': need a count >= 1", optarg);
 				return 1;
 			}
 			break;
 		case IO_OPT_DEPTH:
 			if (bench_parse_u64(optarg, 1, IO_MAX_DEPTH, &v)) {
-				io_err("--depth '%s': need 1..%u", optarg,
+				bench_err("io", "--depth '%s': need 1..%u", optarg,
 				       IO_MAX_DEPTH);
 				return 1;
 			}
@@ -1137,7 +995,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_BS:
 			if (parse_size(optarg, IO_MAX_BS, &v) ||
 			    v < IO_MIN_BS || v % IO_MIN_BS) {
-				io_err("--bs '%s': need a multiple of %u up to "
+				bench_err("io", "--bs '%s': need a multiple of %u up to "
 				       "%u",
 				       optarg, IO_MIN_BS, IO_MAX_BS);
 				return 1;
@@ -1147,7 +1005,7 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_WS:
 			if (parse_size(optarg, 1ull << 50, &o->working_set) ||
 			    !o->working_set) {
-				io_err("--working-set '%s': need bytes (K, M, "
+				bench_err("io", "--working-set '%s': need bytes (K, M, "
 				       "G, T: powers of 1024), up to 2^50",
 				       optarg);
 				return 1;
@@ -1173,12 +1031,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	if (bench_only(&o->common, "io", NULL, 0, &none))
 		return 1;
 	o->dir = argv[optind];
-	if (o->scheme && o->have_disks && o->ndisks > o->scheme->max_disks) {
-		io_err("--disks %" PRIu64
-		       ": the %s scheme numbers at most %" PRIu32 " disks",
-		       o->ndisks, o->scheme->name, o->scheme->max_disks);
+	if (bench_tree_check("io", &o->tree))
 		return 1;
-	}
 	if (!o->have_seconds && o->common.quick)
 		o->seconds = IO_QUICK_SECONDS;
 	return -1;
@@ -1187,7 +1041,6 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 int bench_io(int argc, char **argv)
 {
 	struct io_ctx *c;
-	struct statfs sfs;
 	double bsecs;
 	uint64_t bops;
 	unsigned int i;
@@ -1195,11 +1048,11 @@ int bench_io(int argc, char **argv)
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		io_err("out of memory");
+		bench_err("io", "out of memory");
 		return 1;
 	}
 	c->o = (struct io_opts){
-		.prefix = "sd",
+		.tree = {.prefix = "sd"},
 		.rw = IO_READ,
 		.seconds = IO_SECONDS,
 		.depth = IO_DEPTH,
@@ -1215,10 +1068,10 @@ int bench_io(int argc, char **argv)
 	}
 	c->dirfd = open(c->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd < 0) {
-		io_err("%s: %s", c->o.dir, strerror(errno));
+		bench_err("io", "%s: %s", c->o.dir, strerror(errno));
 		goto out;
 	}
-	c->tmpfs = fstatfs(c->dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+	c->tmpfs = bench_tree_tmpfs(c->dirfd);
 	if (io_open_files(c))
 		goto out;
 	c->bufs = aligned_alloc(IO_ALIGN, (size_t)c->o.depth * c->o.bs);
@@ -1227,7 +1080,7 @@ int bench_io(int argc, char **argv)
 	c->batch = calloc(c->o.depth, sizeof(*c->batch));
 	if (!c->bufs || !c->slots || !c->free || !c->batch ||
 	    io_phase_init(&c->sync) || io_phase_init(&c->uring)) {
-		io_err("out of memory");
+		bench_err("io", "out of memory");
 		goto out;
 	}
 	/* A pattern in what is written, and every page touched before the
@@ -1245,24 +1098,24 @@ int bench_io(int argc, char **argv)
 	ret = io_uring_phase(c, c->o.seconds, c->o.max_ops);
 	bench_progress_done();
 	if (ret) {
-		io_err("io_uring: %s", strerror(-ret));
+		bench_err("io", "io_uring: %s", strerror(-ret));
 		goto out;
 	}
 	ret = io_report(c);
 	if (ret) {
-		io_err("printing the report: %s", strerror(-ret));
+		bench_err("io", "printing the report: %s", strerror(-ret));
 		goto out;
 	}
 	status = 0;
 	if (c->uring.failed || c->sync.failed) {
-		io_err("%" PRIu64 " operations failed, the first with %s",
+		bench_err("io", "%" PRIu64 " operations failed, the first with %s",
 		       c->uring.failed + c->sync.failed,
 		       strerror(c->uring.failed ? c->uring.first_err
 						: c->sync.first_err));
 		status = 1;
 	}
 	if (c->uring.short_ops || c->sync.short_ops) {
-		io_err("%" PRIu64 " short transfers",
+		bench_err("io", "%" PRIu64 " short transfers",
 		       c->uring.short_ops + c->sync.short_ops);
 		status = 1;
 	}

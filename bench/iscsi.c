@@ -167,20 +167,6 @@ struct isb_run {
 
 /* ---- helpers -------------------------------------------------------- */
 
-static void isb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void isb_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	bench_progress_done();
-	fputs("sdswarm-bench iscsi: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* The first failure of a job, kept as its message; later ones only
  * count. */
 static void isb_job_fail(struct isb_job *j, int err, const char *fmt, ...)
@@ -768,17 +754,6 @@ static void *isb_job_main(void *arg)
 
 /* ---- the report ----------------------------------------------------- */
 
-static json_t *isb_jnum(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* json_object_set_new() takes @v even when it fails (and fails on NULL). */
-static int isb_jset(json_t *o, const char *key, json_t *v)
-{
-	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
-}
-
 /* "4K", "128K", "1M", "1536". */
 static void isb_size_str(unsigned int bs, char *buf, size_t len)
 {
@@ -821,20 +796,20 @@ static json_t *isb_json_figs(const struct isb_figs *f, json_t *lun)
 		json_decref(lun);
 		return NULL;
 	}
-	if (isb_jset(o, "lun", lun) ||
-	    isb_jset(o, "ops", json_integer((json_int_t)f->ops)) ||
-	    isb_jset(o, "bytes", json_integer((json_int_t)f->bytes)) ||
-	    isb_jset(o, "seconds", json_real(f->seconds)) ||
-	    isb_jset(o, "iops", isb_jnum(f->iops)) ||
-	    isb_jset(o, "mib_per_s", isb_jnum(f->mib_s)) ||
-	    isb_jset(o, "lat_mean_us", isb_jnum(isb_hmean(f->h) / 1e3)) ||
-	    isb_jset(o, "lat_p50_us", isb_jnum(isb_hpct(f->h, 50) / 1e3)) ||
-	    isb_jset(o, "lat_p99_us", isb_jnum(isb_hpct(f->h, 99) / 1e3)) ||
-	    isb_jset(o, "lat_p999_us", isb_jnum(isb_hpct(f->h, 99.9) / 1e3)) ||
-	    isb_jset(o, "lat_max_us",
+	if (bench_jset(o, "lun", lun) ||
+	    bench_jset(o, "ops", json_integer((json_int_t)f->ops)) ||
+	    bench_jset(o, "bytes", json_integer((json_int_t)f->bytes)) ||
+	    bench_jset(o, "seconds", json_real(f->seconds)) ||
+	    bench_jset(o, "iops", bench_jnum(f->iops)) ||
+	    bench_jset(o, "mib_per_s", bench_jnum(f->mib_s)) ||
+	    bench_jset(o, "lat_mean_us", bench_jnum(isb_hmean(f->h) / 1e3)) ||
+	    bench_jset(o, "lat_p50_us", bench_jnum(isb_hpct(f->h, 50) / 1e3)) ||
+	    bench_jset(o, "lat_p99_us", bench_jnum(isb_hpct(f->h, 99) / 1e3)) ||
+	    bench_jset(o, "lat_p999_us", bench_jnum(isb_hpct(f->h, 99.9) / 1e3)) ||
+	    bench_jset(o, "lat_max_us",
 		     f->h->n ? json_real((double)f->h->max / 1e3)
 			     : json_null()) ||
-	    isb_jset(o, "client_cpu_us_per_op", isb_jnum(f->cpu_us_per_op))) {
+	    bench_jset(o, "client_cpu_us_per_op", bench_jnum(f->cpu_us_per_op))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -872,37 +847,37 @@ static json_t *isb_json_extra(const struct isb_run *r,
 	for (i = 0; i < r->o.jobs; i++) {
 		json_t *o = isb_json_figs(&jf[i], json_integer(r->jobs[i].lun));
 
-		if (!o || isb_jset(o, "job", json_integer(i)) ||
+		if (!o || bench_jset(o, "job", json_integer(i)) ||
 		    json_array_append_new(per, o))
 			goto out_free;
 	}
-	if (isb_jset(params, "url", json_string(r->o.url)) ||
-	    isb_jset(params, "portal", json_string(r->portal)) ||
-	    isb_jset(params, "target", json_string(r->target)) ||
-	    isb_jset(params, "initiator", json_string(r->o.initiator)) ||
-	    isb_jset(params, "luns", luns))
+	if (bench_jset(params, "url", json_string(r->o.url)) ||
+	    bench_jset(params, "portal", json_string(r->portal)) ||
+	    bench_jset(params, "target", json_string(r->target)) ||
+	    bench_jset(params, "initiator", json_string(r->o.initiator)) ||
+	    bench_jset(params, "luns", luns))
 		goto out_params;
 	luns = NULL;
-	if (isb_jset(params, "rw", json_string(isb_rw_name[r->o.rw])) ||
-	    isb_jset(params, "bs", json_integer(r->o.bs)) ||
-	    isb_jset(params, "qd", json_integer(r->o.qd)) ||
-	    isb_jset(params, "jobs", json_integer(r->o.jobs)) ||
-	    isb_jset(params, "seconds", json_real(r->o.seconds)) ||
-	    isb_jset(params, "lun_bytes",
+	if (bench_jset(params, "rw", json_string(isb_rw_name[r->o.rw])) ||
+	    bench_jset(params, "bs", json_integer(r->o.bs)) ||
+	    bench_jset(params, "qd", json_integer(r->o.qd)) ||
+	    bench_jset(params, "jobs", json_integer(r->o.jobs)) ||
+	    bench_jset(params, "seconds", json_real(r->o.seconds)) ||
+	    bench_jset(params, "lun_bytes",
 		     json_integer((json_int_t)r->jobs[0].lun_bytes)) ||
-	    isb_jset(params, "block_length",
+	    bench_jset(params, "block_length",
 		     json_integer(r->jobs[0].block_len)) ||
-	    isb_jset(x, "params", params))
+	    bench_jset(x, "params", params))
 		goto out_x;
 	params = NULL;
-	if (isb_jset(x, "per_job", per))
+	if (bench_jset(x, "per_job", per))
 		goto out_x;
 	per = NULL;
-	if (isb_jset(x, "total", isb_json_figs(tf, json_null())))
+	if (bench_jset(x, "total", isb_json_figs(tf, json_null())))
 		goto out_x;
 	return x;
 out_params:
-	/* isb_jset() took the value it was given, whatever it returned. */
+	/* bench_jset() took the value it was given, whatever it returned. */
 	luns = NULL;
 	goto out_free;
 out_x:
@@ -1105,21 +1080,6 @@ static void isb_usage(FILE *f)
 		ISB_QUICK_SECONDS, ISB_INITIATOR);
 }
 
-static int isb_parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end || errno || !isfinite(v) || v < 0.01 || v > ISB_MAX_SECONDS)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 enum {
 	ISB_OPT_RW = 0x200,
 	ISB_OPT_BS,
@@ -1163,7 +1123,7 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 				if (strcmp(optarg, isb_rw_name[i]) == 0)
 					break;
 			if (i == ARRAY_SIZE(isb_rw_name)) {
-				isb_err("--rw '%s': randread, randwrite, "
+				bench_err("iscsi", "--rw '%s': randread, randwrite, "
 					"seqread or seqwrite",
 					optarg);
 				return 1;
@@ -1173,7 +1133,7 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 		case ISB_OPT_BS:
 			if (parse_size(optarg, ISB_MAX_BS, &v) || !v ||
 			    v % ISB_MIN_BS) {
-				isb_err("--bs '%s': need a multiple of %u up "
+				bench_err("iscsi", "--bs '%s': need a multiple of %u up "
 					"to %u (K, M: powers of 1024)",
 					optarg, ISB_MIN_BS, ISB_MAX_BS);
 				return 1;
@@ -1182,7 +1142,7 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			break;
 		case ISB_OPT_QD:
 			if (bench_parse_u64(optarg, 1, ISB_MAX_QD, &v)) {
-				isb_err("--qd '%s': need 1..%u", optarg,
+				bench_err("iscsi", "--qd '%s': need 1..%u", optarg,
 					ISB_MAX_QD);
 				return 1;
 			}
@@ -1190,15 +1150,16 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			break;
 		case ISB_OPT_JOBS:
 			if (bench_parse_u64(optarg, 1, ISB_MAX_JOBS, &v)) {
-				isb_err("--jobs '%s': need 1..%u", optarg,
+				bench_err("iscsi", "--jobs '%s': need 1..%u", optarg,
 					ISB_MAX_JOBS);
 				return 1;
 			}
 			o->jobs = (unsigned int)v;
 			break;
 		case ISB_OPT_SECONDS:
-			if (isb_parse_seconds(optarg, &o->seconds)) {
-				isb_err("--seconds '%s': need 0.01..%.0f",
+			if (bench_parse_double(optarg, 0.01, ISB_MAX_SECONDS,
+					       &o->seconds)) {
+				bench_err("iscsi", "--seconds '%s': need 0.01..%.0f",
 					optarg, ISB_MAX_SECONDS);
 				return 1;
 			}
@@ -1208,7 +1169,7 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			if (strncmp(optarg, "iqn.", 4) != 0 &&
 			    strncmp(optarg, "eui.", 4) != 0 &&
 			    strncmp(optarg, "naa.", 4) != 0) {
-				isb_err("--initiator '%s': an iSCSI name "
+				bench_err("iscsi", "--initiator '%s': an iSCSI name "
 					"(iqn., eui. or naa.)",
 					optarg);
 				return 1;
@@ -1230,7 +1191,7 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 		return 1;
 	o->url = argv[optind];
 	if ((uint64_t)o->qd * o->bs > ISB_MAX_INFLIGHT) {
-		isb_err("--qd %u x --bs %u: at most %u MiB in flight per "
+		bench_err("iscsi", "--qd %u x --bs %u: at most %u MiB in flight per "
 			"session (the buffers are allocated up front)",
 			o->qd, o->bs, ISB_MAX_INFLIGHT >> 20);
 		return 1;
@@ -1273,12 +1234,12 @@ static int isb_parse_url(struct isb_run *r)
 	int lun;
 
 	if (strncmp(url, "iscsi://", 8) != 0) {
-		isb_err("URL '%s': need iscsi://HOST[:PORT]/TARGET/LUNS", url);
+		bench_err("iscsi", "URL '%s': need iscsi://HOST[:PORT]/TARGET/LUNS", url);
 		return -EINVAL;
 	}
 	slash = strrchr(url + 8, '/');
 	if (!slash || slash == strchr(url + 8, '/')) {
-		isb_err("URL '%s': no target and LUN in it (iscsi://HOST"
+		bench_err("iscsi", "URL '%s': no target and LUN in it (iscsi://HOST"
 			"[:PORT]/TARGET/LUNS)",
 			url);
 		return -EINVAL;
@@ -1293,7 +1254,7 @@ static int isb_parse_url(struct isb_run *r)
 				comma = p + strlen(p);
 			if (r->nluns == ISB_MAX_LUNS ||
 			    isb_parse_lun(p, (size_t)(comma - p), &lun)) {
-				isb_err("URL '%s': LUNS '%s': need all, or up "
+				bench_err("iscsi", "URL '%s': LUNS '%s': need all, or up "
 					"to %u LUNs 0..65535 separated by "
 					"commas",
 					url, slash + 1, ISB_MAX_LUNS);
@@ -1303,12 +1264,12 @@ static int isb_parse_url(struct isb_run *r)
 			p = *comma ? comma + 1 : comma;
 			if (!*p && *comma) {
 				r->nluns = 0;
-				isb_err("URL '%s': LUNS ends in a comma", url);
+				bench_err("iscsi", "URL '%s': LUNS ends in a comma", url);
 				return -EINVAL;
 			}
 		}
 		if (!r->nluns) {
-			isb_err("URL '%s': no LUN after the target", url);
+			bench_err("iscsi", "URL '%s': no LUN after the target", url);
 			return -EINVAL;
 		}
 	}
@@ -1319,14 +1280,14 @@ static int isb_parse_url(struct isb_run *r)
 		free(copy);
 		if (ctx)
 			iscsi_destroy_context(ctx);
-		isb_err("out of memory");
+		bench_err("iscsi", "out of memory");
 		return -ENOMEM;
 	}
 	snprintf(copy, head + 16, "%.*s/%d", (int)head, url,
 		 r->all_luns ? 0 : r->luns[0]);
 	iu = iscsi_parse_full_url(ctx, copy);
 	if (!iu) {
-		isb_err("URL '%s': %s", url, iscsi_get_error(ctx));
+		bench_err("iscsi", "URL '%s': %s", url, iscsi_get_error(ctx));
 		free(copy);
 		iscsi_destroy_context(ctx);
 		return -EINVAL;
@@ -1339,7 +1300,7 @@ static int isb_parse_url(struct isb_run *r)
 	iscsi_destroy_context(ctx);
 	free(copy);
 	if (!r->target[0]) {
-		isb_err("URL '%s': no target name", url);
+		bench_err("iscsi", "URL '%s': no target name", url);
 		return -EINVAL;
 	}
 	return 0;
@@ -1377,7 +1338,7 @@ static int isb_setup(struct isb_run *r)
 
 	r->jobs = calloc(r->o.jobs, sizeof(*r->jobs));
 	if (!r->jobs) {
-		isb_err("out of memory");
+		bench_err("iscsi", "out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < r->o.jobs; i++) {
@@ -1392,7 +1353,7 @@ static int isb_setup(struct isb_run *r)
 			ret = isb_find_luns(r, r->jobs[0].ctx, msg,
 					    sizeof(msg));
 		if (ret) {
-			isb_err("%s", msg);
+			bench_err("iscsi", "%s", msg);
 			return ret;
 		}
 	}
@@ -1404,7 +1365,7 @@ static int isb_setup(struct isb_run *r)
 			       r->o.jobs);
 		ret = isb_job_setup(r, j);
 		if (ret) {
-			isb_err("job %u: %s", i, j->msg);
+			bench_err("iscsi", "job %u: %s", i, j->msg);
 			return ret;
 		}
 	}
@@ -1435,7 +1396,7 @@ static int isb_run_jobs(struct isb_run *r)
 		r->jobs[i].started = true;
 	}
 	if (err) {
-		isb_err("pthread_create: %s", strerror(err));
+		bench_err("iscsi", "pthread_create: %s", strerror(err));
 		ret = -err;
 		isb_gate(r, -1);
 	} else {
@@ -1449,7 +1410,7 @@ static int isb_run_jobs(struct isb_run *r)
 	bench_progress_done();
 	for (i = 0; i < r->o.jobs && !ret; i++)
 		if (r->jobs[i].err) {
-			isb_err("job %u: %s", i, r->jobs[i].msg);
+			bench_err("iscsi", "job %u: %s", i, r->jobs[i].msg);
 			ret = r->jobs[i].err;
 		}
 	return ret;
@@ -1462,7 +1423,7 @@ int bench_iscsi(int argc, char **argv)
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		isb_err("out of memory");
+		bench_err("iscsi", "out of memory");
 		return 1;
 	}
 	r->o = (struct isb_opts){
@@ -1490,7 +1451,7 @@ int bench_iscsi(int argc, char **argv)
 		goto out;
 	ret = isb_report(r);
 	if (ret) {
-		isb_err("printing the report: %s", strerror(-ret));
+		bench_err("iscsi", "printing the report: %s", strerror(-ret));
 		goto out;
 	}
 	status = 0;

@@ -1115,17 +1115,11 @@ static int add_targets(struct nb *b)
 /* "-" or a decimal ns figure; NAN for "-". */
 static int nb_kernel_num(const char *s, double *out)
 {
-	char *end;
-
 	if (!strcmp(s, "-")) {
 		*out = NAN;
 		return 0;
 	}
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end || !(*out >= 0))
-		return -EINVAL;
-	return 0;
+	return bench_parse_double(s, 0, INFINITY, out);
 }
 
 /*
@@ -1262,7 +1256,32 @@ static int nb_notes(struct nb *b)
 	return ret ? nb_fail("report", ret) : 0;
 }
 
-int bench_numbering(int argc, char **argv)
+/* --sizes: ascending, without repeats (the chain's build time is
+ * predicted from the size before). */
+static void nb_sizes_set(struct nb *b, const uint64_t *list, unsigned int n)
+{
+	unsigned int i, j;
+
+	b->nsizes = 0;
+	for (i = 0; i < n; i++) {
+		for (j = b->nsizes; j > 0 && b->sizes[j - 1] > list[i]; j--)
+			;
+		if (j > 0 && b->sizes[j - 1] == list[i])
+			continue;
+		memmove(&b->sizes[j + 1], &b->sizes[j],
+			(b->nsizes - j) * sizeof(b->sizes[0]));
+		b->sizes[j] = (uint32_t)list[i];
+		b->nsizes++;
+	}
+}
+
+/*
+ * The command line into @b (defaults for what it leaves out) and
+ * --kernel-idx's file into @kernel_path. Return: -1 to run, else the exit
+ * status (0 after --help).
+ */
+static int nb_parse(int argc, char **argv, struct nb *b,
+		    const char **kernel_path)
 {
 	enum {
 		OPT_KERNEL_IDX = 0x200,
@@ -1279,21 +1298,12 @@ int bench_numbering(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v, list[NB_MAX_SIZES];
-	unsigned int i, j, n;
-	const char *kernel_path = NULL;
-	struct nb b = {
-		.rng = rng_init(0x5d5a5e11ull),
-		.name_ns = NAN,
-		.parse_ns = NAN,
-		.fill_ratio_1m = NAN,
-		.churn_tree_1m = NAN,
-		.radix_262k = NAN,
-	};
+	unsigned int i, n;
 	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
-		ret = bench_common_opt(&b.opt, opt, optarg, CMD);
+		ret = bench_common_opt(&b->opt, opt, optarg, CMD);
 		if (ret < 0)
 			return CLI_EXIT_USAGE;
 		if (ret)
@@ -1303,7 +1313,7 @@ int bench_numbering(int argc, char **argv)
 			return 0;
 		}
 		if (opt == OPT_KERNEL_IDX) {
-			kernel_path = optarg;
+			*kernel_path = optarg;
 			continue;
 		}
 		if (opt == OPT_SIZES) {
@@ -1317,19 +1327,7 @@ int bench_numbering(int argc, char **argv)
 					"need N[,N...], each 1..1048576");
 				return CLI_EXIT_USAGE;
 			}
-			/* ascending, without repeats: the chain's build
-			 * time is predicted from the size before */
-			b.nsizes = 0;
-			for (i = 0; i < n; i++) {
-				for (j = b.nsizes; j > 0 && b.sizes[j - 1] > list[i]; j--)
-					;
-				if (j > 0 && b.sizes[j - 1] == list[i])
-					continue;
-				memmove(&b.sizes[j + 1], &b.sizes[j],
-					(b.nsizes - j) * sizeof(b.sizes[0]));
-				b.sizes[j] = (uint32_t)list[i];
-				b.nsizes++;
-			}
+			nb_sizes_set(b, list, n);
 			continue;
 		}
 		if (opt == OPT_SWEEP) {
@@ -1341,7 +1339,7 @@ int bench_numbering(int argc, char **argv)
 					optarg, NB_MAX_SWEEP);
 				return CLI_EXIT_USAGE;
 			}
-			b.sweep = (uint32_t)v;
+			b->sweep = (uint32_t)v;
 			continue;
 		}
 		if (opt == OPT_OBJECTS) {
@@ -1353,7 +1351,7 @@ int bench_numbering(int argc, char **argv)
 					optarg, NB_MIN_OBJS, NB_MAX_OBJS);
 				return CLI_EXIT_USAGE;
 			}
-			b.nobjs = (uint32_t)v;
+			b->nobjs = (uint32_t)v;
 			continue;
 		}
 		cli_suggest_option(stderr, argv[0], lopts, argv[optind - 1]);
@@ -1366,17 +1364,36 @@ int bench_numbering(int argc, char **argv)
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (bench_only(&b.opt, CMD, nb_groups, NB_NGROUPS, &b.groups))
+	if (bench_only(&b->opt, CMD, nb_groups, NB_NGROUPS, &b->groups))
 		return CLI_EXIT_USAGE;
-	if (!b.nsizes) {
+	if (!b->nsizes) {
 		for (i = 0; i < ARRAY_SIZE(nb_sizes); i++)
-			b.sizes[i] = nb_sizes[i];
-		b.nsizes = ARRAY_SIZE(nb_sizes);
+			b->sizes[i] = nb_sizes[i];
+		b->nsizes = ARRAY_SIZE(nb_sizes);
 	}
-	if (!b.sweep)
-		b.sweep = b.opt.quick ? NB_QUICK_SWEEP : NB_SWEEP;
-	if (!b.nobjs)
-		b.nobjs = NB_OBJS;
+	if (!b->sweep)
+		b->sweep = b->opt.quick ? NB_QUICK_SWEEP : NB_SWEEP;
+	if (!b->nobjs)
+		b->nobjs = NB_OBJS;
+	return -1;
+}
+
+int bench_numbering(int argc, char **argv)
+{
+	const char *kernel_path = NULL;
+	struct nb b = {
+		.rng = rng_init(0x5d5a5e11ull),
+		.name_ns = NAN,
+		.parse_ns = NAN,
+		.fill_ratio_1m = NAN,
+		.churn_tree_1m = NAN,
+		.radix_262k = NAN,
+	};
+	int ret;
+
+	ret = nb_parse(argc, argv, &b, &kernel_path);
+	if (ret >= 0)
+		return ret;
 	if (kernel_path && nb_kernel_load(&b, kernel_path))
 		return 1;
 	bench_cfg_init(&b.cfg, &b.opt);

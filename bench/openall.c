@@ -1,31 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * sdswarm-bench open-all and mktree. open-all opens, reads the head of and
- * closes every disk and partition node of a tree through io_uring (linked
- * OPENAT -> READ -> CLOSE chains on direct descriptors, --depth of them in
- * flight) against a plain open/pread/close loop over the same names in the
- * same run. mktree makes such a tree of empty or sparse files: on tmpfs it
- * is the reference, the kernel's own VFS cost with no driver below it.
+ * sdswarm-bench open-all: opens, reads the head of and closes every disk
+ * and partition node of a tree through io_uring (linked OPENAT -> READ ->
+ * CLOSE chains on direct descriptors, --depth of them in flight) against a
+ * plain open/pread/close loop over the same names in the same run. Its
+ * reference is a tmpfs tree that mktree (mktree.c) makes.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include <jansson.h>
 #include <liburing.h>
@@ -33,10 +25,7 @@
 #include "array.h"
 #include "bench.h"
 #include "cli.h"
-#include "parse.h"
 #include "sdnum.h"
-
-extern char **environ;
 
 /* --variants: IOSQE_ASYNC flipped, no registered buffers, plain fds. */
 #define OA_VARIANTS 3u
@@ -53,19 +42,10 @@ extern char **environ;
 #define OA_ALIGN 4096u
 /* O_DIRECT transfers are whole logical blocks: at least 512 bytes each. */
 #define OA_DIRECT_UNIT 512u
-/* Disk indices sdnum can name: 0..INT_MAX. */
-#define OA_MAX_DISKS (1ull << 31)
 /* Fewer nodes than this, and a pass is over in milliseconds: the report
  * says its ratios are noisy. */
 #define OA_NOISY_NODES 1000u
-/* The partitions a disk has when --parts is not given: the classic 16
- * minors per disk, a whole disk and 15 partitions. */
-#define OA_PARTS 15u
 
-/* The progress bar waits this long, so short runs do not flicker, and is
- * redrawn at most this often. */
-#define OA_PROGRESS_AFTER_NS 2000000000ull
-#define OA_PROGRESS_EVERY_NS 200000000ull
 /* The open rate over time is sampled in ticks of 100 ms. */
 #define OA_TICK_NS 100000000ull
 /* The synchronous loop reads the clock once per this many nodes (~20 ns a
@@ -121,20 +101,6 @@ struct oa_pass {
 	struct oa_timeline tl;
 };
 
-/*
- * The nodes: with --disks, node i is disk i / (parts + 1), partition
- * i % (parts + 1) (0 is the whole disk), generated when needed; from a
- * readdir, the sorted (disk << 8 | partition) keys of what was found.
- */
-struct oa_nodes {
-	const char *prefix;
-	uint64_t ndisks;
-	unsigned int parts;
-	uint64_t *keys;
-	uint64_t count;
-	uint64_t skipped;
-};
-
 /* One chain in flight; its slot number is also its direct descriptor and
  * its registered buffer. */
 struct oa_chain {
@@ -176,12 +142,7 @@ struct oa_ring {
 struct oa_opts {
 	struct bench_opts common;
 	const char *dir;
-	const char *prefix;
-	const struct sdnum_scheme *scheme;
-	bool have_disks;
-	bool have_parts;
-	uint64_t ndisks;
-	unsigned int parts;
+	struct bench_tree_opts tree;
 	uint64_t read_size;
 	unsigned int depth;
 	bool direct;
@@ -238,20 +199,12 @@ static int oa_reqs_read(int dirfd, struct oa_reqs *r)
 /* Slab and Cached of /proc/meminfo, in KiB; 0 when unreadable. */
 static void oa_meminfo(uint64_t *slab, uint64_t *cached)
 {
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "re");
-	unsigned long long v;
+	static const char *const keys[] = {"Slab", "Cached"};
+	uint64_t kib[ARRAY_SIZE(keys)];
 
-	*slab = *cached = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Slab: %llu", &v) == 1)
-			*slab = v;
-		else if (sscanf(line, "Cached: %llu", &v) == 1)
-			*cached = v;
-	}
-	fclose(f);
+	bench_meminfo(keys, ARRAY_SIZE(keys), kib);
+	*slab = kib[0];
+	*cached = kib[1];
 }
 
 /* Drop clean page cache, dentries and inodes (root only): the next pass
@@ -269,21 +222,6 @@ static int oa_drop_caches(void)
 	return ret;
 }
 
-static void oa_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void oa_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	bench_progress_done();
-	fprintf(stderr, "sdswarm-bench %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* "ENOENT" for 2; "E999" for a number glibc has no name for. */
 static const char *oa_errno_name(int err, char *buf, size_t len)
 {
@@ -293,47 +231,6 @@ static const char *oa_errno_name(int err, char *buf, size_t len)
 		return s;
 	snprintf(buf, len, "E%d", err);
 	return buf;
-}
-
-static json_t *oa_jnum(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* json_object_set_new() takes @v even when it fails (and fails on NULL):
- * one check covers a failed constructor too. */
-static int oa_jset(json_t *o, const char *key, json_t *v)
-{
-	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
-}
-
-/* Whether @fd's file system is tmpfs (the reference). */
-static bool oa_is_tmpfs(int fd)
-{
-	struct statfs sfs;
-
-	return fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
-}
-
-static void oa_progress(const char *what, uint64_t done, uint64_t total,
-			uint64_t t0, uint64_t now, uint64_t *last)
-{
-	char bar[33];
-	unsigned int fill, i;
-	double secs;
-
-	if (now - t0 < OA_PROGRESS_AFTER_NS ||
-	    now - *last < OA_PROGRESS_EVERY_NS)
-		return;
-	*last = now;
-	fill = total ? (unsigned int)(done * 32 / total) : 32;
-	for (i = 0; i < 32; i++)
-		bar[i] = i < fill ? '#' : '-';
-	bar[32] = '\0';
-	secs = (double)(now - t0) / 1e9;
-	bench_progress("%s [%s] %3u%% %" PRIu64 "/%" PRIu64 " %.0f/s", what,
-		       bar, total ? (unsigned int)(done * 100 / total) : 100,
-		       done, total, (double)done / secs);
 }
 
 /* ---- histogram ------------------------------------------------------ */
@@ -498,109 +395,6 @@ static void oa_node_done(struct oa_pass *p, uint64_t node,
 
 /* ---- the nodes ------------------------------------------------------ */
 
-static int oa_node_name(const struct oa_nodes *n, uint64_t i, char *buf,
-			size_t len)
-{
-	uint32_t disk;
-	unsigned int part;
-
-	if (n->keys) {
-		disk = (uint32_t)(n->keys[i] >> 8);
-		part = (unsigned int)(n->keys[i] & 0xff);
-	} else {
-		disk = (uint32_t)(i / (n->parts + 1));
-		part = (unsigned int)(i % (n->parts + 1));
-	}
-	return sdnum_name_part(n->prefix, disk, part, buf, len);
-}
-
-static int oa_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Every entry of @dirfd that is a disk or partition name of @n->prefix
- * (sdnum_parse() is strict, so only names the kernel would give) and a
- * block device or a regular file; other entries are counted as skipped.
- * @disks_only keeps whole disks only. O(entries log entries).
- */
-static int oa_nodes_readdir(struct oa_nodes *n, int dirfd, bool disks_only)
-{
-	size_t cap = 0;
-	struct dirent *de;
-	struct stat st;
-	uint32_t index;
-	unsigned int part;
-	uint64_t *keys;
-	DIR *d;
-	int fd, ret = 0;
-
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	n->count = 0;
-	n->skipped = 0;
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			ret = -errno;
-			break;
-		}
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (sdnum_parse(n->prefix, de->d_name, &index, &part) ||
-		    (disks_only && part)) {
-			n->skipped++;
-			continue;
-		}
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd, de->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW)) {
-				n->skipped++;
-				continue;
-			}
-			if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
-				n->skipped++;
-				continue;
-			}
-		} else if (de->d_type != DT_BLK && de->d_type != DT_REG) {
-			n->skipped++;
-			continue;
-		}
-		if (n->count == cap) {
-			cap = cap ? cap * 2 : 4096;
-			keys = realloc(n->keys, cap * sizeof(*keys));
-			if (!keys) {
-				ret = -ENOMEM;
-				break;
-			}
-			n->keys = keys;
-		}
-		n->keys[n->count++] = (uint64_t)index << 8 | part;
-	}
-	closedir(d);
-	if (ret) {
-		free(n->keys);
-		n->keys = NULL;
-		n->count = 0;
-		return ret;
-	}
-	if (n->keys)
-		qsort(n->keys, n->count, sizeof(*n->keys), oa_cmp_u64);
-	return 0;
-}
-
 /*
  * Whether the tree's files can be read inline by io_uring. Without
  * FMODE_NOWAIT (tmpfs on Linux 6.18 is one) io_uring tries each
@@ -608,7 +402,7 @@ static int oa_nodes_readdir(struct oa_nodes *n, int dirfd, bool disks_only)
  * fails with EOPNOTSUPP on exactly those files. Probes the first of the
  * first 16 nodes that opens. 1 inline-capable, 0 not, -errno unknown.
  */
-static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
+static int oa_probe_nowait(int dirfd, const struct bench_tree *n, int flags,
 			   void *buf, size_t len)
 {
 	char name[SDNUM_NAME_MAX];
@@ -618,7 +412,7 @@ static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
 	int fd, ret = -ENOENT;
 
 	for (i = 0; i < n->count && i < 16; i++) {
-		oa_node_name(n, i, name, sizeof(name));
+		bench_tree_name(n, i, name, sizeof(name));
 		fd = openat(dirfd, name, flags | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -630,81 +424,6 @@ static int oa_probe_nowait(int dirfd, const struct oa_nodes *n, int flags,
 		break;
 	}
 	return ret;
-}
-
-/* ---- options shared by open-all and mktree ------------------------- */
-
-/*
- * --disks, --parts and --scheme together: every disk index must have a
- * name (0..INT_MAX) and, with a scheme, a number in it.
- */
-static int oa_check_shape(const char *cmd, const struct oa_opts *o)
-{
-	if (o->scheme && o->ndisks > o->scheme->max_disks) {
-		oa_err(cmd,
-		       "--disks %" PRIu64
-		       ": the %s scheme numbers at most %" PRIu32 " disks",
-		       o->ndisks, o->scheme->name, o->scheme->max_disks);
-		return -EINVAL;
-	}
-	if (o->scheme && o->parts > o->scheme->max_parts) {
-		oa_err(cmd,
-		       "--parts %u: the %s scheme has at most %" PRIu32
-		       " partitions per disk",
-		       o->parts, o->scheme->name, o->scheme->max_parts);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Options that name the tree; 1 applied, 0 not one of them, -EINVAL. */
-static int oa_shape_opt(const char *cmd, struct oa_opts *o, int opt,
-			const char *arg)
-{
-	uint64_t v;
-
-	switch (opt) {
-	case 'N':
-		if (bench_parse_u64(arg, 1, OA_MAX_DISKS, &v)) {
-			oa_err(cmd, "--disks '%s': need 1..%llu", arg,
-			       OA_MAX_DISKS);
-			return -EINVAL;
-		}
-		o->ndisks = v;
-		o->have_disks = true;
-		return 1;
-	case 'P':
-		if (bench_parse_u64(arg, 0, SDNUM_MAX_PART_NUMBER, &v)) {
-			oa_err(cmd, "--parts '%s': need 0..%u", arg,
-			       SDNUM_MAX_PART_NUMBER);
-			return -EINVAL;
-		}
-		o->parts = (unsigned int)v;
-		o->have_parts = true;
-		return 1;
-	case 'S':
-		o->scheme = sdnum_scheme_find(arg);
-		if (!o->scheme) {
-			oa_err(cmd,
-			       "--scheme '%s': legacy, naive, wilcox, linux or "
-			       "dynamic",
-			       arg);
-			return -EINVAL;
-		}
-		return 1;
-	case 'X':
-		if (!*arg || strlen(arg) > SDNUM_MAX_PREFIX ||
-		    strchr(arg, '/')) {
-			oa_err(cmd,
-			       "--prefix '%s': need 1..%u characters, no '/'",
-			       arg, SDNUM_MAX_PREFIX);
-			return -EINVAL;
-		}
-		o->prefix = arg;
-		return 1;
-	default:
-		return 0;
-	}
 }
 
 /* ---- io_uring ------------------------------------------------------- */
@@ -1077,7 +796,7 @@ static unsigned int oa_reap(struct oa_ring *r, struct oa_pass *p, uint64_t now)
  * io_uring_enter, reap all that are ready, repeat. 0 or -errno (a ring
  * failure; node failures are counted in @p).
  */
-static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
+static int oa_uring_pass(struct oa_ring *r, const struct bench_tree *nodes,
 			 struct oa_pass *p, const char *what)
 {
 	uint64_t next = 0, t0, now, last = 0;
@@ -1092,7 +811,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
 		while (r->nfree && next < nodes->count) {
 			slot = r->free[--r->nfree];
 			r->chains[slot].node = next;
-			oa_node_name(nodes, next, r->chains[slot].name,
+			bench_tree_name(nodes, next, r->chains[slot].name,
 				     sizeof(r->chains[slot].name));
 			oa_prep_chain(r, slot);
 			r->batch[nb++] = slot;
@@ -1110,7 +829,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
 		inflight -= done;
 		if (done && oa_timeline_add(&p->tl, now - t0, done))
 			return -ENOMEM;
-		oa_progress(what, next - inflight, nodes->count, t0, now,
+		bench_progress_bar(what, next - inflight, nodes->count, t0, now,
 			    &last);
 	}
 	p->ns = now - t0;
@@ -1119,7 +838,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct oa_nodes *nodes,
 
 /* The baseline: open, pread and close each node in turn, the same names
  * and flags. Returns 0 or -ENOMEM. */
-static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
+static int oa_sync_pass(int dirfd, const struct bench_tree *nodes, int flags,
 			void *buf, size_t read_size, struct oa_pass *p)
 {
 	char name[SDNUM_NAME_MAX];
@@ -1129,7 +848,7 @@ static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
 
 	t0 = bench_now_ns();
 	for (i = 0; i < nodes->count; i++) {
-		oa_node_name(nodes, i, name, sizeof(name));
+		bench_tree_name(nodes, i, name, sizeof(name));
 		res[OA_READ] = res[OA_CLOSE] = 0;
 		fd = openat(dirfd, name, flags);
 		if (fd < 0) {
@@ -1149,7 +868,7 @@ static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
 		if (oa_timeline_add(&p->tl, now - t0, (uint32_t)(i + 1 - mark)))
 			return -ENOMEM;
 		mark = i + 1;
-		oa_progress("open-all sync", i + 1, nodes->count, t0, now,
+		bench_progress_bar("open-all sync", i + 1, nodes->count, t0, now,
 			    &last);
 	}
 	now = bench_now_ns();
@@ -1160,43 +879,6 @@ static int oa_sync_pass(int dirfd, const struct oa_nodes *nodes, int flags,
 }
 
 /* ---- the plot ------------------------------------------------------- */
-
-/* Whether @prog is an executable file in a $PATH directory. */
-static bool oa_in_path(const char *prog)
-{
-	const char *path = getenv("PATH"), *s, *e;
-	char buf[PATH_MAX];
-	int len;
-
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (s = path;; s = e + 1) {
-		e = strchrnul(s, ':');
-		/* An empty element is the current folder. */
-		if (e == s)
-			len = snprintf(buf, sizeof(buf), "./%s", prog);
-		else
-			len = snprintf(buf, sizeof(buf), "%.*s/%s",
-				       (int)(e - s), s, prog);
-		if (len > 0 && (size_t)len < sizeof(buf) &&
-		    access(buf, X_OK) == 0)
-			return true;
-		if (!*e)
-			return false;
-	}
-}
-
-/* @s as a gnuplot single-quoted string: a quote inside is doubled. */
-static void oa_gp_quote(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
-	fputc('\'', f);
-}
 
 /* The open rate per tick, as steps; the last, partial tick is scaled to
  * its real length and closed at the pass's end. */
@@ -1218,43 +900,6 @@ static void oa_write_rate(FILE *f, const struct oa_pass *p)
 		fprintf(f, "%.3f %.1f\n", (double)p->ns / 1e9, rate);
 }
 
-static int oa_write_file(const char *dir, const char *name, FILE **out,
-			 char *path, size_t len)
-{
-	snprintf(path, len, "%s/%s", dir, name);
-	*out = fopen(path, "we");
-	return *out ? 0 : -errno;
-}
-
-static int oa_spawn_gnuplot(const char *script)
-{
-	posix_spawn_file_actions_t fa;
-	char prog[] = "gnuplot", *argv[3];
-	pid_t pid;
-	int ret, status;
-
-	argv[0] = prog;
-	argv[1] = (char *)script;
-	argv[2] = NULL;
-	ret = posix_spawn_file_actions_init(&fa);
-	if (ret)
-		return -ret;
-	/* Our stdout may be JSON: anything gnuplot says goes to stderr. */
-	ret = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO,
-					       STDOUT_FILENO);
-	if (!ret)
-		ret = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (ret)
-		return -ret;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return -ECHILD;
-	return 0;
-}
-
 /*
  * --plot: a latency histogram of the io_uring pass and the open rate over
  * time of both passes, in one PNG. The data and the script go to a private
@@ -1264,23 +909,18 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 		   unsigned int depth, const struct oa_pass *u,
 		   const struct oa_pass *s)
 {
-	static const char *const files[] = {"hist.dat", "uring.dat", "sync.dat",
-					    "plot.gp"};
-	char tmp[PATH_MAX], path[PATH_MAX + 16], hist[PATH_MAX + 16],
-		rate[PATH_MAX + 16], srate[PATH_MAX + 16];
-	const char *base = getenv("TMPDIR");
 	bool have_hist = u && u->hist.count;
-	FILE *f;
+	struct bench_plot *plot;
+	char title[PATH_MAX + 96];
 	unsigned int i;
+	FILE *f;
 	int ret;
 
-	if (!base || !*base)
-		base = "/tmp";
-	snprintf(tmp, sizeof(tmp), "%s/sdswarm-plot.XXXXXX", base);
-	if (!mkdtemp(tmp))
-		return -errno;
+	ret = bench_plot_create(&plot);
+	if (ret)
+		return ret;
 
-	ret = oa_write_file(tmp, "hist.dat", &f, hist, sizeof(hist));
+	ret = bench_plot_file(plot, "hist.dat", &f);
 	if (ret)
 		goto out_rm;
 	if (have_hist)
@@ -1295,7 +935,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_write_file(tmp, "uring.dat", &f, rate, sizeof(rate));
+		ret = bench_plot_file(plot, "uring.dat", &f);
 	if (ret)
 		goto out_rm;
 	if (u)
@@ -1303,7 +943,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_write_file(tmp, "sync.dat", &f, srate, sizeof(srate));
+		ret = bench_plot_file(plot, "sync.dat", &f);
 	if (ret)
 		goto out_rm;
 	if (s)
@@ -1311,27 +951,16 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_write_file(tmp, "plot.gp", &f, path, sizeof(path));
+		ret = bench_plot_file(plot, "plot.gp", &f);
 	if (ret)
 		goto out_rm;
 
-	fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-	      "  set terminal pngcairo size 1000,900 noenhanced\n"
-	      "} else {\n"
-	      "  set terminal png size 1000,900 noenhanced\n"
-	      "}\nset output ",
-	      f);
-	oa_gp_quote(f, png);
+	bench_plot_png(f, png, 1000, 900);
 	fprintf(f, "\nset multiplot layout %d,1 title ", have_hist ? 2 : 1);
-	{
-		char title[PATH_MAX + 96];
-
-		snprintf(title, sizeof(title),
-			 "sdswarm-bench open-all %s: %" PRIu64
-			 " nodes, depth %u",
-			 dir, nodes, depth);
-		oa_gp_quote(f, title);
-	}
+	snprintf(title, sizeof(title),
+		 "sdswarm-bench open-all %s: %" PRIu64 " nodes, depth %u", dir,
+		 nodes, depth);
+	bench_plot_quote(f, title);
 	fputs("\nset grid\n", f);
 	if (have_hist) {
 		fputs("set title 'latency per chain, submission to its CLOSE "
@@ -1354,7 +983,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 			oa_hist_percentile(&u->hist, 99.9) / 1e3,
 			oa_hist_percentile(&u->hist, 99.9) / 1e3);
 		fputs("plot ", f);
-		oa_gp_quote(f, hist);
+		bench_plot_quote_file(f, plot, "hist.dat");
 		fputs(" using 1:3:2 with boxes lc rgb 'steelblue' title "
 		      "'chains', "
 		      "NaN with lines lw 2 lc rgb 'dark-green' title 'p50', "
@@ -1368,12 +997,12 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	      "set ylabel 'opens/s'\nset format y '%.0s%c'\nplot ",
 	      f);
 	if (u) {
-		oa_gp_quote(f, rate);
+		bench_plot_quote_file(f, plot, "uring.dat");
 		fputs(" using 1:2 with steps lw 2 title 'io_uring'", f);
 	}
 	if (s) {
 		fputs(u ? ", " : "", f);
-		oa_gp_quote(f, srate);
+		bench_plot_quote_file(f, plot, "sync.dat");
 		fputs(" using 1:2 with steps lw 2 title 'sync "
 		      "open/pread/close'",
 		      f);
@@ -1382,13 +1011,9 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (fclose(f))
 		ret = -EIO;
 	if (!ret)
-		ret = oa_spawn_gnuplot(path);
+		ret = bench_plot_run(plot, "plot.gp");
 out_rm:
-	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmp, files[i]);
-		unlink(path);
-	}
-	rmdir(tmp);
+	bench_plot_destroy(plot);
 	return ret;
 }
 
@@ -1411,11 +1036,11 @@ static json_t *oa_json_latency(const struct oa_hist *h)
 	o = json_object();
 	if (!o)
 		return NULL;
-	if (oa_jset(o, "p50", oa_jns(oa_hist_percentile(h, 50))) ||
-	    oa_jset(o, "p99", oa_jns(oa_hist_percentile(h, 99))) ||
-	    oa_jset(o, "p99.9", oa_jns(oa_hist_percentile(h, 99.9))) ||
-	    oa_jset(o, "max", json_integer((json_int_t)h->max)) ||
-	    oa_jset(o, "mean", oa_jns((double)h->sum / (double)h->count))) {
+	if (bench_jset(o, "p50", oa_jns(oa_hist_percentile(h, 50))) ||
+	    bench_jset(o, "p99", oa_jns(oa_hist_percentile(h, 99))) ||
+	    bench_jset(o, "p99.9", oa_jns(oa_hist_percentile(h, 99.9))) ||
+	    bench_jset(o, "max", json_integer((json_int_t)h->max)) ||
+	    bench_jset(o, "mean", oa_jns((double)h->sum / (double)h->count))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -1433,11 +1058,11 @@ static json_t *oa_json_errors(const struct oa_pass *p)
 		return NULL;
 	for (s = 0; s < OA_STAGES; s++) {
 		st = json_object();
-		if (oa_jset(o, oa_stage_name[s], st))
+		if (bench_jset(o, oa_stage_name[s], st))
 			goto out_free;
 		for (e = 0; e < OA_ERRNO_SLOTS; e++)
 			if (p->err[s][e] &&
-			    oa_jset(st, oa_errno_name((int)e, nb, sizeof(nb)),
+			    bench_jset(st, oa_errno_name((int)e, nb, sizeof(nb)),
 				    json_integer((json_int_t)p->err[s][e])))
 				goto out_free;
 	}
@@ -1468,14 +1093,15 @@ static void oa_print_errors(FILE *f, const char *what, const struct oa_pass *p,
 }
 
 static void oa_say_first(const char *dir, const char *what,
-			 const struct oa_nodes *nodes, const struct oa_pass *p)
+			 const struct bench_tree *nodes,
+			 const struct oa_pass *p)
 {
 	char name[SDNUM_NAME_MAX];
 
 	if (!p || !p->have_first)
 		return;
-	oa_node_name(nodes, p->first_node, name, sizeof(name));
-	oa_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
+	bench_tree_name(nodes, p->first_node, name, sizeof(name));
+	bench_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
 	       what, dir, name, oa_stage_name[p->first_stage],
 	       strerror(p->first_err), p->failed, p->failed == 1 ? "" : "s");
 }
@@ -1590,8 +1216,6 @@ enum {
 	OA_OPT_PLAIN,
 	OA_OPT_REFERENCE,
 	OA_OPT_PLOT,
-	OA_OPT_SIZE,
-	OA_OPT_FORCE,
 	OA_OPT_COLD,
 	OA_OPT_VARIANTS,
 };
@@ -1601,10 +1225,10 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	uint32_t none;
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{"disks", required_argument, NULL, 'N'},
-		{"parts", required_argument, NULL, 'P'},
-		{"scheme", required_argument, NULL, 'S'},
-		{"prefix", required_argument, NULL, 'X'},
+		{"disks", required_argument, NULL, BENCH_OPT_DISKS},
+		{"parts", required_argument, NULL, BENCH_OPT_PARTS},
+		{"scheme", required_argument, NULL, BENCH_OPT_SCHEME},
+		{"prefix", required_argument, NULL, BENCH_OPT_PREFIX},
 		{"read", required_argument, NULL, OA_OPT_READ},
 		{"depth", required_argument, NULL, OA_OPT_DEPTH},
 		{"direct", no_argument, NULL, OA_OPT_DIRECT},
@@ -1624,7 +1248,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "open-all");
 		if (!ret)
-			ret = oa_shape_opt("open-all", o, opt, optarg);
+			ret = bench_tree_opt("open-all", &o->tree, opt, optarg);
 		if (ret < 0)
 			return 1;
 		if (ret)
@@ -1635,7 +1259,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			return 0;
 		case OA_OPT_READ:
 			if (bench_parse_u64(optarg, 0, OA_MAX_READ, &v)) {
-				oa_err("open-all",
+				bench_err("open-all",
 				       "--read '%s': need 0..%u bytes", optarg,
 				       OA_MAX_READ);
 				return 1;
@@ -1644,7 +1268,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			break;
 		case OA_OPT_DEPTH:
 			if (bench_parse_u64(optarg, 1, OA_MAX_DEPTH, &v)) {
-				oa_err("open-all", "--depth '%s': need 1..%u",
+				bench_err("open-all", "--depth '%s': need 1..%u",
 				       optarg, OA_MAX_DEPTH);
 				return 1;
 			}
@@ -1673,7 +1297,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			break;
 		case OA_OPT_PLOT:
 			if (!*optarg || strchr(optarg, '\n')) {
-				oa_err("open-all", "--plot: need a file name "
+				bench_err("open-all", "--plot: need a file name "
 						   "without newlines");
 				return 1;
 			}
@@ -1688,7 +1312,7 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	}
 	if (optind + 1 != argc) {
 		if (optind < argc)
-			oa_err("open-all", "one DIR, not '%s'",
+			bench_err("open-all", "one DIR, not '%s'",
 			       argv[optind + 1 < argc ? optind + 1 : optind]);
 		oa_usage(stderr);
 		return 1;
@@ -1697,26 +1321,26 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	if (bench_only(&o->common, "open-all", NULL, 0, &none))
 		return 1;
 	if (!o->run_sync && !o->run_uring) {
-		oa_err("open-all", "--baseline-only and --no-baseline leave "
+		bench_err("open-all", "--baseline-only and --no-baseline leave "
 				   "nothing to run");
 		return 1;
 	}
-	if (o->have_parts && !o->have_disks) {
-		oa_err("open-all", "--parts needs --disks");
+	if (o->tree.have_parts && !o->tree.have_disks) {
+		bench_err("open-all", "--parts needs --disks");
 		return 1;
 	}
 	if (o->direct && o->read_size % OA_DIRECT_UNIT) {
-		oa_err("open-all",
+		bench_err("open-all",
 		       "--direct: --read %" PRIu64 " is not a multiple of %u",
 		       o->read_size, OA_DIRECT_UNIT);
 		return 1;
 	}
 	if (o->reference && !o->run_uring) {
-		oa_err("open-all", "--reference measures io_uring: not with "
+		bench_err("open-all", "--reference measures io_uring: not with "
 				   "--baseline-only");
 		return 1;
 	}
-	if (o->have_disks && oa_check_shape("open-all", o))
+	if (o->tree.have_disks && bench_tree_check("open-all", &o->tree))
 		return 1;
 	return -1;
 }
@@ -1741,7 +1365,7 @@ struct oa_series {
 struct oa_run {
 	const struct oa_opts *o;
 	int dirfd;
-	const struct oa_nodes *nodes;
+	const struct bench_tree *nodes;
 	void *buf;
 	int flags;
 	/* --cold: each listing's ns per entry */
@@ -1805,7 +1429,7 @@ static void oa_reqs_add(struct oa_series *s, const struct oa_reqs *a,
 static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 		  const char *what)
 {
-	struct oa_nodes tmp = {.prefix = x->nodes->prefix};
+	struct bench_tree tmp = {.prefix = x->nodes->prefix};
 	bool here = !r || r->dirfd == x->dirfd;
 	struct oa_reqs a, b;
 	struct oa_pass *p;
@@ -1815,7 +1439,7 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 	if (here && x->o->cold) {
 		ret = oa_drop_caches();
 		if (ret) {
-			oa_err("open-all",
+			bench_err("open-all",
 			       "--cold: /proc/sys/vm/drop_caches: %s (it "
 			       "needs root)",
 			       strerror(-ret));
@@ -1823,7 +1447,7 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 		}
 		oa_meminfo(&x->slab0, &x->cached0);
 		t0 = bench_now_ns();
-		ret = oa_nodes_readdir(&tmp, x->dirfd, false);
+		ret = bench_tree_readdir(&tmp, x->dirfd, false);
 		if (!ret && tmp.count) {
 			p = oa_pass_new();
 			if (!p) {
@@ -1861,7 +1485,7 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 }
 
 static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
-		    const struct oa_nodes *nodes, const struct oa_ring *r,
+		    const struct bench_tree *nodes, const struct oa_ring *r,
 		    bool tmpfs, int open_flags)
 {
 	char flags[96], last[SDNUM_NAME_MAX];
@@ -1875,7 +1499,7 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 					o->dir, tmpfs ? " (tmpfs)" : "",
 					nodes->count, nodes->skipped);
 	else {
-		oa_node_name(nodes, nodes->count - 1, last, sizeof(last));
+		bench_tree_name(nodes, nodes->count - 1, last, sizeof(last));
 		ret = bench_report_note(
 			rep,
 			"%s%s: %" PRIu64 " disks x %u nodes = %" PRIu64
@@ -1938,7 +1562,7 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 }
 
 static int oa_build_json(json_t **out, const struct oa_opts *o,
-			 const struct oa_nodes *nodes,
+			 const struct bench_tree *nodes,
 			 const struct oa_series *u, const struct oa_series *s,
 			 const struct oa_series *ref, const struct oa_ring *r)
 {
@@ -1954,46 +1578,46 @@ static int oa_build_json(json_t **out, const struct oa_opts *o,
 		base = (double)nodes->count * 1e9 / (double)s->best->ns;
 	if (ref->best)
 		ref_rate = (double)nodes->count * 1e9 / (double)ref->best->ns;
-	if (oa_jset(x, "dir", json_string(o->dir)) ||
-	    oa_jset(x, "names",
+	if (bench_jset(x, "dir", json_string(o->dir)) ||
+	    bench_jset(x, "names",
 		    json_string(nodes->keys ? "readdir" : "list")) ||
-	    oa_jset(x, "nodes", json_integer((json_int_t)nodes->count)) ||
-	    oa_jset(x, "disks",
+	    bench_jset(x, "nodes", json_integer((json_int_t)nodes->count)) ||
+	    bench_jset(x, "disks",
 		    nodes->keys ? json_null()
 				: json_integer((json_int_t)nodes->ndisks)) ||
-	    oa_jset(x, "parts",
+	    bench_jset(x, "parts",
 		    nodes->keys ? json_null() : json_integer(nodes->parts)) ||
-	    oa_jset(x, "depth", json_integer(o->depth)) ||
-	    oa_jset(x, "read_bytes", json_integer((json_int_t)o->read_size)) ||
-	    oa_jset(x, "direct", json_boolean(o->direct)) ||
-	    oa_jset(x, "descriptors",
+	    bench_jset(x, "depth", json_integer(o->depth)) ||
+	    bench_jset(x, "read_bytes", json_integer((json_int_t)o->read_size)) ||
+	    bench_jset(x, "direct", json_boolean(o->direct)) ||
+	    bench_jset(x, "descriptors",
 		    !r ? json_null()
 		       : json_string(r->direct ? "direct" : "plain")) ||
-	    oa_jset(x, "opens", json_integer((json_int_t)head->opens)) ||
-	    oa_jset(x, "errors", json_integer((json_int_t)head->failed)) ||
-	    oa_jset(x, "errors_by_errno", oa_json_errors(head)) ||
-	    oa_jset(x, "bytes_read", json_integer((json_int_t)head->bytes)) ||
-	    oa_jset(x, "seconds",
+	    bench_jset(x, "opens", json_integer((json_int_t)head->opens)) ||
+	    bench_jset(x, "errors", json_integer((json_int_t)head->failed)) ||
+	    bench_jset(x, "errors_by_errno", oa_json_errors(head)) ||
+	    bench_jset(x, "bytes_read", json_integer((json_int_t)head->bytes)) ||
+	    bench_jset(x, "seconds",
 		    u->best ? json_real((double)u->best->ns / 1e9)
 			    : json_null()) ||
-	    oa_jset(x, "opens_per_s", oa_jnum(rate)) ||
-	    oa_jset(x, "latency_ns",
+	    bench_jset(x, "opens_per_s", bench_jnum(rate)) ||
+	    bench_jset(x, "latency_ns",
 		    u->best ? oa_json_latency(&u->best->hist) : json_null()) ||
-	    oa_jset(x, "baseline_opens",
+	    bench_jset(x, "baseline_opens",
 		    s->best ? json_integer((json_int_t)s->best->opens)
 			    : json_null()) ||
-	    oa_jset(x, "baseline_errors",
+	    bench_jset(x, "baseline_errors",
 		    s->best ? json_integer((json_int_t)s->best->failed)
 			    : json_null()) ||
-	    oa_jset(x, "baseline_seconds",
+	    bench_jset(x, "baseline_seconds",
 		    s->best ? json_real((double)s->best->ns / 1e9)
 			    : json_null()) ||
-	    oa_jset(x, "baseline_opens_per_s", oa_jnum(base)) ||
-	    oa_jset(x, "ratio", oa_jnum(rate / base)) ||
-	    oa_jset(x, "reference_dir",
+	    bench_jset(x, "baseline_opens_per_s", bench_jnum(base)) ||
+	    bench_jset(x, "ratio", bench_jnum(rate / base)) ||
+	    bench_jset(x, "reference_dir",
 		    o->reference ? json_string(o->reference) : json_null()) ||
-	    oa_jset(x, "reference_opens_per_s", oa_jnum(ref_rate)) ||
-	    oa_jset(x, "reference_ratio", oa_jnum(rate / ref_rate))) {
+	    bench_jset(x, "reference_opens_per_s", bench_jnum(ref_rate)) ||
+	    bench_jset(x, "reference_ratio", bench_jnum(rate / ref_rate))) {
 		json_decref(x);
 		return -ENOMEM;
 	}
@@ -2049,7 +1673,7 @@ static int oa_note_mem(struct bench_report *rep, const struct oa_run *x,
 		pass / (double)nodes, pc / (double)nodes);
 }
 
-static int oa_report(const struct oa_opts *o, const struct oa_nodes *nodes,
+static int oa_report(const struct oa_opts *o, const struct bench_tree *nodes,
 		     struct oa_series *u, struct oa_series *s,
 		     struct oa_series *ref, const struct oa_ring *r, bool tmpfs,
 		     int open_flags, struct oa_run *x, struct oa_series *vs)
@@ -2163,33 +1787,147 @@ out:
 	return ret;
 }
 
+/* The nodes: --disks names them, else a readdir of DIR finds them. 0, or
+ * -1 after a message. */
+static int oa_nodes(const struct oa_opts *o, int dirfd,
+		    struct bench_tree *nodes)
+{
+	int ret;
+
+	if (o->tree.have_disks) {
+		nodes->ndisks = o->tree.ndisks;
+		nodes->parts = o->tree.parts;
+		nodes->count = o->tree.ndisks * (o->tree.parts + 1);
+		return 0;
+	}
+	ret = bench_tree_readdir(nodes, dirfd, false);
+	if (ret) {
+		bench_err("open-all", "%s: readdir: %s", o->dir,
+			  strerror(-ret));
+		return -1;
+	}
+	if (!nodes->count) {
+		bench_err("open-all",
+			  "%s: no %s disk or partition nodes in it "
+			  "(%" PRIu64 " other entries)",
+			  o->dir, o->tree.prefix, nodes->skipped);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * --variants: rings like @r but for one thing each, OA_VARIANTS of them:
+ * IOSQE_ASYNC the other way, no registered buffers, plain descriptors.
+ * 0, or -1 after a message (the rings made are in @va, for the caller to
+ * destroy).
+ */
+static int oa_variants(const struct oa_opts *o, const struct oa_ring *r,
+		       int dirfd, int flags, struct oa_ring **va)
+{
+	struct oa_opts po = *o;
+	int ret;
+
+	po.plain_fds = true;
+	ret = oa_ring_create(&va[0], o, dirfd, flags);
+	if (!ret) {
+		va[0]->async_read = !r->async_read;
+		ret = oa_ring_create(&va[1], o, dirfd, flags);
+	}
+	if (!ret) {
+		if (va[1]->fixed_bufs)
+			io_uring_unregister_buffers(&va[1]->ring);
+		va[1]->fixed_bufs = false;
+		ret = oa_ring_create(&va[2], &po, dirfd, flags);
+	}
+	if (!ret)
+		va[2]->async_read = r->async_read;
+	if (ret) {
+		bench_err("open-all", "--variants: io_uring: %s",
+			  strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The --reps rounds, each one pass of every kind: io_uring (@r, then the
+ * variants @va), sync, the reference (@rr). io_uring first in each round:
+ * if the tree's caches start cold, the path under test pays for warming
+ * them, not the baseline; the reference's pass in the same round, so load
+ * changes hit all. 0, or -1 after a message.
+ */
+static int oa_rounds(struct oa_run *x, struct oa_ring *r, struct oa_ring **va,
+		     struct oa_ring *rr, struct oa_series *u,
+		     struct oa_series *vs, struct oa_series *s,
+		     struct oa_series *ref)
+{
+	const struct oa_opts *o = x->o;
+	unsigned int i, v;
+	int ret;
+
+	for (i = 0; i < o->reps; i++) {
+		if (o->run_uring) {
+			ret = oa_one(x, r, u, "open-all io_uring");
+			for (v = 0; !ret && v < OA_VARIANTS && va[v]; v++)
+				ret = oa_one(x, va[v], &vs[v],
+					     "open-all io_uring variant");
+			if (ret) {
+				bench_err("open-all", "io_uring pass: %s",
+					  strerror(-ret));
+				return -1;
+			}
+		}
+		if (o->run_sync) {
+			ret = oa_one(x, NULL, s, "open-all sync");
+			if (ret) {
+				bench_err("open-all", "sync pass: %s",
+					  strerror(-ret));
+				return -1;
+			}
+		}
+		if (i == 0 && !o->cold) {
+			oa_meminfo(&x->slab1, &x->cached1);
+			x->have_mem = true;
+		}
+		if (rr) {
+			ret = oa_one(x, rr, ref, "open-all reference");
+			if (ret) {
+				bench_err("open-all", "reference pass: %s",
+					  strerror(-ret));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int bench_open_all(int argc, char **argv)
 {
 	struct oa_opts o = {
-		.prefix = "sd",
-		.parts = OA_PARTS,
+		.tree = {.prefix = "sd", .parts = BENCH_TREE_PARTS},
 		.read_size = OA_READ_SIZE,
 		.depth = OA_DEPTH,
 		.run_sync = true,
 		.run_uring = true,
 	};
-	struct oa_nodes nodes = {0};
+	struct bench_tree nodes = {0};
 	struct oa_series u = {0}, s = {0}, ref = {0}, vs[OA_VARIANTS] = {0};
 	struct oa_ring *r = NULL, *rr = NULL, *va[OA_VARIANTS] = {0};
 	struct oa_run x = {.o = &o};
 	struct oa_pass *p = NULL;
 	void *buf = NULL;
 	int dirfd = -1, refd = -1, flags, ret, status = 1;
-	unsigned int i, v;
+	unsigned int v;
 	bool tmpfs;
 
 	ret = oa_parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
 	o.reps = o.common.reps ? o.common.reps : 1;
-	nodes.prefix = o.prefix;
-	if (o.plot && !oa_in_path("gnuplot")) {
-		oa_err("open-all",
+	nodes.prefix = o.tree.prefix;
+	if (o.plot && !bench_plot_available()) {
+		bench_err("open-all",
 		       "--plot: gnuplot is not installed (no gnuplot in $PATH; "
 		       "Debian: apt install gnuplot-nox)");
 		return 1;
@@ -2198,35 +1936,18 @@ int bench_open_all(int argc, char **argv)
 
 	dirfd = open(o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		oa_err("open-all", "%s: %s", o.dir, strerror(errno));
+		bench_err("open-all", "%s: %s", o.dir, strerror(errno));
 		return 1;
 	}
-	tmpfs = oa_is_tmpfs(dirfd);
+	tmpfs = bench_tree_tmpfs(dirfd);
 	oa_meminfo(&x.slab0, &x.cached0);
-	if (o.have_disks) {
-		nodes.ndisks = o.ndisks;
-		nodes.parts = o.parts;
-		nodes.count = o.ndisks * (o.parts + 1);
-	} else {
-		ret = oa_nodes_readdir(&nodes, dirfd, false);
-		if (ret) {
-			oa_err("open-all", "%s: readdir: %s", o.dir,
-			       strerror(-ret));
-			goto out;
-		}
-		if (!nodes.count) {
-			oa_err("open-all",
-			       "%s: no %s disk or partition nodes in it "
-			       "(%" PRIu64 " other entries)",
-			       o.dir, o.prefix, nodes.skipped);
-			goto out;
-		}
-	}
+	if (oa_nodes(&o, dirfd, &nodes))
+		goto out;
 	oa_meminfo(&x.slab_ls, &x.cached_ls);
 	if (o.read_size) {
 		buf = aligned_alloc(OA_ALIGN, o.read_size);
 		if (!buf) {
-			oa_err("open-all", "out of memory");
+			bench_err("open-all", "out of memory");
 			goto out;
 		}
 		memset(buf, 0, o.read_size);
@@ -2241,7 +1962,7 @@ int bench_open_all(int argc, char **argv)
 			r->async_read = oa_probe_nowait(dirfd, &nodes, flags,
 							buf, o.read_size) == 0;
 		if (ret) {
-			oa_err("open-all", "io_uring: %s%s", strerror(-ret),
+			bench_err("open-all", "io_uring: %s%s", strerror(-ret),
 			       ret == -EOPNOTSUPP
 				       ? " (the kernel lacks OPENAT, READ or "
 					 "CLOSE; --baseline-only runs without "
@@ -2253,86 +1974,31 @@ int bench_open_all(int argc, char **argv)
 	if (o.reference) {
 		refd = open(o.reference, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (refd < 0) {
-			oa_err("open-all", "--reference %s: %s", o.reference,
+			bench_err("open-all", "--reference %s: %s", o.reference,
 			       strerror(errno));
 			goto out;
 		}
-		ref.tmpfs = oa_is_tmpfs(refd);
+		ref.tmpfs = bench_tree_tmpfs(refd);
 		ret = oa_ring_create(&rr, &o, refd, flags);
 		if (!ret && o.read_size)
 			rr->async_read = oa_probe_nowait(refd, &nodes, flags,
 							 buf, o.read_size) == 0;
 		if (ret) {
-			oa_err("open-all", "io_uring: %s", strerror(-ret));
+			bench_err("open-all", "io_uring: %s", strerror(-ret));
 			goto out;
 		}
 	}
 
-	if (o.variants && o.run_uring) {
-		struct oa_opts po = o;
+	if (o.variants && o.run_uring && oa_variants(&o, r, dirfd, flags, va))
+		goto out;
 
-		po.plain_fds = true;
-		ret = oa_ring_create(&va[0], &o, dirfd, flags);
-		if (!ret) {
-			va[0]->async_read = !r->async_read;
-			ret = oa_ring_create(&va[1], &o, dirfd, flags);
-		}
-		if (!ret) {
-			if (va[1]->fixed_bufs)
-				io_uring_unregister_buffers(&va[1]->ring);
-			va[1]->fixed_bufs = false;
-			ret = oa_ring_create(&va[2], &po, dirfd, flags);
-		}
-		if (!ret)
-			va[2]->async_read = r->async_read;
-		if (ret) {
-			oa_err("open-all", "--variants: io_uring: %s",
-			       strerror(-ret));
-			goto out;
-		}
-	}
-
-	/* io_uring first in each round: if the tree's caches start cold,
-	 * the path under test pays for warming them, not the baseline; the
-	 * reference's pass in the same round, so load changes hit all. */
-	for (i = 0; i < o.reps; i++) {
-		if (o.run_uring) {
-			ret = oa_one(&x, r, &u, "open-all io_uring");
-			for (v = 0; !ret && v < OA_VARIANTS && va[v]; v++)
-				ret = oa_one(&x, va[v], &vs[v],
-					     "open-all io_uring variant");
-			if (ret) {
-				oa_err("open-all", "io_uring pass: %s",
-				       strerror(-ret));
-				goto out;
-			}
-		}
-		if (o.run_sync) {
-			ret = oa_one(&x, NULL, &s, "open-all sync");
-			if (ret) {
-				oa_err("open-all", "sync pass: %s",
-				       strerror(-ret));
-				goto out;
-			}
-		}
-		if (i == 0 && !o.cold) {
-			oa_meminfo(&x.slab1, &x.cached1);
-			x.have_mem = true;
-		}
-		if (rr) {
-			ret = oa_one(&x, rr, &ref, "open-all reference");
-			if (ret) {
-				oa_err("open-all", "reference pass: %s",
-				       strerror(-ret));
-				goto out;
-			}
-		}
-	}
+	if (oa_rounds(&x, r, va, rr, &u, vs, &s, &ref))
+		goto out;
 	bench_progress_done();
 
 	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags, &x, vs);
 	if (ret) {
-		oa_err("open-all", "printing the report: %s", strerror(-ret));
+		bench_err("open-all", "printing the report: %s", strerror(-ret));
 		goto out;
 	}
 	oa_say_first(o.dir, "io_uring", &nodes, u.best);
@@ -2343,7 +2009,7 @@ int bench_open_all(int argc, char **argv)
 		ret = oa_plot(o.plot, o.dir, nodes.count, o.depth, u.best,
 			      s.best);
 		if (ret) {
-			oa_err("open-all", "--plot %s: %s", o.plot,
+			bench_err("open-all", "--plot %s: %s", o.plot,
 			       ret == -ECHILD ? "gnuplot failed"
 					      : strerror(-ret));
 			status = 1;
@@ -2366,343 +2032,6 @@ out:
 	free(nodes.keys);
 	if (refd >= 0)
 		close(refd);
-	close(dirfd);
-	return status;
-}
-
-/* ---- mktree --------------------------------------------------------- */
-
-static void mk_usage(FILE *f)
-{
-	fprintf(f, "usage: sdswarm-bench mktree DIR --disks N [--parts P] "
-		   "[--size BYTES]\n"
-		   "                   [--scheme S] [--prefix sd] [--force] "
-		   "[--json]\n\n"
-		   "Makes DIR (if missing) and in it one file per disk and "
-		   "partition node,\n"
-		   "named as the kernel names them: sda, sda1..sdaP, sdb, ... "
-		   "for disks\n"
-		   "0..N-1, empty (one mknodat each) or, with --size, sparse "
-		   "files of that\n"
-		   "size. On tmpfs (/dev/shm) this is open-all's reference: "
-		   "the kernel's own\n"
-		   "VFS cost, with no driver below it. Prints files/s.\n\n"
-		   "  --disks N       disks 0..N-1 (required)\n"
-		   "  --parts P       partitions per disk, 0..255 (default 15: "
-		   "16 files a disk)\n"
-		   "  --size BYTES    sparse files of this size, K/M/G/T "
-		   "suffixes (default 0)\n"
-		   "  --scheme S      check N and P fit the dev_t scheme "
-		   "(default: any)\n"
-		   "  --prefix P      driver prefix (default sd)\n"
-		   "  --force         write into a non-empty DIR: files of the "
-		   "tree's names\n"
-		   "                  are truncated to --size, other entries "
-		   "are kept\n"
-		   "  --json          one JSON object instead of the table\n"
-		   "Refuses a non-empty DIR without --force, and a tree larger "
-		   "than the\n"
-		   "file system's free inodes. Exit status 0, or 1 on an "
-		   "error.\n");
-}
-
-/* 0 if DIR has no entry but . and .., -ENOTEMPTY if it has, -errno. */
-static int mk_check_empty(int dirfd)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, ret = 0;
-
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			ret = -ENOTEMPTY;
-			break;
-		}
-	closedir(d);
-	return ret;
-}
-
-/* An existing entry @name (--force): it must be a regular file, and ends
- * up @size bytes long. */
-static int mk_reuse(int dirfd, const char *name, uint64_t size)
-{
-	struct stat st;
-	int fd, ret = 0;
-
-	/* O_NONBLOCK: a FIFO of that name must not hang us; O_NOFOLLOW: a
-	 * symlink is not followed out of the tree. */
-	fd = openat(dirfd, name,
-		    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP || errno == EISDIR || errno == ENXIO
-			       ? -EEXIST
-			       : -errno;
-	if (fstat(fd, &st))
-		ret = -errno;
-	else if (!S_ISREG(st.st_mode))
-		ret = -EEXIST;
-	else if ((uint64_t)st.st_size != size && ftruncate(fd, (off_t)size))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int mk_one(int dirfd, const char *name, uint64_t size, bool force)
-{
-	int fd, ret = 0;
-
-	if (!size) {
-		/* One syscall and no descriptor: the cheapest way to make
-		 * an empty file. */
-		if (!mknodat(dirfd, name, S_IFREG | 0644, 0))
-			return 0;
-		ret = -errno;
-	} else {
-		fd = openat(dirfd, name,
-			    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			if (ftruncate(fd, (off_t)size))
-				ret = -errno;
-			close(fd);
-			return ret;
-		}
-		ret = -errno;
-	}
-	if (ret == -EEXIST && force)
-		ret = mk_reuse(dirfd, name, size);
-	return ret;
-}
-
-static int mk_parse(int argc, char **argv, struct oa_opts *o, uint64_t *size,
-		    bool *force)
-{
-	uint32_t none;
-	static const struct option lopts[] = {
-		BENCH_COMMON_LONGOPTS,
-		{"disks", required_argument, NULL, 'N'},
-		{"parts", required_argument, NULL, 'P'},
-		{"scheme", required_argument, NULL, 'S'},
-		{"prefix", required_argument, NULL, 'X'},
-		{"size", required_argument, NULL, OA_OPT_SIZE},
-		{"force", no_argument, NULL, OA_OPT_FORCE},
-		{NULL, 0, NULL, 0},
-	};
-	int opt, ret;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
-		ret = bench_common_opt(&o->common, opt, optarg, "mktree");
-		if (!ret)
-			ret = oa_shape_opt("mktree", o, opt, optarg);
-		if (ret < 0)
-			return 1;
-		if (ret)
-			continue;
-		switch (opt) {
-		case 'h':
-			mk_usage(stdout);
-			return 0;
-		case OA_OPT_SIZE:
-			if (parse_size(optarg, INT64_MAX, size)) {
-				oa_err("mktree",
-				       "--size '%s': need bytes (K, M, G, T: "
-				       "powers of 1024), up to 2^63-1",
-				       optarg);
-				return 1;
-			}
-			break;
-		case OA_OPT_FORCE:
-			*force = true;
-			break;
-		default:
-			cli_suggest_option(stderr, argv[0], lopts,
-					   argv[optind - 1]);
-			mk_usage(stderr);
-			return 1;
-		}
-	}
-	if (optind + 1 != argc) {
-		mk_usage(stderr);
-		return 1;
-	}
-	o->dir = argv[optind];
-	if (bench_only(&o->common, "mktree", NULL, 0, &none))
-		return 1;
-	if (!o->have_disks) {
-		oa_err("mktree", "--disks N is required");
-		return 1;
-	}
-	if (oa_check_shape("mktree", o))
-		return 1;
-	return -1;
-}
-
-/* "MemAvailable:" of /proc/meminfo in bytes; 0 if unknown. */
-static uint64_t mk_mem_available(void)
-{
-	unsigned long long kb = 0;
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
-/*
- * A tmpfs file costs about 1 KiB of unswappable kernel memory (inode,
- * dentry, their slab overhead) before any data: a tree of millions of
- * files is gigabytes. Inodes are a hard limit (nr_inodes); memory only
- * warned about.
- */
-#define MK_TMPFS_FILE_BYTES 1024ull
-
-static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
-{
-	struct statvfs sv;
-	uint64_t avail;
-
-	if (fstatvfs(dirfd, &sv) == 0 && sv.f_files && sv.f_favail < count) {
-		oa_err("mktree",
-		       "%s: %llu free inodes, the tree needs %" PRIu64 "%s",
-		       dir, (unsigned long long)sv.f_favail, count,
-		       tmpfs ? " (tmpfs: mount with a larger nr_inodes=, or "
-			       "make fewer disks)"
-			     : "");
-		return -ENOSPC;
-	}
-	avail = mk_mem_available();
-	if (tmpfs && avail && count * MK_TMPFS_FILE_BYTES > avail / 2)
-		fprintf(stderr,
-			"sdswarm-bench mktree: warning: %" PRIu64
-			" tmpfs files cost about %" PRIu64
-			" MiB of kernel memory; %" PRIu64
-			" MiB are available\n",
-			count, (uint64_t)(count * MK_TMPFS_FILE_BYTES >> 20),
-			avail >> 20);
-	return 0;
-}
-
-int bench_mktree(int argc, char **argv)
-{
-	struct oa_opts o = {.prefix = "sd", .parts = OA_PARTS};
-	struct oa_nodes nodes = {0};
-	struct bench_report *rep = NULL;
-	struct bench_result res;
-	char name[SDNUM_NAME_MAX];
-	uint64_t size = 0, i, t0, now, last = 0;
-	json_t *extra = NULL;
-	bool force = false, tmpfs;
-	double ns;
-	int dirfd, ret, status = 1;
-
-	ret = mk_parse(argc, argv, &o, &size, &force);
-	if (ret >= 0)
-		return ret ? CLI_EXIT_USAGE : 0; /* 1: the command line */
-	nodes.prefix = o.prefix;
-	nodes.ndisks = o.ndisks;
-	nodes.parts = o.parts;
-	nodes.count = o.ndisks * (o.parts + 1);
-
-	if (mkdir(o.dir, 0755) && errno != EEXIST) {
-		oa_err("mktree", "%s: %s", o.dir, strerror(errno));
-		return 1;
-	}
-	dirfd = open(o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		oa_err("mktree", "%s: %s", o.dir, strerror(errno));
-		return 1;
-	}
-	tmpfs = oa_is_tmpfs(dirfd);
-	ret = mk_check_empty(dirfd);
-	if (ret == -ENOTEMPTY && !force) {
-		oa_err("mktree",
-		       "%s is not empty: --force writes the tree into it",
-		       o.dir);
-		goto out;
-	}
-	if (ret && ret != -ENOTEMPTY) {
-		oa_err("mktree", "%s: readdir: %s", o.dir, strerror(-ret));
-		goto out;
-	}
-	if (mk_check_room(dirfd, o.dir, nodes.count, tmpfs))
-		goto out;
-
-	t0 = bench_now_ns();
-	for (i = 0; i < nodes.count; i++) {
-		oa_node_name(&nodes, i, name, sizeof(name));
-		ret = mk_one(dirfd, name, size, force);
-		if (ret) {
-			oa_err("mktree",
-			       "%s/%s: %s (after %" PRIu64
-			       " files; the files made are left in place)",
-			       o.dir, name, strerror(-ret), i);
-			goto out;
-		}
-		if ((i + 1) % OA_SYNC_CLOCK_EVERY == 0) {
-			now = bench_now_ns();
-			oa_progress("mktree", i + 1, nodes.count, t0, now,
-				    &last);
-		}
-	}
-	now = bench_now_ns();
-	bench_progress_done();
-
-	ns = (double)(now - t0) / (double)nodes.count;
-	bench_result_set(&res, &ns, 1, nodes.count);
-	ret = bench_report_create(&rep, "mktree");
-	if (!ret)
-		ret = bench_report_note(
-			rep,
-			"%s%s: %" PRIu64 " disks x %u files = %" PRIu64
-			" files, %s, in %.3f s",
-			o.dir, tmpfs ? " (tmpfs)" : "", o.ndisks, o.parts + 1,
-			nodes.count, size ? "sparse" : "empty",
-			(double)(now - t0) / 1e9);
-	if (!ret)
-		ret = bench_report_add(rep, "mktree",
-				       size ? "openat(O_CREAT)+ftruncate+close"
-					    : "mknodat(S_IFREG)",
-				       nodes.count, &res, NAN);
-	if (ret)
-		goto out_report;
-	if (!o.common.json) {
-		ret = bench_report_print(rep, stdout, false);
-		goto out_report;
-	}
-	extra = json_object();
-	if (!extra || oa_jset(extra, "dir", json_string(o.dir)) ||
-	    oa_jset(extra, "disks", json_integer((json_int_t)o.ndisks)) ||
-	    oa_jset(extra, "parts", json_integer(o.parts)) ||
-	    oa_jset(extra, "size", json_integer((json_int_t)size)) ||
-	    oa_jset(extra, "tmpfs", json_boolean(tmpfs)) ||
-	    oa_jset(extra, "files", json_integer((json_int_t)nodes.count)) ||
-	    oa_jset(extra, "seconds", json_real((double)(now - t0) / 1e9)) ||
-	    oa_jset(extra, "files_per_s", oa_jnum(res.ops_per_s)))
-		ret = -ENOMEM;
-	else
-		ret = bench_report_print_json(rep, stdout, extra);
-out_report:
-	if (ret)
-		oa_err("mktree", "printing the report: %s", strerror(-ret));
-	else
-		status = 0;
-	json_decref(extra);
-	bench_report_destroy(rep);
-out:
 	close(dirfd);
 	return status;
 }

@@ -1375,7 +1375,13 @@ static int st_number_opt(struct st_run *r, int opt, const char *arg)
 	return 0;
 }
 
-int bench_stress(int argc, char **argv)
+/*
+ * The command line: the options into @r and @o, --iscsi's URL (not yet
+ * parsed) into @url. Return: -1 to run, else the exit status (0 after
+ * --help, 1 a bad command line, 2 a bad --only).
+ */
+static int st_parse(int argc, char **argv, struct st_run *r,
+		    struct bench_opts *o, const char **url)
 {
 	static const struct option longopts[] = {
 		{"control", required_argument, NULL, 'c'},
@@ -1394,32 +1400,17 @@ int bench_stress(int argc, char **argv)
 		BENCH_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	struct bench_opts o = {0};
-	struct st_run r = {.ndisks = 16, .nblocks = 64, .workers = 4,
-			   .seconds = 30, .churn_ms = 500, .fault_ms = 700,
-			   .hang_ms = 300,
-			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1,
-			   .churn_kinds = (1u << ST_CHURN_KINDS) - 1};
-	struct st_thread th[ST_MAX_WORKERS + 2];
-	uint64_t rss0 = 0, rss1, rss_end, t0, warm_writes, warm_removes;
-	uint64_t run_removes;
-	long fds0, fds1;
-	unsigned int i, nth = 0;
-	const char *url = NULL;
 	uint32_t none;
-	bool pass;
-	int opt, ret = 1;
+	int opt;
 
-	pthread_mutex_init(&r.ctl_lock, NULL);
-	atomic_store(&r.next_gen, 1);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			r.control = optarg;
+			r->control = optarg;
 			break;
 		case 'i':
-			url = optarg;
+			*url = optarg;
 			break;
 		case 's':
 		case 'd':
@@ -1430,34 +1421,237 @@ int bench_stress(int argc, char **argv)
 		case 'H':
 		case 'S':
 		case 'R':
-			if (st_number_opt(&r, opt, optarg))
+			if (st_number_opt(r, opt, optarg))
 				return 1;
 			break;
 		case 'K':
-			if (st_churn_opt(&r, optarg))
+			if (st_churn_opt(r, optarg))
 				return 1;
 			break;
 		case 'D':
-			r.direct = true;
+			r->direct = true;
 			break;
 		case 'h':
 			st_usage(stdout);
 			return 0;
 		default:
-			if (bench_common_opt(&o, opt, optarg, "stress") > 0)
+			if (bench_common_opt(o, opt, optarg, "stress") > 0)
 				break;
 			st_usage(stderr);
 			return 1;
 		}
 	}
 	if (optind < argc)
-		r.dir = argv[optind++];
-	if (optind < argc || !r.control || (!r.dir && !url)) {
+		r->dir = argv[optind++];
+	if (optind < argc || !r->control || (!r->dir && !*url)) {
 		st_usage(stderr);
 		return 1;
 	}
-	if (bench_only(&o, "stress", NULL, 0, &none))
+	if (bench_only(o, "stress", NULL, 0, &none))
 		return 2; /* a usage error */
+	return -1;
+}
+
+/* What the run found beyond struct st_run's counters: the verdict and
+ * what it was judged on. */
+struct st_result {
+	double secs;
+	uint64_t final_verified;
+	uint64_t rss0, rss1, rss_end;
+	long fds0, fds1;
+	bool rss_grew, fds_grew, pass;
+};
+
+/* The --json report: one compact object on a line. 0, or -errno (nothing
+ * or part of it printed). */
+static int st_print_json(struct st_run *r, const struct st_result *f)
+{
+	unsigned int i;
+	json_t *j = json_object();
+	const struct {
+		const char *key;
+		uint64_t v;
+	} nums[] = {
+		{"disks", r->ndisks},
+		{"blocks_per_disk", r->nblocks},
+		{"workers", r->workers},
+		{"seed", r->seed},
+		{"writes", r->writes},
+		{"reads", r->reads},
+		{"blocks_verified", r->verified},
+		{"final_pass_verified", f->final_verified},
+		{"blocks_lost", r->lost},
+		{"unexpected_errors", r->errors},
+		{"stale_names", r->stale},
+		{"lun_remove_add", r->removes},
+		{"lun_resize", r->resizes},
+		{"lun_offline_online", r->offlines},
+		{"faults_injected", r->faults},
+		{"faults_seen_right", r->faults_right},
+		{"faults_wrong", r->faults_wrong},
+		{"hangs_injected", r->hangs},
+		{"hangs_held", r->hangs_held},
+		{"hangs_released", r->hangs_released},
+		{"hangs_aborted", r->hangs_aborted},
+		{"hang_ms", r->hang_ms},
+		{"daemon_rss_start", f->rss0},
+		{"daemon_rss_end", f->rss1},
+		{"daemon_rss_after_removal", f->rss_end},
+	};
+
+	if (!j || bench_json_stamp(j)) {
+		json_decref(j);
+		return -ENOMEM;
+	}
+	json_object_set_new(j, "bench", json_string("stress"));
+	json_object_set_new(j, "seconds", json_real(f->secs));
+	json_object_set_new(j, "paths",
+			    json_string(r->use_fuse && r->use_iscsi
+						? "fuse+iscsi"
+					: r->use_fuse ? "fuse"
+						     : "iscsi"));
+	for (i = 0; i < ARRAY_SIZE(nums); i++)
+		json_object_set_new(j, nums[i].key,
+				    json_integer((json_int_t)nums[i].v));
+	json_object_set_new(j, "daemon_fds_start", json_integer(f->fds0));
+	json_object_set_new(j, "daemon_fds_end", json_integer(f->fds1));
+	json_object_set_new(j, "rss_grew", json_boolean(f->rss_grew));
+	json_object_set_new(j, "fds_grew", json_boolean(f->fds_grew));
+	json_object_set_new(j, "verdict",
+			    json_string(f->pass ? "PASS" : "FAIL"));
+	if (!j || json_dumpf(j, stdout, JSON_COMPACT) < 0) {
+		json_decref(j);
+		return -EIO;
+	}
+	putchar('\n');
+	json_decref(j);
+	return 0;
+}
+
+static void st_print_text(struct st_run *r, const struct st_result *f)
+{
+	printf("stress: %.1f s, %u disks x %u blocks of 4 KiB, %u "
+	       "workers, through %s, seed %" PRIu64 "\n\n",
+	       f->secs, r->ndisks, r->nblocks, r->workers,
+	       r->use_fuse && r->use_iscsi ? "FUSE and iSCSI"
+	       : r->use_fuse		 ? "FUSE"
+					 : "iSCSI",
+	       r->seed);
+	printf("%-36s %14" PRIu64 "\n", "writes (each stamped)",
+	       (uint64_t)r->writes);
+	printf("%-36s %14" PRIu64 "\n", "reads", (uint64_t)r->reads);
+	printf("%-36s %14" PRIu64 "\n", "blocks verified",
+	       (uint64_t)r->verified);
+	printf("%-36s %14" PRIu64 "\n", "  of them in the final pass",
+	       f->final_verified);
+	printf("%-36s %14" PRIu64 "\n", "blocks lost (must be 0)",
+	       (uint64_t)r->lost);
+	printf("%-36s %14" PRIu64 "\n", "unexpected errors",
+	       (uint64_t)r->errors);
+	printf("%-36s %14" PRIu64 "\n", "stale names or sizes",
+	       (uint64_t)r->stale);
+	printf("%-36s %14" PRIu64 "\n", "LUN changes: remove+add",
+	       (uint64_t)r->removes);
+	printf("%-36s %14" PRIu64 "\n", "LUN changes: resize up+down",
+	       (uint64_t)r->resizes);
+	printf("%-36s %14" PRIu64 "\n", "LUN changes: offline+online",
+	       (uint64_t)r->offlines);
+	printf("%-36s %14" PRIu64 "\n", "faults injected",
+	       (uint64_t)r->faults);
+	printf("%-36s %14" PRIu64 "\n", "faults seen as the right error",
+	       (uint64_t)r->faults_right);
+	printf("%-36s %14" PRIu64 "\n", "faults answered wrongly",
+	       (uint64_t)r->faults_wrong);
+	printf("%-36s %14" PRIu64 "\n", "hangs injected (of the faults)",
+	       (uint64_t)r->hangs);
+	printf("%-36s %14" PRIu64 "\n", "  held unanswered for --hang-ms",
+	       (uint64_t)r->hangs_held);
+	printf("%-36s %14" PRIu64 "\n", "  released right after the clear",
+	       (uint64_t)r->hangs_released);
+	printf("%-36s %14" PRIu64 "\n", "    of them by ABORT TASK (iSCSI)",
+	       (uint64_t)r->hangs_aborted);
+	printf("%-36s %8.1f MiB -> %.1f MiB at the end -> %.1f MiB "
+	       "after removal (slack %" PRIu64 " MiB)%s\n",
+	       "daemon RSS", f->rss0 / 1048576.0, f->rss1 / 1048576.0,
+	       f->rss_end / 1048576.0, r->rss_slack_mib,
+	       f->rss_grew ? "  GREW" : "");
+	printf("%-36s %14ld -> %ld%s\n", "daemon open descriptors",
+	       f->fds0, f->fds1, f->fds_grew ? "  GREW" : "");
+	printf("\nverdict: %s\n", f->pass ? "PASS" : "FAIL");
+}
+
+/*
+ * Warm-up: every block written once, then every disk removed and added
+ * back. The store keeps freed chunks for reuse, so the RSS after that is
+ * the baseline the end is held to: what the run adds past it and does not
+ * give back after removal is a leak.
+ */
+static void st_warm_up(struct st_run *r, struct iscsi_context *ctx)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < r->ndisks; i++)
+		for (k = 0; k < r->nblocks; k++)
+			st_write(r, ctx, &r->disks[i], k,
+				 r->use_fuse ? ST_FUSE : ST_ISCSI);
+	if (r->churn_kinds & 1u << ST_CHURN_REMOVE)
+		for (i = 0; i < r->ndisks; i++)
+			st_churn_remove(r, &r->disks[i]);
+}
+
+/*
+ * The run: the workers, the churner (--churn-ms) and the faulter
+ * (--fault-ms) until @r->deadline_ns, all joined. A thread that cannot be
+ * started stops the others at once (the run then fails on what it did).
+ */
+static void st_run_threads(struct st_run *r, struct st_thread *th)
+{
+	unsigned int i, nth = 0;
+
+	for (i = 0; i < r->workers; i++, nth++)
+		if (pthread_create(&th[i].tid, NULL, st_worker, &th[i]))
+			goto join;
+	if (r->churn_ms) {
+		if (pthread_create(&th[r->workers].tid, NULL, st_churner,
+				   &th[r->workers]))
+			goto join;
+		nth++;
+	}
+	if (r->fault_ms) {
+		if (pthread_create(&th[r->workers + 1].tid, NULL, st_faulter,
+				   &th[r->workers + 1]))
+			goto join;
+		nth++;
+	}
+join:
+	if (nth < r->workers + !!r->churn_ms + !!r->fault_ms)
+		atomic_store(&r->stop, true);
+	for (i = 0; i < r->workers + 2; i++)
+		if (th[i].tid)
+			pthread_join(th[i].tid, NULL);
+}
+
+int bench_stress(int argc, char **argv)
+{
+	struct bench_opts o = {0};
+	struct st_run r = {.ndisks = 16, .nblocks = 64, .workers = 4,
+			   .seconds = 30, .churn_ms = 500, .fault_ms = 700,
+			   .hang_ms = 300,
+			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1,
+			   .churn_kinds = (1u << ST_CHURN_KINDS) - 1};
+	struct st_thread th[ST_MAX_WORKERS + 2];
+	uint64_t t0, warm_writes, warm_removes, run_removes, verified_before;
+	struct st_result f = {0};
+	const char *url = NULL;
+	unsigned int i;
+	int ret;
+
+	pthread_mutex_init(&r.ctl_lock, NULL);
+	atomic_store(&r.next_gen, 1);
+	ret = st_parse(argc, argv, &r, &o, &url);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
 	r.use_fuse = r.dir != NULL;
 	if (url && st_parse_url(&r, url)) {
 		fprintf(stderr, "stress: --iscsi '%s': want "
@@ -1480,179 +1674,46 @@ int bench_stress(int argc, char **argv)
 	}
 	if (st_setup_disks(&r, th[0].ctx))
 		goto out;
-	/*
-	 * Warm-up: every block written once, then every disk removed and
-	 * added back. The store keeps freed chunks for reuse, so the RSS
-	 * after that is the baseline the end is held to: what the run adds
-	 * past it and does not give back after removal is a leak.
-	 */
-	for (i = 0; i < r.ndisks; i++)
-		for (unsigned int k = 0; k < r.nblocks; k++)
-			st_write(&r, th[0].ctx, &r.disks[i], k,
-				 r.use_fuse ? ST_FUSE : ST_ISCSI);
-	if (r.churn_kinds & 1u << ST_CHURN_REMOVE)
-		for (i = 0; i < r.ndisks; i++)
-			st_churn_remove(&r, &r.disks[i]);
-	rss0 = st_daemon_rss(&r);
-	fds0 = st_daemon_fds(&r);
+	st_warm_up(&r, th[0].ctx);
+	f.rss0 = st_daemon_rss(&r);
+	f.fds0 = st_daemon_fds(&r);
 	warm_writes = atomic_load(&r.writes);
 	warm_removes = atomic_load(&r.removes);
 
 	t0 = bench_now_ns();
 	r.deadline_ns = t0 + r.seconds * 1000000000ull;
-	for (i = 0; i < r.workers; i++, nth++)
-		if (pthread_create(&th[i].tid, NULL, st_worker, &th[i]))
-			goto join;
-	if (r.churn_ms) {
-		if (pthread_create(&th[r.workers].tid, NULL, st_churner,
-				   &th[r.workers]))
-			goto join;
-		nth++;
-	}
-	if (r.fault_ms) {
-		if (pthread_create(&th[r.workers + 1].tid, NULL, st_faulter,
-				   &th[r.workers + 1]))
-			goto join;
-		nth++;
-	}
-join:
-	if (nth < r.workers + !!r.churn_ms + !!r.fault_ms)
-		atomic_store(&r.stop, true);
-	for (i = 0; i < r.workers + 2; i++)
-		if (th[i].tid)
-			pthread_join(th[i].tid, NULL);
+	st_run_threads(&r, th);
 	/* the final pass: every block of every disk, through every path */
-	uint64_t verified_before = atomic_load(&r.verified);
-
+	verified_before = atomic_load(&r.verified);
 	for (i = 0; i < r.ndisks; i++)
 		st_check_disk(&r, th[0].ctx, &r.disks[i]);
-	uint64_t final_verified = atomic_load(&r.verified) - verified_before;
+	f.final_verified = atomic_load(&r.verified) - verified_before;
 
-	rss1 = st_daemon_rss(&r);
+	f.rss1 = st_daemon_rss(&r);
 	run_removes = atomic_load(&r.removes) - warm_removes;
 	/* every written LUN removed and added back: its data must go */
 	for (i = 0; i < r.ndisks; i++)
 		if (r.disks[i].written && r.churn_kinds & 1u << ST_CHURN_REMOVE)
 			st_churn_remove(&r, &r.disks[i]);
-	rss_end = st_daemon_rss(&r);
-	fds1 = st_daemon_fds(&r);
+	f.rss_end = st_daemon_rss(&r);
+	f.fds1 = st_daemon_fds(&r);
 
 	atomic_fetch_sub(&r.writes, warm_writes);
 	atomic_store(&r.removes, run_removes);
-	bool rss_grew = rss0 && rss_end > rss0 + (r.rss_slack_mib << 20);
-	bool fds_grew = fds0 >= 0 && fds1 > fds0;
-
-	pass = !atomic_load(&r.lost) && !atomic_load(&r.errors) &&
-	       !atomic_load(&r.stale) && !atomic_load(&r.faults_wrong) &&
-	       !rss_grew && !fds_grew && atomic_load(&r.writes) > 0;
-	double secs = (bench_now_ns() - t0) / 1e9;
+	f.rss_grew = f.rss0 && f.rss_end > f.rss0 + (r.rss_slack_mib << 20);
+	f.fds_grew = f.fds0 >= 0 && f.fds1 > f.fds0;
+	f.pass = !atomic_load(&r.lost) && !atomic_load(&r.errors) &&
+		 !atomic_load(&r.stale) && !atomic_load(&r.faults_wrong) &&
+		 !f.rss_grew && !f.fds_grew && atomic_load(&r.writes) > 0;
+	f.secs = (bench_now_ns() - t0) / 1e9;
 
 	if (o.json) {
-		json_t *j = json_object();
-		const struct {
-			const char *key;
-			uint64_t v;
-		} nums[] = {
-			{"disks", r.ndisks},
-			{"blocks_per_disk", r.nblocks},
-			{"workers", r.workers},
-			{"seed", r.seed},
-			{"writes", r.writes},
-			{"reads", r.reads},
-			{"blocks_verified", r.verified},
-			{"final_pass_verified", final_verified},
-			{"blocks_lost", r.lost},
-			{"unexpected_errors", r.errors},
-			{"stale_names", r.stale},
-			{"lun_remove_add", r.removes},
-			{"lun_resize", r.resizes},
-			{"lun_offline_online", r.offlines},
-			{"faults_injected", r.faults},
-			{"faults_seen_right", r.faults_right},
-			{"faults_wrong", r.faults_wrong},
-			{"hangs_injected", r.hangs},
-			{"hangs_held", r.hangs_held},
-			{"hangs_released", r.hangs_released},
-			{"hangs_aborted", r.hangs_aborted},
-			{"hang_ms", r.hang_ms},
-			{"daemon_rss_start", rss0},
-			{"daemon_rss_end", rss1},
-			{"daemon_rss_after_removal", rss_end},
-		};
-
-		if (!j || bench_json_stamp(j))
+		if (st_print_json(&r, &f))
 			goto out;
-		json_object_set_new(j, "bench", json_string("stress"));
-		json_object_set_new(j, "seconds", json_real(secs));
-		json_object_set_new(j, "paths",
-				    json_string(r.use_fuse && r.use_iscsi
-							? "fuse+iscsi"
-						: r.use_fuse ? "fuse"
-							     : "iscsi"));
-		for (i = 0; i < ARRAY_SIZE(nums); i++)
-			json_object_set_new(j, nums[i].key,
-					    json_integer((json_int_t)nums[i].v));
-		json_object_set_new(j, "daemon_fds_start", json_integer(fds0));
-		json_object_set_new(j, "daemon_fds_end", json_integer(fds1));
-		json_object_set_new(j, "rss_grew", json_boolean(rss_grew));
-		json_object_set_new(j, "fds_grew", json_boolean(fds_grew));
-		json_object_set_new(j, "verdict",
-				    json_string(pass ? "PASS" : "FAIL"));
-		if (!j || json_dumpf(j, stdout, JSON_COMPACT) < 0)
-			goto out;
-		putchar('\n');
-		json_decref(j);
 	} else {
-		printf("stress: %.1f s, %u disks x %u blocks of 4 KiB, %u "
-		       "workers, through %s, seed %" PRIu64 "\n\n",
-		       secs, r.ndisks, r.nblocks, r.workers,
-		       r.use_fuse && r.use_iscsi ? "FUSE and iSCSI"
-		       : r.use_fuse		 ? "FUSE"
-						 : "iSCSI",
-		       r.seed);
-		printf("%-36s %14" PRIu64 "\n", "writes (each stamped)",
-		       (uint64_t)r.writes);
-		printf("%-36s %14" PRIu64 "\n", "reads", (uint64_t)r.reads);
-		printf("%-36s %14" PRIu64 "\n", "blocks verified",
-		       (uint64_t)r.verified);
-		printf("%-36s %14" PRIu64 "\n", "  of them in the final pass",
-		       final_verified);
-		printf("%-36s %14" PRIu64 "\n", "blocks lost (must be 0)",
-		       (uint64_t)r.lost);
-		printf("%-36s %14" PRIu64 "\n", "unexpected errors",
-		       (uint64_t)r.errors);
-		printf("%-36s %14" PRIu64 "\n", "stale names or sizes",
-		       (uint64_t)r.stale);
-		printf("%-36s %14" PRIu64 "\n", "LUN changes: remove+add",
-		       (uint64_t)r.removes);
-		printf("%-36s %14" PRIu64 "\n", "LUN changes: resize up+down",
-		       (uint64_t)r.resizes);
-		printf("%-36s %14" PRIu64 "\n", "LUN changes: offline+online",
-		       (uint64_t)r.offlines);
-		printf("%-36s %14" PRIu64 "\n", "faults injected",
-		       (uint64_t)r.faults);
-		printf("%-36s %14" PRIu64 "\n", "faults seen as the right error",
-		       (uint64_t)r.faults_right);
-		printf("%-36s %14" PRIu64 "\n", "faults answered wrongly",
-		       (uint64_t)r.faults_wrong);
-		printf("%-36s %14" PRIu64 "\n", "hangs injected (of the faults)",
-		       (uint64_t)r.hangs);
-		printf("%-36s %14" PRIu64 "\n", "  held unanswered for --hang-ms",
-		       (uint64_t)r.hangs_held);
-		printf("%-36s %14" PRIu64 "\n", "  released right after the clear",
-		       (uint64_t)r.hangs_released);
-		printf("%-36s %14" PRIu64 "\n", "    of them by ABORT TASK (iSCSI)",
-		       (uint64_t)r.hangs_aborted);
-		printf("%-36s %8.1f MiB -> %.1f MiB at the end -> %.1f MiB "
-		       "after removal (slack %" PRIu64 " MiB)%s\n",
-		       "daemon RSS", rss0 / 1048576.0, rss1 / 1048576.0,
-		       rss_end / 1048576.0, r.rss_slack_mib,
-		       rss_grew ? "  GREW" : "");
-		printf("%-36s %14ld -> %ld%s\n", "daemon open descriptors",
-		       fds0, fds1, fds_grew ? "  GREW" : "");
-		printf("\nverdict: %s\n", pass ? "PASS" : "FAIL");
+		st_print_text(&r, &f);
 	}
-	ret = pass ? 0 : 1;
+	ret = f.pass ? 0 : 1;
 out:
 	for (i = 0; i < ST_MAX_WORKERS + 2; i++)
 		if (th[i].ctx) {

@@ -254,135 +254,52 @@ static int measure_create(uint32_t nluns, struct bench_result *time,
 	return ret;
 }
 
-int bench_target(int argc, char **argv)
+/*
+ * The "luns" group: LUN creation, a fresh table each time, best of the
+ * repetitions. @bpl: out, the resident growth per LUN of that best one;
+ * @create_s: out, its seconds. 0, or -1 after a message.
+ */
+static int luns_group(const struct bench_cfg *cfg, struct bench_report *r,
+		      uint64_t luns, double *bpl, double *create_s)
 {
-	static const struct option lopts[] = {
-		BENCH_COMMON_LONGOPTS,
-		{ "luns", required_argument, NULL, 'L' },
-		{ "working-set", required_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct bench_opts o = { 0 };
-	struct bench_cfg cfg;
-	struct bench_report *r = NULL;
-	struct bench_result res, base;
-	struct store_mem_params mp = { .chunk_size = 4096 };
-	struct lun_table_params tp = { .max_luns = 1, .seed = 7 };
-	struct lun_group g = { .name = "io", .count = 1, .size = 1ull << 40,
-			       .block_size = 512, .thin = true, .lbprz = true,
-			       .max_xfer_blocks = 65536 };
-	struct store *s = NULL;
-	struct lun_table *t = NULL;
-	struct io_ctx *c = NULL;
-	static const char *const groups[] = { "luns", "io" };
-	uint64_t luns = 262144, ws = 1ull << 30;
-	bool have_luns = false, have_ws = false;
-	double bpl = NAN, create_s = NAN;
-	uint32_t only;
-	unsigned int pairs = 0;
-	int opt, err, ret = 1;
+	double best = 1e300, best_bpl = 0;
+	struct bench_result res;
+	unsigned int rep;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'L':
-			if (bench_parse_u64(optarg, 1, LUN_MAX_LUNS, &luns)) {
-				fprintf(stderr, "sdswarm-bench target: --luns '%s': need 1..%u\n",
-					optarg, LUN_MAX_LUNS);
-				return CLI_EXIT_USAGE;
-			}
-			have_luns = true;
-			break;
-		case 'W':
-			if (bench_parse_u64(optarg, 1 << 20, 1ull << 36, &ws)) {
-				fprintf(stderr, "sdswarm-bench target: --working-set '%s': need 1 MiB..64 GiB in bytes\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
-			have_ws = true;
-			break;
-		default:
-			if (bench_common_opt(&o, opt, optarg, "target") != 1) {
-				cli_suggest_option(stderr, argv[0], lopts,
-						   argv[optind - 1]);
-				usage(stderr);
-				return CLI_EXIT_USAGE;
-			}
-			break;
+	for (rep = 0; rep < cfg->reps; rep++) {
+		if (measure_create((uint32_t)luns, &res, bpl)) {
+			fprintf(stderr, "sdswarm-bench target: creating %" PRIu64 " LUNs failed\n", luns);
+			return -1;
+		}
+		if (res.ns_per_op < best) {
+			best = res.ns_per_op;
+			best_bpl = *bpl;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "sdswarm-bench target: unexpected '%s'\n",
-			argv[optind]);
-		usage(stderr);
-		return CLI_EXIT_USAGE;
-	}
-	if (bench_only(&o, "target", groups, 2, &only))
-		return CLI_EXIT_USAGE;
-	if (o.quick && !have_luns)
-		luns = 16384;
-	if (o.quick && !have_ws)
-		ws = 16u << 20;
-	bench_cfg_init(&cfg, &o);
-	if (bench_report_create(&r, "target")) {
-		fprintf(stderr, "sdswarm-bench target: out of memory\n");
-		return 1;
-	}
-	bench_report_set_verbose(r, o.verbose);
+	bench_result_set(&res, &best, 1, luns);
+	bench_report_add(r, "luns", "create (ns per LUN)", luns, &res, NAN);
+	*bpl = best_bpl;
+	*create_s = best * (double)luns / 1e9;
+	bench_report_note(r, "created %" PRIu64 " LUNs in %.3f s; resident growth %.1f bytes/LUN",
+			  luns, *create_s, *bpl);
+	return 0;
+}
 
-	/* LUN creation: a fresh table each time, best of the repetitions */
-	if (only & 1) {
-		double best = 1e300, best_bpl = 0;
-		unsigned int rep;
+/*
+ * The "io" group's setup: @c's buffers, a @ws-byte working set (the
+ * memcpy baseline) and a WRITE(16) command on the LUN of @t, with the
+ * power-on unit attention cleared and every block of the set written
+ * once. 0, or -1 after a message.
+ */
+static int io_prepare(struct io_ctx *c, struct lun_table *t, uint64_t ws)
+{
+	uint64_t lba;
 
-		for (rep = 0; rep < cfg.reps; rep++) {
-			if (measure_create((uint32_t)luns, &res, &bpl)) {
-				fprintf(stderr, "sdswarm-bench target: creating %" PRIu64 " LUNs failed\n", luns);
-				goto out;
-			}
-			if (res.ns_per_op < best) {
-				best = res.ns_per_op;
-				best_bpl = bpl;
-			}
-		}
-		bench_result_set(&res, &best, 1, luns);
-		bench_report_add(r, "luns", "create (ns per LUN)", luns, &res, NAN);
-		bpl = best_bpl;
-		create_s = best * (double)luns / 1e9;
-		bench_report_note(r, "created %" PRIu64 " LUNs in %.3f s; resident growth %.1f bytes/LUN",
-				  luns, create_s, bpl);
-	}
-
-	if (!(only & 2))
-		goto report;
-	/* 4 KiB random I/O through scsi_exec on one LUN of a mem store */
-	c = calloc(1, sizeof(*c));
-	if (!c || store_mem_create(&s, &mp)) {
-		fprintf(stderr, "sdswarm-bench target: cannot create the mem store\n");
-		goto out;
-	}
-	tp.store = s;
-	strcpy(g.vendor, "SDSWARM");
-	strcpy(g.product, "BENCH");
-	strcpy(g.revision, "0001");
-	ret = lun_table_create(&t, &tp);
-	if (!ret)
-		ret = lun_group_add(t, &g);
-	if (ret < 0) {
-		fprintf(stderr, "sdswarm-bench target: cannot create the LUN: %s\n",
-			strerror(-ret));
-		ret = 1;
-		goto out;
-	}
-	ret = 1;
 	c->buf = aligned_alloc(4096, 4096);
 	c->ws = aligned_alloc(4096, ws);
 	if (!c->buf || !c->ws) {
 		fprintf(stderr, "sdswarm-bench target: no memory for a %" PRIu64 "-byte working set\n", ws);
-		goto out;
+		return -1;
 	}
 	memset(c->buf, 0x5a, 4096);
 	memset(c->ws, 0xa5, ws);
@@ -407,23 +324,146 @@ int bench_target(int argc, char **argv)
 	c->cmd.cdb_len = 16;
 	c->cmd.dir = SCSI_DIR_WRITE;
 	c->opcode = 0x8a; /* WRITE(16) */
-	{
-		/* sequential fill so every block of the set is stored */
-		uint64_t lba;
-
-		for (lba = 0; lba < c->blocks * 8; lba += 8) {
-			c->cdb[0] = 0x8a;
-			for (int k = 0; k < 8; k++)
-				c->cdb[2 + k] = (uint8_t)(lba >> (56 - 8 * k));
-			c->cdb[13] = 8;
-			c->cmd.status = 0;
-			c->cmd.data_len = 0;
-			if (scsi_exec(&c->cmd) != SCSI_DONE || c->cmd.status) {
-				fprintf(stderr, "sdswarm-bench target: fill failed at LBA %" PRIu64 "\n", lba);
-				goto out;
-			}
+	/* sequential fill so every block of the set is stored */
+	for (lba = 0; lba < c->blocks * 8; lba += 8) {
+		c->cdb[0] = 0x8a;
+		for (int k = 0; k < 8; k++)
+			c->cdb[2 + k] = (uint8_t)(lba >> (56 - 8 * k));
+		c->cdb[13] = 8;
+		c->cmd.status = 0;
+		c->cmd.data_len = 0;
+		if (scsi_exec(&c->cmd) != SCSI_DONE || c->cmd.status) {
+			fprintf(stderr, "sdswarm-bench target: fill failed at LBA %" PRIu64 "\n", lba);
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * The command line: @o, the groups to run (@only, a bit each) and the
+ * sizes. Return: -1 to run, else the exit status (0 after --help).
+ */
+static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
+		 uint64_t *luns, uint64_t *ws)
+{
+	static const struct option lopts[] = {
+		BENCH_COMMON_LONGOPTS,
+		{ "luns", required_argument, NULL, 'L' },
+		{ "working-set", required_argument, NULL, 'W' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const groups[] = { "luns", "io" };
+	bool have_luns = false, have_ws = false;
+	int opt;
+
+	*luns = 262144;
+	*ws = 1ull << 30;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'L':
+			if (bench_parse_u64(optarg, 1, LUN_MAX_LUNS, luns)) {
+				fprintf(stderr, "sdswarm-bench target: --luns '%s': need 1..%u\n",
+					optarg, LUN_MAX_LUNS);
+				return CLI_EXIT_USAGE;
+			}
+			have_luns = true;
+			break;
+		case 'W':
+			if (bench_parse_u64(optarg, 1 << 20, 1ull << 36, ws)) {
+				fprintf(stderr, "sdswarm-bench target: --working-set '%s': need 1 MiB..64 GiB in bytes\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			have_ws = true;
+			break;
+		default:
+			if (bench_common_opt(o, opt, optarg, "target") != 1) {
+				cli_suggest_option(stderr, argv[0], lopts,
+						   argv[optind - 1]);
+				usage(stderr);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "sdswarm-bench target: unexpected '%s'\n",
+			argv[optind]);
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (bench_only(o, "target", groups, 2, only))
+		return CLI_EXIT_USAGE;
+	if (o->quick && !have_luns)
+		*luns = 16384;
+	if (o->quick && !have_ws)
+		*ws = 16u << 20;
+	return -1;
+}
+
+int bench_target(int argc, char **argv)
+{
+	struct bench_opts o = { 0 };
+	struct bench_cfg cfg;
+	struct bench_report *r = NULL;
+	struct bench_result res, base;
+	struct store_mem_params mp = { .chunk_size = 4096 };
+	struct lun_table_params tp = { .max_luns = 1, .seed = 7 };
+	struct lun_group g = { .name = "io", .count = 1, .size = 1ull << 40,
+			       .block_size = 512, .thin = true, .lbprz = true,
+			       .max_xfer_blocks = 65536 };
+	struct store *s = NULL;
+	struct lun_table *t = NULL;
+	struct io_ctx *c = NULL;
+	uint64_t luns, ws;
+	double bpl = NAN, create_s = NAN;
+	uint32_t only;
+	unsigned int pairs = 0;
+	int err, ret;
+
+	ret = parse(argc, argv, &o, &only, &luns, &ws);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	bench_cfg_init(&cfg, &o);
+	if (bench_report_create(&r, "target")) {
+		fprintf(stderr, "sdswarm-bench target: out of memory\n");
+		return 1;
+	}
+	bench_report_set_verbose(r, o.verbose);
+
+	if ((only & 1) && luns_group(&cfg, r, luns, &bpl, &create_s))
+		goto out;
+
+	if (!(only & 2))
+		goto report;
+	/* 4 KiB random I/O through scsi_exec on one LUN of a mem store */
+	c = calloc(1, sizeof(*c));
+	if (!c || store_mem_create(&s, &mp)) {
+		fprintf(stderr, "sdswarm-bench target: cannot create the mem store\n");
+		goto out;
+	}
+	tp.store = s;
+	strcpy(g.vendor, "SDSWARM");
+	strcpy(g.product, "BENCH");
+	strcpy(g.revision, "0001");
+	ret = lun_table_create(&t, &tp);
+	if (!ret)
+		ret = lun_group_add(t, &g);
+	if (ret < 0) {
+		fprintf(stderr, "sdswarm-bench target: cannot create the LUN: %s\n",
+			strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	ret = 1;
+	if (io_prepare(c, t, ws))
+		goto out;
 
 	c->cmd.dir = SCSI_DIR_READ;
 	c->opcode = 0x88; /* READ(16) */
