@@ -47,7 +47,14 @@ if [ "${1:-}" = --captive ]; then
 		>"$ILS_SCRATCH/vals"
 	exit 0
 fi
-bin=${1:?usage: bench/iscsi-ls-scale.sh BIN_DIR [--json] [--luns N]}
+# A usage error exits 2, as the C tools' do; a failure exits 1.
+usage() {
+	[ $# -eq 0 ] || echo "iscsi-ls-scale: $*" >&2
+	echo "usage: bench/iscsi-ls-scale.sh BIN_DIR [--json] [--luns N]" >&2
+	exit 2
+}
+[ $# -gt 0 ] || usage
+bin=$1
 shift
 json=0
 TARGETS=16
@@ -56,13 +63,11 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--json) json=1 ;;
 	--luns)
-		WANT=${2:?--luns needs a value}
+		[ $# -gt 1 ] || usage "--luns needs a value"
+		WANT=$2
 		shift
 		;;
-	*)
-		echo "iscsi-ls-scale: unknown argument '$1'" >&2
-		exit 1
-		;;
+	*) usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
@@ -70,8 +75,7 @@ case $WANT in
 '' | *[!0-9]* | 0*) WANT=x ;;
 esac
 if [ "$WANT" = x ] || [ "$WANT" -gt 262144 ] || [ $((WANT % TARGETS)) -ne 0 ]; then
-	echo "iscsi-ls-scale: --luns: need a multiple of $TARGETS from $TARGETS to 262144" >&2
-	exit 1
+	usage "--luns: need a multiple of $TARGETS from $TARGETS to 262144"
 fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 conf=$top/configs/iscsi-quarter-million.conf

@@ -25,7 +25,14 @@
 # measurement lasts S seconds (default 4) plus its setup, each wait is
 # bounded, the whole step takes about a minute.
 set -u
-bin=${1:?usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]}
+# A usage error exits 2, as the C tools' do; a failure exits 1.
+usage() {
+	[ $# -eq 0 ] || echo "iscsi-vs-tgt: $*" >&2
+	echo "usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]" >&2
+	exit 2
+}
+[ $# -gt 0 ] || usage
+bin=$1
 shift
 json=0
 secs=4
@@ -33,21 +40,16 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--json) json=1 ;;
 	--seconds)
-		secs=${2:?--seconds needs a value}
+		[ $# -gt 1 ] || usage "--seconds needs a value"
+		secs=$2
 		shift
 		;;
-	*)
-		echo "iscsi-vs-tgt: unknown argument '$1'" >&2
-		exit 1
-		;;
+	*) usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
 case $secs in
-'' | *[!0-9.]* | *.*.*)
-	echo "iscsi-vs-tgt: --seconds '$secs': need a number" >&2
-	exit 1
-	;;
+'' | *[!0-9.]* | *.*.*) usage "--seconds '$secs': need a number" ;;
 esac
 
 say() { echo "iscsi-vs-tgt: $*" >&2; }
