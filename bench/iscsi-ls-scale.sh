@@ -47,7 +47,14 @@ if [ "${1:-}" = --captive ]; then
 		>"$ILS_SCRATCH/vals"
 	exit 0
 fi
-bin=${1:?usage: bench/iscsi-ls-scale.sh BIN_DIR [--json] [--luns N]}
+# A usage error exits 2, as the C tools' do; a failure exits 1.
+usage() {
+	[ $# -eq 0 ] || echo "iscsi-ls-scale: $*" >&2
+	echo "usage: bench/iscsi-ls-scale.sh BIN_DIR [--json] [--luns N]" >&2
+	exit 2
+}
+[ $# -gt 0 ] || usage
+bin=$1
 shift
 json=0
 TARGETS=16
@@ -56,13 +63,11 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--json) json=1 ;;
 	--luns)
-		WANT=${2:?--luns needs a value}
+		[ $# -gt 1 ] || usage "--luns needs a value"
+		WANT=$2
 		shift
 		;;
-	*)
-		echo "iscsi-ls-scale: unknown argument '$1'" >&2
-		exit 1
-		;;
+	*) usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
@@ -70,8 +75,7 @@ case $WANT in
 '' | *[!0-9]* | 0*) WANT=x ;;
 esac
 if [ "$WANT" = x ] || [ "$WANT" -gt 262144 ] || [ $((WANT % TARGETS)) -ne 0 ]; then
-	echo "iscsi-ls-scale: --luns: need a multiple of $TARGETS from $TARGETS to 262144" >&2
-	exit 1
+	usage "--luns: need a multiple of $TARGETS from $TARGETS to 262144"
 fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 conf=$top/configs/iscsi-quarter-million.conf
@@ -79,6 +83,10 @@ PER_TARGET=$((WANT / TARGETS))
 LS_TIMEOUT=600
 
 say() { echo "iscsi-ls-scale: $*" >&2; }
+# sdswarmd_run, free_port: the tree's one daemon helper
+. "$top/scripts/lib/daemon.sh"
+SDSWARMD=$bin/sdswarmd
+SDSWARMD_WHO=iscsi-ls-scale
 
 for c in iscsi-ls python3 timeout; do
 	if ! command -v "$c" >/dev/null 2>&1; then
@@ -101,10 +109,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-iscsi-ls.XXXXXX") || exit 1
 trap 'rm -rf "$scratch"' EXIT
 trap 'exit 130' INT TERM HUP
 
-port=$(python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])') || exit 1
+port=$(free_port) || exit 1
 sed -e "s/^portal = .*/portal = 127.0.0.1:$port/" \
 	-e "s/^type = .*/type = mem/" -e "s/^max_luns = .*/max_luns = $WANT/" \
 	-e "s/^count = .*/count = $WANT/" \
@@ -122,16 +127,10 @@ stamp=$("$bin/sdswarm-bench" stamp --machine) || {
 t_start=$(now)
 ILS_SCRATCH=$scratch ILS_PORT=$port ILS_LS_TIMEOUT=$LS_TIMEOUT \
 	ILS_SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0") \
-	timeout -k 10 $((LS_TIMEOUT + 120)) \
-	"$bin/sdswarmd" --config "$scratch/q.conf" --control "$scratch/control" \
-	--exit-with-parent --run 'exec "$ILS_SELF" --captive' \
-	>"$scratch/sdswarmd.log" 2>&1
-rc=$?
-if [ ! -s "$scratch/vals" ]; then
-	say "sdswarmd failed (exit $rc) before the listing; its log:"
-	sed 's/^/  | /' "$scratch/sdswarmd.log" >&2
-	exit 1
-fi
+	SDSWARMD_RUN_TIMEOUT=$((LS_TIMEOUT + 120)) \
+	sdswarmd_run "$scratch" "$scratch/vals" "$scratch/q.conf" \
+	'exec "$ILS_SELF" --captive' >>"$scratch/sdswarmd.log"
+[ -s "$scratch/vals" ] || exit 1
 # shellcheck disable=SC1091
 . "$scratch/vals"
 luns=$(grep -c '^Lun:' "$scratch/ls.out")

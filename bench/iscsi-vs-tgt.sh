@@ -25,7 +25,14 @@
 # measurement lasts S seconds (default 4) plus its setup, each wait is
 # bounded, the whole step takes about a minute.
 set -u
-bin=${1:?usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]}
+# A usage error exits 2, as the C tools' do; a failure exits 1.
+usage() {
+	[ $# -eq 0 ] || echo "iscsi-vs-tgt: $*" >&2
+	echo "usage: bench/iscsi-vs-tgt.sh BIN_DIR [--json] [--seconds S]" >&2
+	exit 2
+}
+[ $# -gt 0 ] || usage
+bin=$1
 shift
 json=0
 secs=4
@@ -33,24 +40,23 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--json) json=1 ;;
 	--seconds)
-		secs=${2:?--seconds needs a value}
+		[ $# -gt 1 ] || usage "--seconds needs a value"
+		secs=$2
 		shift
 		;;
-	*)
-		echo "iscsi-vs-tgt: unknown argument '$1'" >&2
-		exit 1
-		;;
+	*) usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
 case $secs in
-'' | *[!0-9.]* | *.*.*)
-	echo "iscsi-vs-tgt: --seconds '$secs': need a number" >&2
-	exit 1
-	;;
+'' | *[!0-9.]* | *.*.*) usage "--seconds '$secs': need a number" ;;
 esac
 
 say() { echo "iscsi-vs-tgt: $*" >&2; }
+# sdswarmd_start, stop_pid, free_port: the tree's one daemon helper
+. "$(dirname "$0")/../scripts/lib/daemon.sh"
+SDSWARMD=$bin/sdswarmd
+SDSWARMD_WHO=iscsi-vs-tgt
 
 for c in tgtd tgtadm python3 timeout; do
 	if ! command -v "$c" >/dev/null 2>&1; then
@@ -79,26 +85,10 @@ tgt_pid=
 tgt_cp=
 tgt_sock_made=0
 
-stop_pid() { # PID NAME: SIGTERM, up to 10 s, then SIGKILL; reaps it
-	local pid=$1 i
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		say "$2 (pid $pid) ignored SIGTERM for 10 s; killing it"
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
-	return 0
-}
-
 stop_sdswarmds() {
 	local p
 	for p in "${sd_pids[@]}"; do
-		stop_pid "$p" sdswarmd
+		stop_pid "$p" sdswarmd 10
 	done
 	sd_pids=()
 }
@@ -118,7 +108,7 @@ stop_tgtd() {
 			sleep 0.1
 		done
 	fi
-	stop_pid "$tgt_pid" tgtd
+	stop_pid "$tgt_pid" tgtd 10
 	tgt_pid=
 	if [ "$tgt_sock_made" = 1 ]; then
 		rm -f "/run/tgtd/socket.$tgt_cp" "/run/tgtd/socket.$tgt_cp.lock"
@@ -137,13 +127,6 @@ trap 'exit 130' INT TERM HUP
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/sdswarm-iscsi-bench.XXXXXX") || exit 1
 shm=$(mktemp /dev/shm/sdswarm-iscsi-tgt.XXXXXX) || exit 1
-
-free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
 
 # The daemon's CPU time so far (all threads, user + system), in clock
 # ticks: /proc/PID/stat fields 14 and 15, after the "(comm)" field.
@@ -164,7 +147,7 @@ HZ=$(getconf CLK_TCK)
 # one target, [iscsi] threads = THREADS, in $scratch/NAME; sets sd_pid and
 # sd_port.
 start_sdswarmd() {
-	local dir=$scratch/$1 i
+	local dir=$scratch/$1 rc
 	mkdir -p "$dir" || return 1
 	sd_port=$(free_port) || return 1
 	cat >"$dir/sdswarmd.conf" <<EOF
@@ -193,22 +176,11 @@ EOF
 	# from /proc, so they are not captive (sdswarmd --run); ready is the
 	# pidfile, written once the portal listens (the control socket
 	# answers earlier). --exit-with-parent: none outlives this script.
-	"$bin/sdswarmd" --config "$dir/sdswarmd.conf" \
-		--control "$dir/control" --pidfile "$dir/sdswarmd.pid" \
-		--exit-with-parent >"$dir/sdswarmd.log" 2>&1 &
-	sd_pid=$!
-	sd_pids+=("$sd_pid")
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$dir/sdswarmd.pid" ] && return 0
-		if ! kill -0 "$sd_pid" 2>/dev/null; then
-			say "sdswarmd exited before it was ready; its log:"
-			sed 's/^/  | /' "$dir/sdswarmd.log" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
-	say "sdswarmd was not ready (no pidfile) within 10 s"
-	return 1
+	SDSWARMD_START_TIMEOUT=10 sdswarmd_start "$dir" "$dir/sdswarmd.conf"
+	rc=$?
+	sd_pid=$SDSWARMD_PID
+	[ -z "$sd_pid" ] || sd_pids+=("$sd_pid")
+	return $rc
 }
 
 # tgtd on a free portal and a control port nobody uses, one target with

@@ -12,6 +12,7 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. "$top/scripts/lib/sanitizer.sh"
 unit=${SDSWARM_UNIT:-$top/build/address/tests/unit}
 export SDSWARM_BIN=${SDSWARM_BIN:-$top/build/address/bin}
 export SDSWARM_PLAIN_BIN=${SDSWARM_PLAIN_BIN:-$top/build/bin}
@@ -49,7 +50,7 @@ run_one() { # name cmd...
 	t1=$(date +%s.%N)
 	local dt
 	dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-	if [ $rc -ne 77 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer' "$log"; then
+	if [ $rc -ne 77 ] && sanitizer_report "$log"; then
 		rc=99
 	fi
 	case $rc in

@@ -148,7 +148,7 @@ for r in $RUNS; do
 	[ "$s" -le "${MAXSKIP[$r]}" ] ||
 		fail "$r: $s tests skipped, more than the ${MAXSKIP[$r]} this run had"
 	total_f=$((total_f + f))
-	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$d/daemon.log"; then
+	if sanitizer_report "$d/daemon.log"; then
 		fail "$r: sanitizer report in the daemon's log"
 		cat "$d/daemon.log"
 	fi

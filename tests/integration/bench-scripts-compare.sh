@@ -146,7 +146,7 @@ assert d["iscsi_targets"] == 16 and d["luns"] == 256 and d["complete"], d
 	check "... two runs have the same rows" same_rows "$T/ls-a.json" "$T/ls-b.json"
 	compare_pair iscsi-ls "$T/ls-a.json" "$T/ls-b.json" iscsi-ls
 	"$SDSWARM_TOP/bench/iscsi-ls-scale.sh" "$P" --luns 100 >/dev/null 2>"$T/err"
-	expect_eq "iscsi-ls-scale.sh --luns 100 (not a multiple of 16) exits 1" 1 "$?"
+	expect_eq "iscsi-ls-scale.sh --luns 100 (not a multiple of 16) exits 2 (a usage error)" 2 "$?"
 	check "... saying what it needs" grep -q "need a multiple of 16" "$T/err"
 fi
 

@@ -268,7 +268,7 @@ expect_eq "default path: socket" "$T/xdg/sdswarm/control" "$(cat "$T/xdg.sock")"
 expect_eq "default path: directory mode" 700 "$(cat "$T/xdg.mode")"
 expect_eq "default path: exit status" 0 "$rc"
 check "default path: socket removed" test ! -e "$T/xdg/sdswarm/control"
-if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$T/xdg.log"; then
+if sanitizer_report "$T/xdg.log"; then
 	cat "$T/xdg.log"
 fi
 

@@ -5,25 +5,14 @@
 # fault rule, lun offline, lun resize and lun remove through the control
 # socket; the next read through FUSE sees the change at once, with no
 # waiting (each path is done only once the cached copies are dropped).
-. "$(dirname "$0")/../lib/daemon.sh"
-requires_daemon
-requires python3 fusermount3 awk timeout
-[ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse python3 awk timeout
 private_dir T
-MNT=$T/mnt
-mkdir -p "$MNT"
+fuse_mountpoint "$T/mnt"
 PORT=$(free_port)
 IQN=iqn.2026-12.org.sdswarm
 RAW="python3 $(dirname "$0")/iscsi_raw.py"
 
-is_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
-unmount_leftover() {
-	if is_mounted "$MNT"; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	return 0
-}
-on_exit unmount_leftover
 # py NAME OFF LEN: the bytes' distinct values ("119") or the errno's name
 rd() { python3 -c 'import errno, os, sys
 f = os.open(sys.argv[1], os.O_RDONLY)
@@ -53,12 +42,7 @@ threads = 1
 [fuse]
 cache = page
 EOF2
-if ! start_daemon "$T/c.conf" --fuse "$MNT"; then
-	grep -qiE 'cannot mount.*(not permitted|permission denied)|/dev/fuse:' "$DAEMON_LOG" &&
-		skip "cannot mount FUSE here"
-	fail "the daemon did not start"
-	finish
-fi
+fuse_daemon "$T/c.conf" || finish
 check "cache = page in the log" grep -q "cache = page" "$DAEMON_LOG"
 # sda1's first LBA, from the GPT's first entry (LBA 2, byte 32)
 start=$(python3 -c 'import os, struct, sys

@@ -8,35 +8,11 @@
 # medium errors (EIO), not-ready and offline LUNs (ENOMEDIUM), the mem
 # store's limit (ENOSPC), an injected delay and a hang held until its rule
 # is cleared, all from sdswarm's control socket.
-. "$(dirname "$0")/../lib/daemon.sh"
-requires_daemon
-requires python3 sfdisk fusermount3 fallocate dd cmp awk
-[ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse python3 sfdisk fallocate dd cmp awk
 private_dir T
-MNT=$T/mnt
-mkdir -p "$MNT"
+fuse_mountpoint "$T/mnt"
 
-is_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
-unmount_leftover() {
-	if is_mounted "$MNT"; then
-		echo "cleanup: $MNT still mounted; unmounting it"
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	return 0
-}
-on_exit unmount_leftover
-fuse_daemon() {
-	if start_daemon "$@" --fuse "$MNT"; then
-		is_mounted "$MNT" && return 0
-		fail "the daemon runs but $MNT is not a FUSE mount"
-		return 1
-	fi
-	if grep -qiE 'cannot mount.*(not permitted|permission denied)|/dev/fuse:' "$DAEMON_LOG"; then
-		skip "cannot mount FUSE here: $(grep -m1 -i 'fuse' "$DAEMON_LOG")"
-	fi
-	fail "the daemon did not start with --fuse"
-	return 1
-}
 js() { python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1"; }
 lun_bytes() { ctl status --json --lun "$1" | js 'r["lun"]["data_bytes"]'; }
 # py 'CODE' ARGS: run CODE with sys.argv[1:] = ARGS; "os" and "errno" loaded

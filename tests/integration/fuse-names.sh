@@ -10,39 +10,14 @@
 # partition file being that window of the disk. Then a 63-partition
 # configuration: dev_ts past partition 15 on major 259 as `sdnum --parts`
 # predicts, MBR logicals, and 4 KiB blocks.
-. "$(dirname "$0")/../lib/daemon.sh"
-requires_daemon
-requires python3 sfdisk fusermount3 awk sort comm
-[ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse python3 sfdisk awk sort comm
 SDNUM=$SDSWARM_BIN/sdnum
 [ -x "$SDNUM" ] || skip "no $SDNUM"
 private_dir T
-MNT=$T/mnt
-mkdir -p "$MNT"
+fuse_mountpoint "$T/mnt"
 
-is_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
 not_mounted() { ! is_mounted "$1"; }
-unmount_leftover() {
-	if is_mounted "$MNT"; then
-		echo "cleanup: $MNT still mounted; unmounting it"
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	return 0
-}
-on_exit unmount_leftover
-# start_daemon with --fuse, skipping where this machine may not mount FUSE
-fuse_daemon() {
-	if start_daemon "$@" --fuse "$MNT"; then
-		is_mounted "$MNT" && return 0
-		fail "the daemon runs but $MNT is not a FUSE mount"
-		return 1
-	fi
-	if grep -qiE 'cannot mount.*(not permitted|permission denied)|/dev/fuse:' "$DAEMON_LOG"; then
-		skip "cannot mount FUSE here: $(grep -m1 -i 'fuse' "$DAEMON_LOG")"
-	fi
-	fail "the daemon did not start with --fuse"
-	return 1
-}
 
 fuse_daemon "$SDSWARM_TOP/configs/default.conf" || finish
 ok "mounted the default configuration on $MNT"

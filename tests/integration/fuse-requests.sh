@@ -11,24 +11,17 @@
 # threads = 4: all four reads reach the daemon (hits 4), so the bound is
 # the key's. Every wait is bounded; a reader still blocked at the end is
 # released by clearing the rule before the daemon is stopped.
-. "$(dirname "$0")/../lib/daemon.sh"
-requires_daemon
-requires python3 fusermount3 awk
-[ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse python3 awk
 private_dir T
-MNT=$T/mnt
-mkdir -p "$MNT"
-
-is_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
-unmount_leftover() {
-	# a held request would keep the unmount waiting: let it go first
+fuse_mountpoint "$T/mnt"
+# a held request would keep the unmount waiting: let it go first (at exit
+# this runs before the fuse_unmount that fuse_mountpoint registered)
+release_held() {
 	[ -S "${DAEMON_CONTROL:-/nonexistent}" ] && ctl fault clear all >/dev/null 2>&1
-	if is_mounted "$MNT"; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-	fi
 	return 0
 }
-on_exit unmount_leftover
+on_exit release_held
 
 # wait_for SECONDS CMD...: true once CMD succeeds (tried every 0.1 s until
 # SECONDS of wall time have passed: a loaded machine slows the tries)
@@ -114,13 +107,7 @@ type = mem
 threads = $threads
 cache = direct
 EOF
-	start_daemon "$T/fr.conf" --fuse "$MNT" || {
-		grep -qiE 'cannot mount.*(not permitted|permission denied)|/dev/fuse:' "$DAEMON_LOG" &&
-			skip "cannot mount FUSE here: $(grep -m1 -i fuse "$DAEMON_LOG")"
-		fail "the daemon did not start with --fuse"
-		return 1
-	}
-	is_mounted "$MNT" || { fail "$MNT is not a FUSE mount"; return 1; }
+	fuse_daemon "$T/fr.conf" || return 1
 	# a known byte at each offset the readers read: 0x01 at 1 MiB, ...
 	for i in 1 2 3 4; do
 		head -c 4096 /dev/zero | tr '\0' "\\$(printf '%03o' "$i")" |
@@ -170,7 +157,7 @@ EOF
 	for i in "${readers[@]}"; do wait "$i" 2>/dev/null; done
 	stop_daemon
 	expect_eq "threads=$threads: sdswarmd exits 0" 0 $?
-	wait_for 5 eval '! is_mounted "$MNT"' || unmount_leftover
+	wait_for 5 eval '! is_mounted "$MNT"' || { release_held; fuse_unmount; }
 }
 
 run_case 2

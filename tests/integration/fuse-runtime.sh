@@ -8,36 +8,12 @@
 # sfdisk replaces the synthetic one (partitions come, go and change size,
 # and a partition file is the new window); then sdswarm-bench open-all
 # opens, reads and closes every node (when that tool is built).
-. "$(dirname "$0")/../lib/daemon.sh"
-requires_daemon
-requires python3 sfdisk fusermount3 awk
-[ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse python3 sfdisk awk
 SDNUM=$SDSWARM_BIN/sdnum
 private_dir T
-MNT=$T/mnt
-mkdir -p "$MNT"
+fuse_mountpoint "$T/mnt"
 
-is_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
-unmount_leftover() {
-	if is_mounted "$MNT"; then
-		echo "cleanup: $MNT still mounted; unmounting it"
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	return 0
-}
-on_exit unmount_leftover
-fuse_daemon() {
-	if start_daemon "$@" --fuse "$MNT"; then
-		is_mounted "$MNT" && return 0
-		fail "the daemon runs but $MNT is not a FUSE mount"
-		return 1
-	fi
-	if grep -qiE 'cannot mount.*(not permitted|permission denied)|/dev/fuse:' "$DAEMON_LOG"; then
-		skip "cannot mount FUSE here: $(grep -m1 -i 'fuse' "$DAEMON_LOG")"
-	fi
-	fail "the daemon did not start with --fuse"
-	return 1
-}
 py() { local code=$1; shift; python3 -c "import errno, os, sys, time
 $code" "$@"; }
 # wait_for SECONDS CMD...: true once CMD succeeds

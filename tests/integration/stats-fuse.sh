@@ -6,21 +6,10 @@
 # text carries the same counters; per-LUN counters count only while on and
 # only their window; stats --watch prints one line of rates per interval,
 # --count of them; bad options are usage errors.
-. "$(dirname "$0")/../lib/daemon.sh"
-requires_daemon
-requires python3 fusermount3 dd fallocate awk
-[ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse python3 dd fallocate awk
 private_dir T
-MNT=$T/mnt
-mkdir -p "$MNT"
-is_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/self/mounts; }
-unmount_leftover() {
-	if is_mounted "$MNT"; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	return 0
-}
-on_exit unmount_leftover
+fuse_mountpoint "$T/mnt"
 js() { python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1"; }
 
 cat >"$T/fuse.conf" <<'CONF'
@@ -33,12 +22,7 @@ partitions = 0
 [fuse]
 cache = direct
 CONF
-if ! start_daemon "$T/fuse.conf" --fuse "$MNT"; then
-	grep -qiE 'cannot mount.*(not permitted|permission denied)|/dev/fuse:' "$DAEMON_LOG" &&
-		skip "cannot mount FUSE here: $(grep -m1 -i fuse "$DAEMON_LOG")"
-	fail "the daemon did not start with --fuse"
-	finish
-fi
+fuse_daemon "$T/fuse.conf" || finish
 
 s=$(ctl --json stats)
 expect_eq "nothing counted yet: fuse running 1, 0 requests" "1 0" \

@@ -7,15 +7,12 @@
 # held while a "hang ops=read" rule stands, released once it is cleared)
 # and the daemon's descriptors where they were. Then the detector is checked: a block changed
 # behind the run's back must end FAIL with the block reported LOST.
-. "$(dirname "$0")/../lib/daemon.sh"
-requires fusermount3 sed
-[ -e /dev/fuse ] || skip "no /dev/fuse on this machine"
+. "$(dirname "$0")/../lib/fuse.sh"
+requires_fuse sed
 BENCH=${SDSWARM_BENCH:-$SDSWARM_BIN/sdswarm-bench}
 [ -x "$BENCH" ] || skip "no $BENCH (make SANITIZE=address test-build)"
 private_dir T
-MNT=$T/disks
-mkdir -p "$MNT"
-on_exit "grep -qs ' $MNT ' /proc/mounts && fusermount3 -u '$MNT'"
+fuse_mountpoint "$T/disks"
 PORT=$(free_port)
 sed "s/127.0.0.1:3260/127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/stress.conf" >"$T/stress.conf"
 start_daemon "$T/stress.conf" --fuse "$MNT" || exit 1

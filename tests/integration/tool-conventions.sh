@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The conventions the four tools share: --version (one string, the same in
-# all four); exit status 0 success, 1 runtime failure, 2 usage error; options
+# all four); exit status 0 success, 1 runtime failure, 2 usage error (the
+# shell benchmarks, bench/*.sh and bench/run, too); options
 # before or after the subcommand; the command line checked before sdswarm
 # connects; "did you mean" for mistyped commands and options; SDSWARM_CONTROL
 # for the socket; an EXIT STATUS section in every man page saying so.
@@ -81,6 +82,23 @@ rc 2 "sdswarm-bench numbering --jsno" "$B/sdswarm-bench" numbering --jsno
 said "sdswarm-bench --jsno: did you mean --json" "did you mean --json\?"
 rc 2 "sdswarm-bench target --luns 0" "$B/sdswarm-bench" target --luns 0
 rc 2 "sdswarm-bench mktree (no DIR)" "$B/sdswarm-bench" mktree --disks 2
+
+# --- the shell benchmarks keep the same statuses ---------------------------------
+# (checked before they look for their tools, so no tgt or iscsi-ls is needed)
+for s in bench/iscsi-ls-scale.sh bench/iscsi-vs-tgt.sh bench/run; do
+	rc 2 "$s (no BIN_DIR)" "$SDSWARM_TOP/$s"
+	said "$s: prints its usage" "^usage: $s BIN_DIR"
+done
+for s in bench/iscsi-ls-scale.sh bench/iscsi-vs-tgt.sh; do
+	rc 2 "$s --jsno" "$SDSWARM_TOP/$s" "$B" --jsno
+	said "$s --jsno: names the argument" "unknown argument '--jsno'"
+done
+rc 2 "bench/iscsi-ls-scale.sh --luns 100" "$SDSWARM_TOP/bench/iscsi-ls-scale.sh" "$B" --luns 100
+rc 2 "bench/iscsi-ls-scale.sh --luns (no value)" "$SDSWARM_TOP/bench/iscsi-ls-scale.sh" "$B" --luns
+rc 2 "bench/iscsi-vs-tgt.sh --seconds soon" "$SDSWARM_TOP/bench/iscsi-vs-tgt.sh" "$B" --seconds soon
+rc 2 "bench/run BIN_DIR numbrering (no such step)" "$SDSWARM_TOP/bench/run" "$B" numbrering
+said "bench/run: names the step" "no step named: numbrering"
+rc 1 "bench/run on a folder with no sdswarm-bench" "$SDSWARM_TOP/bench/run" "$T/missing"
 
 # --- exit 1: understood, but it failed -----------------------------------------
 rc 1 "sdswarmd --config (missing file)" "$B/sdswarmd" --config "$T/missing.conf" --check

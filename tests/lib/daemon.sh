@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The shared helper of the integration scripts that run sdswarmd: sourced,
-# never run. Sources common.sh (requires, check, expect_eq, finish, tmpdir).
+# never run. Sources common.sh (requires, check, expect_eq, finish, tmpdir)
+# and scripts/lib/daemon.sh (sdswarmd_start, stop_pid, free_port,
+# sanitizer_report), which bench/ and scripts/ start the daemon with too.
 #   start_daemon CONFIG [ARGS...]  start sdswarmd in the background with a
 #                        private control socket, pidfile and log under
 #                        $DAEMON_DIR; waits until it is ready: its pidfile,
@@ -24,6 +26,7 @@
 # A daemon still running when the script exits is stopped the same way.
 # Processes are only ever ended by their PID.
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/daemon.sh"
 
 SDSWARMD=${SDSWARMD:-$SDSWARM_BIN/sdswarmd}
 SDSWARM=${SDSWARM:-$SDSWARM_BIN/sdswarm}
@@ -57,7 +60,7 @@ ctl() {
 }
 
 start_daemon() {
-	local config=$1 waited=0
+	local config=$1 rc
 	shift
 	requires_daemon
 	if daemon_alive; then
@@ -73,63 +76,29 @@ start_daemon() {
 		on_exit _daemon_cleanup
 		_daemon_cleanup_set=1
 	fi
-	rm -f "$DAEMON_DIR/sdswarmd.pid"
-	# --exit-with-parent: a test shell killed outright does not leave it
-	"$SDSWARMD" --config "$config" --control "$DAEMON_CONTROL" \
-		--pidfile "$DAEMON_DIR/sdswarmd.pid" --exit-with-parent "$@" \
-		>"$DAEMON_LOG" 2>&1 &
-	DAEMON_PID=$!
-	# ready = the pidfile (sdswarmd(8), READINESS); a file test every
-	# 0.1 s, for up to DAEMON_START_TIMEOUT seconds
-	until [ -s "$DAEMON_DIR/sdswarmd.pid" ]; do
-		if ! daemon_alive; then
-			wait "$DAEMON_PID" 2>/dev/null
-			echo "start_daemon: sdswarmd exited with status $? before answering; its log:" >&2
-			sed 's/^/  | /' "$DAEMON_LOG" >&2
-			DAEMON_PID=
-			return 1
-		fi
-		if [ "$waited" -ge $((DAEMON_START_TIMEOUT * 10)) ]; then
-			echo "start_daemon: not ready (no pidfile) after ${DAEMON_START_TIMEOUT}s" >&2
-			stop_daemon >/dev/null 2>&1
-			return 1
-		fi
-		sleep 0.1
-		waited=$((waited + 1))
-	done
-	if [ "$(cat "$DAEMON_DIR/sdswarmd.pid" 2>/dev/null)" != "$DAEMON_PID" ]; then
-		echo "start_daemon: the pidfile does not hold pid $DAEMON_PID" >&2
-		return 1
-	fi
-	return 0
+	SDSWARMD_WHO=start_daemon SDSWARMD_START_TIMEOUT=$DAEMON_START_TIMEOUT \
+		SDSWARMD_STOP_TIMEOUT=$DAEMON_STOP_TIMEOUT \
+		sdswarmd_start "$DAEMON_DIR" "$config" "$@"
+	rc=$?
+	DAEMON_PID=$SDSWARMD_PID
+	return $rc
 }
 
 stop_daemon() {
-	local pid=$DAEMON_PID waited=0 rc
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ "$waited" -ge $((DAEMON_STOP_TIMEOUT * 10)) ]; then
-			echo "stop_daemon: pid $pid ignored SIGTERM for ${DAEMON_STOP_TIMEOUT}s; killing it" >&2
-			kill -KILL "$pid" 2>/dev/null
-			wait "$pid" 2>/dev/null
-			DAEMON_PID=
-			return 124
-		fi
-		sleep 0.1
-		waited=$((waited + 1))
-	done
-	wait "$pid" 2>/dev/null
+	local rc
+	[ -n "$DAEMON_PID" ] || return 0
+	SDSWARMD_WHO=stop_daemon stop_pid "$DAEMON_PID" sdswarmd "$DAEMON_STOP_TIMEOUT"
 	rc=$?
 	DAEMON_PID=
-	_daemon_log_check
+	# one that had to be killed fails by its status (124) alone
+	[ $rc -eq 124 ] || _daemon_log_check
 	return $rc
 }
 
 # A sanitizer report in the daemon's log goes into the test's own log,
 # where tests/run.sh looks for it.
 _daemon_log_check() {
-	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer' "$DAEMON_LOG" 2>/dev/null; then
+	if sanitizer_report "$DAEMON_LOG"; then
 		echo "FAIL: sdswarmd's log ($DAEMON_LOG) has a sanitizer report:"
 		cat "$DAEMON_LOG"
 		_failures=$((_failures + 1))
@@ -172,23 +141,4 @@ while True:
     out += b
 sys.stdout.write(out.decode('utf-8', 'replace'))
 EOF
-}
-
-free_port() {
-	if command -v python3 >/dev/null 2>&1; then
-		python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-		return
-	fi
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-	return 1
 }

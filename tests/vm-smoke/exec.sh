@@ -9,10 +9,8 @@
 # standard output, its file in --out. Skips when QEMU or the kernel
 # package cannot be had.
 # test-timeout: 460
-. "$(dirname "$0")/../lib/common.sh"
-requires qemu-system-x86_64
-[ -x "$SDSWARM_PLAIN_BIN/sdnum" ] || skip "no $SDSWARM_PLAIN_BIN/sdnum: run make"
-export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
+. "$(dirname "$0")/../lib/vm-smoke.sh"
+vm_smoke_requires sdnum
 t=$(tmpdir)
 
 cat >"$t/assert-disks.sh" <<'GUEST'

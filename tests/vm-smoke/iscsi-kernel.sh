@@ -8,22 +8,14 @@
 # which LUN got which name must be what `sdswarm names` predicts. Skips
 # when QEMU or the kernel package cannot be had, or sdswarmd is not built.
 # test-timeout: 600
-. "$(dirname "$0")/../lib/common.sh"
-requires qemu-system-x86_64
-for p in sdnum sdswarmd sdswarm; do
-	[ -x "$SDSWARM_PLAIN_BIN/$p" ] || skip "no $SDSWARM_PLAIN_BIN/$p: run make"
-done
-export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
+. "$(dirname "$0")/../lib/vm-smoke.sh"
+vm_smoke_requires sdnum sdswarmd sdswarm
 
-out=$("$SDSWARM_TOP/tests/vm/run" iscsi-kernel --disks 300 --timeout 540 --json)
-rc=$?
-[ $rc -eq 77 ] && skip "${out#SKIP: }"
-echo "$out"
-expect_eq "tests/vm/run exit status" 0 "$rc"
-check "the guest saw 300 disks" grep -q '"seen":300,' <<<"$out"
-check "and no mismatch" grep -q '"mismatches":0,' <<<"$out"
-check "every LUN got the name sdswarm names predicts" grep -q '"lun_order_mismatches":0,' <<<"$out"
-check "972 names checked (300 disks, 592 + 80 partitions)" grep -q '"checked":972,' <<<"$out"
-check "20 partitions on major 259" grep -q '"parts_259":20,' <<<"$out"
-check "the last disk is sdkn at 66:432" grep -q '"last":"sdkn 66:432"' <<<"$out"
+vm_smoke_run iscsi-kernel --disks 300 --timeout 540
+guest_check "the guest saw 300 disks" 'j["seen"] == 300'
+guest_check "and no mismatch" 'j["mismatches"] == 0'
+guest_check "every LUN got the name sdswarm names predicts" 'j["lun_order_mismatches"] == 0'
+guest_check "972 names checked (300 disks, 592 + 80 partitions)" 'j["checked"] == 972'
+guest_check "20 partitions on major 259" 'j["parts_259"] == 20'
+guest_check "the last disk is sdkn at 66:432" 'j["last"] == "sdkn 66:432"'
 finish

@@ -8,10 +8,8 @@
 # partitions exactly as the stock one did and as sdnum says, and taint the
 # kernel (unsigned, out of tree). Skips when QEMU, the kernel package or the
 # packages the module is built from cannot be had.
-. "$(dirname "$0")/../lib/common.sh"
-requires qemu-system-x86_64
-[ -x "$SDSWARM_PLAIN_BIN/sdnum" ] || skip "no $SDSWARM_PLAIN_BIN/sdnum: run make"
-export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
+. "$(dirname "$0")/../lib/vm-smoke.sh"
+vm_smoke_requires sdnum
 
 # The image's kernel first (tests/vm/build), then the module for it.
 out=$("$SDSWARM_TOP/tests/vm/build" -q 2>&1)
@@ -23,16 +21,11 @@ rc=$?
 [ $rc -eq 77 ] && skip "$(grep -m1 '^SKIP:' <<<"$out" | sed 's/^SKIP: //')"
 expect_eq "tests/vm/build-sd-module exit status" 0 "$rc"
 
-out=$("$SDSWARM_TOP/tests/vm/run" sdmod-stock --disks 100 --parts 2 \
-	--timeout 240 --json)
-rc=$?
-[ $rc -eq 77 ] && skip "${out#SKIP: }"
-echo "$out"
-expect_eq "tests/vm/run exit status" 0 "$rc"
-check "the guest saw 100 disks" grep -q '"seen":100,' <<<"$out"
-check "stock and patched named them alike" grep -q '"stock_vs_patched":0,' <<<"$out"
-check "and as sdnum does" grep -q '"mismatches":0,' <<<"$out"
-check "300 names checked" grep -q '"checked":300,' <<<"$out"
-check "7 bad parameter sets refused" grep -q '"bad_params_refused":7,' <<<"$out"
-check "the kernel is tainted O and E" grep -q '"tainted":12288,' <<<"$out"
+vm_smoke_run sdmod-stock --disks 100 --parts 2 --timeout 240
+guest_check "the guest saw 100 disks" 'j["seen"] == 100'
+guest_check "stock and patched named them alike" 'j["stock_vs_patched"] == 0'
+guest_check "and as sdnum does" 'j["mismatches"] == 0'
+guest_check "300 names checked" 'j["checked"] == 300'
+guest_check "7 bad parameter sets refused" 'j["bad_params_refused"] == 7'
+guest_check "the kernel is tainted O and E" 'j["tainted"] == 12288'
 finish

@@ -7,23 +7,15 @@
 # dev_t, identity and the clean removal at SIGTERM is checked (the
 # tcmu-257 scenario, smaller). Skips when QEMU or the kernel package
 # cannot be had, or sdswarmd is not built.
-. "$(dirname "$0")/../lib/common.sh"
-requires qemu-system-x86_64
-for b in sdnum sdswarmd sdswarm; do
-	[ -x "$SDSWARM_PLAIN_BIN/$b" ] || skip "no $SDSWARM_PLAIN_BIN/$b: run make"
-done
-export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
+. "$(dirname "$0")/../lib/vm-smoke.sh"
+vm_smoke_requires sdnum sdswarmd sdswarm
 
-out=$("$SDSWARM_TOP/tests/vm/run" tcmu-257 --disks 20 --set many=2 \
-	--mem 1G --timeout 150 --json)
-rc=$?
-[ $rc -eq 77 ] && skip "${out#SKIP: }"
-echo "$out"
-expect_eq "tests/vm/run exit status" 0 "$rc"
-check "the guest reported 20 disks seen" grep -q '"seen":20,' <<<"$out"
-check "and no mismatch" grep -q '"mismatches":0,' <<<"$out"
+vm_smoke_run tcmu-257 --disks 20 --set many=2 \
+	--mem 1G --timeout 150
+guest_check "the guest reported 20 disks seen" 'j["seen"] == 20'
+guest_check "and no mismatch" 'j["mismatches"] == 0'
 # 20 disks + 18 x 2 + 2 x 20 partitions
-check "and checked 96 names (disks and partitions)" grep -q '"checked":96,' <<<"$out"
-check "the disks are tcm_loop's" grep -q '"host_driver":"tcm_loopback"' <<<"$out"
-check "the last disk is sdt at 65:48" grep -q '"last":"sdt 65:48"' <<<"$out"
+guest_check "and checked 96 names (disks and partitions)" 'j["checked"] == 96'
+guest_check "the disks are tcm_loop's" 'j["host_driver"] == "tcm_loopback"'
+guest_check "the last disk is sdt at 65:48" 'j["last"] == "sdt 65:48"'
 finish
