@@ -65,6 +65,7 @@ _Static_assert(XC_MAX_CSCD * XC_CSCD_LEN + XC_MAX_SEGS * XC_B2B_LEN >=
 #define XC_TC_KIB 0x01
 #define XC_TC_MIB 0x02
 
+/* clang-format off */
 /* Additional sense codes raised here (SPC-4 table D.1). */
 #define ASC_NONE 0x00               /* ASCQ 16h: OPERATION IN PROGRESS */
 #define ASC_THIRD_PARTY 0x0d        /* 01h device failure, 02h not reachable,
@@ -73,6 +74,7 @@ _Static_assert(XC_MAX_CSCD * XC_CSCD_LEN + XC_MAX_SEGS * XC_B2B_LEN >=
 #define ASC_PARAM_LIST 0x26         /* 06h-09h: the descriptor ones, 0Ah
 				     * UNEXPECTED INEXACT SEGMENT */
 #define ASC_INSUFFICIENT_RESOURCES 0x55
+/* clang-format on */
 
 #define SK_COPY_ABORTED 0x0a
 
