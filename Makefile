@@ -135,7 +135,7 @@ endif
 
 .SECONDARY:
 .PHONY: FORCE all deps check-deps test test-build test-vm bench run install clean \
-	format sd-module tsan-build
+	format format-check sd-module tsan-build
 all: $(PROGS) $(LIBSDNUM) $(LIBSDNUM_SO)
 
 deps:
@@ -316,8 +316,41 @@ install: all
 
 include tests/fuzz/fuzz.mk
 
+# --- formatting -----------------------------------------------------------
+# The project's C sources: git's list (build/ and stray files stay out), or
+# every *.c and *.h outside build/ in a tree without git. .clang-format is
+# written for clang-format 14 (Debian 12's); another version formats a few
+# things differently, so both targets say when they run another one.
+CLANG_FORMAT ?= clang-format
+FORMAT_FILES = $(or $(shell git ls-files '*.c' '*.h' 2>/dev/null), \
+	$(shell find . -path ./build -prune -o -name '*.[ch]' -type f -print))
+check-clang-format = @command -v $(CLANG_FORMAT) >/dev/null || { echo \
+	"make: no $(CLANG_FORMAT) (run scripts/install-deps test)" >&2; exit 1; }; \
+	$(CLANG_FORMAT) --version | grep -q ' version 14\.' || echo "make:" \
+	".clang-format is for clang-format 14, not $$($(CLANG_FORMAT) --version)" >&2
+
+# `make format`: split literals joined (scripts/join-strings), then
+# clang-format over every file. Run it on a tree with nothing to commit.
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	$(check-clang-format)
+	$(Q)scripts/join-strings $(FORMAT_FILES)
+	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+# `make format-check`: changes nothing; fails naming each file `make format`
+# would change, with how many lines it would remove and add.
+format-check:
+	$(check-clang-format)
+	@bad=0; rm=0; add=0; for f in $(FORMAT_FILES); do \
+		n=$$(scripts/join-strings --print "$$f" | \
+		$(CLANG_FORMAT) --assume-filename="$$f" | diff -U0 "$$f" - | \
+		awk 'NR > 2 && /^-/{r++} NR > 2 && /^\+/{a++} \
+		END{if (r + a) print r + 0, a + 0}'); \
+		[ -n "$$n" ] || continue; set -- $$n; \
+		echo "$$f: $$1 lines removed, $$2 added" >&2; \
+		bad=$$((bad + 1)); rm=$$((rm + $$1)); add=$$((add + $$2)); \
+	done; \
+	if [ $$bad -ne 0 ]; then echo "make: $$bad files not formatted," \
+		"$$rm lines removed, $$add added (make format)" >&2; exit 1; fi
 
 clean:
 	rm -rf build

@@ -84,6 +84,7 @@ enum {
 
 /* The common options' struct option entries (needs <getopt.h>), for a
  * subcommand's table. */
+/* clang-format off */
 #define BENCH_COMMON_LONGOPTS                                                \
 	{ "json", no_argument, NULL, BENCH_OPT_JSON },                       \
 	{ "quick", no_argument, NULL, BENCH_OPT_QUICK },                     \
@@ -91,6 +92,7 @@ enum {
 	{ "only", required_argument, NULL, BENCH_OPT_ONLY },                 \
 	{ "verbose", no_argument, NULL, 'v' },                               \
 	{ "help", no_argument, NULL, 'h' }
+/* clang-format on */
 
 /* Most repetitions --reps accepts. */
 #define BENCH_MAX_REPS 1000u

@@ -7,6 +7,7 @@
 #ifndef SDSWARM_COMMON_ARRAY_H
 #define SDSWARM_COMMON_ARRAY_H
 
+/* clang-format off */
 #define ARRAY_MUST_BE_ARRAY_(a) \
 	(sizeof(struct { \
 		 int not_an_array_ : __builtin_types_compatible_p( \
@@ -15,5 +16,6 @@
 
 #define ARRAY_SIZE(a) \
 	(sizeof(a) / sizeof((a)[0]) + ARRAY_MUST_BE_ARRAY_(a))
+/* clang-format on */
 
 #endif

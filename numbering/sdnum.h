@@ -115,7 +115,10 @@ int sdnum_parse_len(const char *prefix, const char *name, size_t len,
 #define SDNUM_MINORMASK ((1u << SDNUM_MINORBITS) - 1)
 #define SDNUM_MKDEV(ma, mi) (((uint32_t)(ma) << SDNUM_MINORBITS) | (uint32_t)(mi))
 #define SDNUM_MAJOR(dev) ((uint32_t)(dev) >> SDNUM_MINORBITS)
+/* clang-format off */
+/* (clang-format 14 reads "(uint32_t)(dev) &" as taking an address.) */
 #define SDNUM_MINOR(dev) ((uint32_t)(dev) & SDNUM_MINORMASK)
+/* clang-format on */
 #define SDNUM_MAX_MAJOR 4095u
 
 /* The shared extended major (BLOCK_EXT_MAJOR) for minors past a disk's own. */

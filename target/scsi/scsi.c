@@ -73,6 +73,7 @@ enum {
 
 #define SA_MASK 0x1f            /* CDB byte 1 bits 4-0 */
 
+/* clang-format off */
 /* Flag sets. */
 #define F_READ (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_DATA_IN | SCSI_OP_FAULTS)
 #define F_WRITE (SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_WRITE | \
@@ -561,6 +562,7 @@ const struct scsi_op scsi_ops[256] = {
 		.usage = { READ_DEFECT_DATA_12, 0x1f, LBA4, LBA4, 0, 0 },
 	},
 };
+/* clang-format on */
 
 const struct scsi_op *scsi_op_sa(uint8_t opcode, uint16_t sa)
 {

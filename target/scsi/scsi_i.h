@@ -46,6 +46,7 @@ struct scsi_ctx {
  * Write Exclusive or Exclusive Access column. 0 conflicts with every
  * reservation: the safe default for a command added without a thought.
  */
+/* clang-format off */
 #define SCSI_RESV_WE   0x01u /* allowed through Write Exclusive types */
 #define SCSI_RESV_EA   0x02u /* allowed through Exclusive Access types */
 #define SCSI_RESV_ANY  (SCSI_RESV_WE | SCSI_RESV_EA)
@@ -55,6 +56,7 @@ struct scsi_ctx {
 			      * PREVENT ALLOW (PREVENT 00b allowed) */
 #define SCSI_RESV_SELF 0x10u /* the handler applies the rules itself: PR IN,
 			      * PR OUT, RESERVE, RELEASE */
+/* clang-format on */
 
 /*
  * @alua of a struct scsi_op: the asymmetric access states that still run
