@@ -97,8 +97,8 @@ int bench_common_opt(struct bench_opts *o, int opt, const char *arg,
 	}
 }
 
-int bench_parse_list(const char *s, uint64_t min, uint64_t max,
-		     uint64_t *out, unsigned int maxn, unsigned int *n)
+int bench_parse_list(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+		     unsigned int maxn, unsigned int *n)
 {
 	char buf[32];
 	const char *p = s, *comma;
@@ -148,8 +148,7 @@ static void groups_str(char *buf, size_t len, const char *const *groups,
 }
 
 int bench_only(const struct bench_opts *o, const char *cmd,
-	       const char *const *groups, unsigned int ngroups,
-	       uint32_t *mask)
+	       const char *const *groups, unsigned int ngroups, uint32_t *mask)
 {
 	char list[256], word[64];
 	const char *p, *comma, *best;
@@ -163,9 +162,7 @@ int bench_only(const struct bench_opts *o, const char *cmd,
 	}
 	if (!groups || !ngroups) {
 		fprintf(stderr,
-			"sdswarm-bench %s: --only: this command has no groups "
-			"to choose from (the commands that have: numbering, "
-			"target)\n",
+			"sdswarm-bench %s: --only: this command has no groups to choose from (the commands that have: numbering, target)\n",
 			cmd);
 		return -EINVAL;
 	}
@@ -176,8 +173,7 @@ int bench_only(const struct bench_opts *o, const char *cmd,
 		len = comma ? (size_t)(comma - p) : strlen(p);
 		if (!len) {
 			fprintf(stderr,
-				"sdswarm-bench %s: --only '%s': an empty group "
-				"name; groups: %s\n",
+				"sdswarm-bench %s: --only '%s': an empty group name; groups: %s\n",
 				cmd, o->only, list);
 			return -EINVAL;
 		}
@@ -192,13 +188,11 @@ int bench_only(const struct bench_opts *o, const char *cmd,
 			best = cli_suggest(word, groups, ngroups);
 			if (best)
 				fprintf(stderr,
-					"sdswarm-bench %s: --only: no group "
-					"'%s' (did you mean %s?); groups: %s\n",
+					"sdswarm-bench %s: --only: no group '%s' (did you mean %s?); groups: %s\n",
 					cmd, word, best, list);
 			else
 				fprintf(stderr,
-					"sdswarm-bench %s: --only: no group "
-					"'%s'; groups: %s\n",
+					"sdswarm-bench %s: --only: no group '%s'; groups: %s\n",
 					cmd, word, list);
 			return -EINVAL;
 		}
@@ -316,7 +310,8 @@ int bench_measure(const struct bench_cfg *cfg, bench_fn fn, void *arg,
 		/* Aim 10% past the goal so the next batch is the last; grow
 		 * at most 10x so one slow batch does not overshoot wildly. */
 		next = (uint64_t)((double)n * 1.1 * (double)cfg->min_ns /
-				  (double)ns) + 1;
+				  (double)ns) +
+		       1;
 		n = next > n * 10 ? n * 10 : next;
 	}
 	samples[0] = (double)ns / (double)n;
@@ -361,8 +356,8 @@ int bench_measure_rounds(const struct bench_cfg *cfg, unsigned int reps,
 			rounds++;
 		} while (timed < cfg->min_ns &&
 			 bench_now_ns() - wall0 < 2 * cfg->min_ns);
-		samples[i] = (double)timed / ((double)rounds *
-					      (double)ops_per_round);
+		samples[i] = (double)timed /
+			     ((double)rounds * (double)ops_per_round);
 	}
 	bench_result_set(out, samples, reps, ops_per_round);
 	ret = 0;
@@ -608,8 +603,8 @@ static bool cpuinfo_value(FILE *f, const char *key, char *buf, size_t len)
 
 void bench_machine_get(struct bench_machine *m)
 {
-	static const char *const keys[] = { "model name", "Hardware",
-					    "cpu model" };
+	static const char *const keys[] = {"model name", "Hardware",
+					   "cpu model"};
 	unsigned int i;
 	FILE *f;
 
@@ -888,9 +883,9 @@ static void fmt_rate(char *buf, size_t len, double v)
 
 static int print_results(const struct bench_report *r, FILE *f)
 {
-	static const char *const head[] = { "group", "case", "N", "ns/op",
-					    "ops/s", "baseline ns/op",
-					    "ratio" };
+	static const char *const head[] = {"group", "case",  "N",
+					   "ns/op", "ops/s", "baseline ns/op",
+					   "ratio"};
 	struct bench_table *t;
 	char ns[32], rate[32], base[32];
 	unsigned int c;
@@ -921,8 +916,10 @@ static int print_results(const struct bench_report *r, FILE *f)
 			ret = bench_table_add(t, "-");
 		else
 			ret = bench_table_add(t, "%.*fx",
-					      ratio < 0.1 ? 3 :
-					      ratio < 10 ? 2 : 1, ratio);
+					      ratio < 0.1  ? 3
+					      : ratio < 10 ? 2
+							   : 1,
+					      ratio);
 	}
 	if (!ret)
 		ret = bench_table_print(t, f);
@@ -942,8 +939,7 @@ static void fmt_value(char *buf, size_t len, double v)
 
 static int print_targets(const struct bench_report *r, FILE *f)
 {
-	static const char *const verdict[] = { "not measured", "MISSED",
-					       "met" };
+	static const char *const verdict[] = {"not measured", "MISSED", "met"};
 	struct bench_table *t;
 	char value[32], limit[32];
 	size_t i;
@@ -987,8 +983,8 @@ static int print_text(const struct bench_report *r, FILE *f)
 		fprintf(f, "  %s\n", r->notes[i]);
 	}
 	if (hidden)
-		fprintf(f, "  (%zu note%s on how it was measured: -v)\n", hidden,
-			hidden == 1 ? "" : "s");
+		fprintf(f, "  (%zu note%s on how it was measured: -v)\n",
+			hidden, hidden == 1 ? "" : "s");
 	fputc('\n', f);
 	ret = print_results(r, f);
 	if (ret || !r->ntargets)
@@ -1027,7 +1023,8 @@ static int json_row(json_t *arr, const struct report_row *row)
 	    bench_jset(o, "case", json_string(row->name)) ||
 	    bench_jset(o, "n", json_integer((json_int_t)row->n)) ||
 	    bench_jset(o, "ns_per_op", bench_jnum(row->res.ns_per_op)) ||
-	    bench_jset(o, "median_ns_per_op", bench_jnum(row->res.median_ns_per_op)) ||
+	    bench_jset(o, "median_ns_per_op",
+		       bench_jnum(row->res.median_ns_per_op)) ||
 	    bench_jset(o, "ops_per_s", bench_jnum(row->res.ops_per_s)) ||
 	    bench_jset(o, "reps", json_integer(row->res.reps)) ||
 	    bench_jset(o, "baseline_ns_per_op", bench_jnum(row->baseline_ns)) ||
@@ -1064,15 +1061,16 @@ int bench_json_stamp(json_t *obj)
 	if (bench_jset(obj, "schema", json_integer(BENCH_SCHEMA)) ||
 	    bench_jset(obj, "tool", json_string("sdswarm-bench")) ||
 	    bench_jset(obj, "version", json_string(cli_version())) ||
-	    bench_jset(obj, "commit", *commit ? json_string(commit) : json_null()))
+	    bench_jset(obj, "commit",
+		       *commit ? json_string(commit) : json_null()))
 		return -ENOMEM;
 	return 0;
 }
 
 static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 {
-	static const char *const keys[] = { "machine", "notes", "results",
-					    "targets" };
+	static const char *const keys[] = {"machine", "notes", "results",
+					   "targets"};
 	json_t *root, *part[4];
 	size_t i, j;
 	int ret = -ENOMEM;
@@ -1110,8 +1108,11 @@ static int print_json(const struct bench_report *r, FILE *f, json_t *extra)
 			goto out_root;
 	if (extra && json_object_update(root, extra))
 		goto out_root;
-	ret = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				  JSON_REAL_PRECISION(6)) ? -EIO : 0;
+	ret = json_dumpf(root, f,
+			 JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				 JSON_REAL_PRECISION(6))
+		      ? -EIO
+		      : 0;
 	if (!ret && fputc('\n', f) == EOF)
 		ret = -EIO;
 	goto out_root;

@@ -26,18 +26,21 @@
  * that file and enters it in sdswarm-bench.c's dispatch table; the Makefile
  * compiles every bench .c file by itself.
  */
-#define BENCH_COMMANDS(X)                                                     \
-	X(numbering, "numbering",                                            \
+#define BENCH_COMMANDS(X)                                                       \
+	X(numbering, "numbering",                                               \
 	  "names, dev_t schemes, id allocators, dev_t registry, per-disk slab") \
-	X(target, "target",                                                  \
-	  "LUN creation, bytes/LUN, in-process 4K IOPS through scsi/")       \
-	X(open_all, "open-all", "io_uring open+read+close of every node")    \
-	X(mktree, "mktree", "make a tree of disk/partition files (tmpfs)")   \
-	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")       \
-	X(iscsi, "iscsi", "libiscsi client: IOPS and latency of one target") \
-	X(stress, "stress", "CI stress: verified I/O, LUN churn, faults; verdict") \
-	X(compare, "compare", "two --json runs side by side; regressions flagged") \
-	X(stamp, "stamp", "the JSON stamp (schema, version, commit) for scripts") \
+	X(target, "target",                                                     \
+	  "LUN creation, bytes/LUN, in-process 4K IOPS through scsi/")          \
+	X(open_all, "open-all", "io_uring open+read+close of every node")       \
+	X(mktree, "mktree", "make a tree of disk/partition files (tmpfs)")      \
+	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")          \
+	X(iscsi, "iscsi", "libiscsi client: IOPS and latency of one target")    \
+	X(stress, "stress",                                                     \
+	  "CI stress: verified I/O, LUN churn, faults; verdict")                \
+	X(compare, "compare",                                                   \
+	  "two --json runs side by side; regressions flagged")                  \
+	X(stamp, "stamp",                                                       \
+	  "the JSON stamp (schema, version, commit) for scripts")               \
 	/* (the list ends here) */
 
 #define BENCH_DECLARE(fn, name, summary) int bench_##fn(int argc, char **argv);
@@ -131,8 +134,7 @@ int bench_common_opt(struct bench_opts *o, int opt, const char *arg,
  * Return: 0, or -EINVAL after a message on stderr (a usage error).
  */
 int bench_only(const struct bench_opts *o, const char *cmd,
-	       const char *const *groups, unsigned int ngroups,
-	       uint32_t *mask);
+	       const char *const *groups, unsigned int ngroups, uint32_t *mask);
 
 /**
  * bench_parse_list() - a comma-separated list of whole decimal numbers.
@@ -147,8 +149,8 @@ int bench_only(const struct bench_opts *o, const char *cmd,
  * Return: 0, -EINVAL for an entry that is not a number or an empty one,
  * -ERANGE for one outside @min..@max, -E2BIG for more than @maxn.
  */
-int bench_parse_list(const char *s, uint64_t min, uint64_t max,
-		     uint64_t *out, unsigned int maxn, unsigned int *n);
+int bench_parse_list(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+		     unsigned int maxn, unsigned int *n);
 
 /**
  * bench_parse_u64() - a whole decimal number in a range.

@@ -46,8 +46,7 @@ struct cmp_run {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench compare A.json B.json [--threshold PCT] "
-		"[--json]\n\n"
+		"usage: sdswarm-bench compare A.json B.json [--threshold PCT] [--json]\n\n"
 		"Two reports of the same command (sdswarm-bench COMMAND --json),\n"
 		"A the reference and B the run judged, side by side: rows matched\n"
 		"by group, case and N, with each run's ns/op, the change from A to\n"
@@ -86,17 +85,18 @@ static int cmp_check_rows(const struct cmp_run *r)
 		if (!json_is_object(row) || !jstr(row, "group") ||
 		    !jstr(row, "case") ||
 		    !json_is_integer(json_object_get(row, "n"))) {
-			bench_err(CMD, "%s: results[%zu] is not a row (an object "
-				"with \"group\", \"case\" and an integer "
-				"\"n\")",
+			bench_err(
+				CMD,
+				"%s: results[%zu] is not a row (an object with \"group\", \"case\" and an integer \"n\")",
 				r->path, i);
 			return -EINVAL;
 		}
 		if (json_object_get(row, "ns_per_op") &&
 		    !json_is_number(json_object_get(row, "ns_per_op")) &&
 		    !json_is_null(json_object_get(row, "ns_per_op"))) {
-			bench_err(CMD, "%s: results[%zu]: \"ns_per_op\" is not a "
-				"number",
+			bench_err(
+				CMD,
+				"%s: results[%zu]: \"ns_per_op\" is not a number",
 				r->path, i);
 			return -EINVAL;
 		}
@@ -114,23 +114,25 @@ static int cmp_load(struct cmp_run *r, const char *path)
 	r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
 	if (!r->root) {
 		if (err.line > 0)
-			bench_err(CMD, "%s:%d:%d: not valid JSON: %s", path, err.line,
-				err.column, err.text);
+			bench_err(CMD, "%s:%d:%d: not valid JSON: %s", path,
+				  err.line, err.column, err.text);
 		else
 			bench_err(CMD, "%s: %s", path, err.text);
 		return -EINVAL;
 	}
 	if (!json_is_object(r->root)) {
-		bench_err(CMD, "%s: not a sdswarm-bench --json report (the top is "
-			"not an object)",
+		bench_err(
+			CMD,
+			"%s: not a sdswarm-bench --json report (the top is not an object)",
 			path);
 		return -EINVAL;
 	}
 	r->bench = jstr(r->root, "bench");
 	r->results = json_object_get(r->root, "results");
 	if (!r->bench || !json_is_array(r->results)) {
-		bench_err(CMD, "%s: not a sdswarm-bench --json report (no \"bench\" "
-			"name or no \"results\" array)",
+		bench_err(
+			CMD,
+			"%s: not a sdswarm-bench --json report (no \"bench\" name or no \"results\" array)",
 			path);
 		return -EINVAL;
 	}
@@ -142,8 +144,9 @@ static int cmp_load(struct cmp_run *r, const char *path)
 	/* reports from before the schema was recorded are schema 0 */
 	r->schema = v ? json_integer_value(v) : 0;
 	if (r->schema < 0 || r->schema > BENCH_SCHEMA) {
-		bench_err(CMD, "%s: schema %lld: this sdswarm-bench reads schema 0 to "
-			"%d (a newer one wrote it?)",
+		bench_err(
+			CMD,
+			"%s: schema %lld: this sdswarm-bench reads schema 0 to %d (a newer one wrote it?)",
 			path, r->schema, BENCH_SCHEMA);
 		return -EINVAL;
 	}
@@ -249,8 +252,9 @@ static const char *met_str(json_t *t)
 
 	if (!t)
 		return "absent";
-	return json_is_true(m) ? "met" : json_is_false(m) ? "MISSED"
-							   : "not measured";
+	return json_is_true(m)	  ? "met"
+	       : json_is_false(m) ? "MISSED"
+				  : "not measured";
 }
 
 static int add_row_json(json_t *arr, const struct cmp_row *c)
@@ -259,9 +263,10 @@ static int add_row_json(json_t *arr, const struct cmp_row *c)
 		"{s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:s}", "group",
 		jstr(c->a, "group"), "case", jstr(c->a, "case"), "n",
 		(json_int_t)json_integer_value(json_object_get(c->a, "n")),
-		"a_ns_per_op", isnan(c->a_ns) ? json_null() : json_real(c->a_ns),
-		"b_ns_per_op", isnan(c->b_ns) ? json_null() : json_real(c->b_ns),
-		"change_pct",
+		"a_ns_per_op",
+		isnan(c->a_ns) ? json_null() : json_real(c->a_ns),
+		"b_ns_per_op",
+		isnan(c->b_ns) ? json_null() : json_real(c->b_ns), "change_pct",
 		isnan(c->change_pct) ? json_null() : json_real(c->change_pct),
 		"a_ratio",
 		isnan(c->a_ratio) ? json_null() : json_real(c->a_ratio),
@@ -274,9 +279,10 @@ static int add_row_json(json_t *arr, const struct cmp_row *c)
 
 static json_t *row_key(json_t *row)
 {
-	return json_pack("{s:s, s:s, s:I}", "group", jstr(row, "group"),
-			 "case", jstr(row, "case"), "n",
-			 (json_int_t)json_integer_value(json_object_get(row, "n")));
+	return json_pack(
+		"{s:s, s:s, s:I}", "group", jstr(row, "group"), "case",
+		jstr(row, "case"), "n",
+		(json_int_t)json_integer_value(json_object_get(row, "n")));
 }
 
 struct cmp_out {
@@ -343,8 +349,8 @@ static int compare_rows(const struct cmp_run *a, const struct cmp_run *b,
 	}
 	for (j = 0; j < nb && !ret; j++)
 		if (!used[j] &&
-		    json_array_append_new(o->only_b,
-					  row_key(json_array_get(b->results, j))))
+		    json_array_append_new(
+			    o->only_b, row_key(json_array_get(b->results, j))))
 			ret = -ENOMEM;
 	free(used);
 	return ret;
@@ -361,7 +367,7 @@ static int compare_targets(const struct cmp_run *a, const struct cmp_run *b,
 
 	/* A's targets in order, then those only B has */
 	for (i = 0; !ret && i < json_array_size(a->targets) +
-					json_array_size(b->targets);
+					    json_array_size(b->targets);
 	     i++) {
 		if (i < json_array_size(a->targets)) {
 			ta = json_array_get(a->targets, i);
@@ -414,8 +420,8 @@ static int compare_targets(const struct cmp_run *a, const struct cmp_run *b,
 
 static json_t *run_json(const struct cmp_run *r)
 {
-	return json_pack("{s:s, s:I, s:o, s:o, s:b}", "file", r->path,
-			 "schema", (json_int_t)r->schema, "version",
+	return json_pack("{s:s, s:I, s:o, s:o, s:b}", "file", r->path, "schema",
+			 (json_int_t)r->schema, "version",
 			 r->version ? json_string(r->version) : json_null(),
 			 "commit",
 			 r->commit ? json_string(r->commit) : json_null(),
@@ -426,11 +432,11 @@ static int print_json_out(const struct cmp_run *a, const struct cmp_run *b,
 			  double threshold, struct cmp_out *o)
 {
 	json_t *root = json_pack(
-		"{s:s, s:f, s:o, s:o, s:O, s:O, s:O, s:O, s:i}",
-		"bench", a->bench, "threshold_pct", threshold,
-		"a", run_json(a), "b", run_json(b), "rows", o->jrows,
-		"only_in_a", o->only_a, "only_in_b", o->only_b, "targets",
-		o->jtg, "regressions", (int)o->regressions);
+		"{s:s, s:f, s:o, s:o, s:O, s:O, s:O, s:O, s:i}", "bench",
+		a->bench, "threshold_pct", threshold, "a", run_json(a), "b",
+		run_json(b), "rows", o->jrows, "only_in_a", o->only_a,
+		"only_in_b", o->only_b, "targets", o->jtg, "regressions",
+		(int)o->regressions);
 	json_t *out = json_object();
 	int ret;
 
@@ -443,8 +449,9 @@ static int print_json_out(const struct cmp_run *a, const struct cmp_run *b,
 	}
 	json_decref(root);
 	root = out;
-	ret = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-					       JSON_REAL_PRECISION(6))
+	ret = json_dumpf(root, stdout,
+			 JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				 JSON_REAL_PRECISION(6))
 		      ? -EIO
 		      : 0;
 	json_decref(root);
@@ -471,18 +478,16 @@ static int print_text_out(const struct cmp_run *a, const struct cmp_run *b,
 {
 	run_line(stdout, "A", a);
 	run_line(stdout, "B", b);
-	printf("  change = B ns/op / A ns/op - 1 (+ is slower); ratio = each "
-	       "run's baseline / fast path; REGRESSED past +%g%%\n",
+	printf("  change = B ns/op / A ns/op - 1 (+ is slower); ratio = each run's baseline / fast path; REGRESSED past +%g%%\n",
 	       threshold);
 	if (a->nproc != b->nproc ||
 	    (a->cpu && b->cpu && strcmp(a->cpu, b->cpu)))
-		printf("  the runs are from different machines: the changes "
-		       "say more about them than about the code\n");
+		printf("  the runs are from different machines: the changes say more about them than about the code\n");
 	if (a->noisy || b->noisy)
-		printf("  %s marked noisy (measured on too little): its "
-		       "changes may be noise\n",
-		       a->noisy && b->noisy ? "both runs are" :
-		       a->noisy		    ? "A is" : "B is");
+		printf("  %s marked noisy (measured on too little): its changes may be noise\n",
+		       a->noisy && b->noisy ? "both runs are"
+		       : a->noisy	    ? "A is"
+					    : "B is");
 	putchar('\n');
 	if (bench_table_print(o->rows, stdout))
 		return -EIO;
@@ -495,8 +500,9 @@ static int print_text_out(const struct cmp_run *a, const struct cmp_run *b,
 	}
 	printf("\n%u of %u figures regressed by more than %g%%%s\n",
 	       o->regressions, o->matched, threshold,
-	       o->newly_missed ? "; a target newly MISSED (not a regression "
-				 "by itself)" : "");
+	       o->newly_missed
+		       ? "; a target newly MISSED (not a regression by itself)"
+		       : "");
 	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
 }
 
@@ -504,14 +510,14 @@ int bench_compare(int argc, char **argv)
 {
 	enum { OPT_THRESHOLD = 0x200 };
 	static const struct option lopts[] = {
-		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "json", no_argument, NULL, BENCH_OPT_JSON },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"threshold", required_argument, NULL, OPT_THRESHOLD},
+		{"json", no_argument, NULL, BENCH_OPT_JSON},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct cmp_run a, b;
-	struct cmp_out o = { 0 };
+	struct cmp_out o = {0};
 	double threshold = CMP_THRESHOLD;
 	bool json = false;
 	int opt, ret, status = CLI_EXIT_FAILURE;
@@ -531,8 +537,9 @@ int bench_compare(int argc, char **argv)
 		case OPT_THRESHOLD:
 			if (bench_parse_double(optarg, 0, CMP_MAX_THRESHOLD,
 					       &threshold)) {
-				bench_err(CMD, "--threshold '%s': need a percentage, "
-					"0 to %g",
+				bench_err(
+					CMD,
+					"--threshold '%s': need a percentage, 0 to %g",
 					optarg, CMP_MAX_THRESHOLD);
 				return CLI_EXIT_USAGE;
 			}
@@ -545,10 +552,10 @@ int bench_compare(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2) {
-		bench_err(CMD, "%s", argc - optind < 2 ? "need two files, A.json and "
-						   "B.json"
-						 : "only two files, A.json and "
-						   "B.json");
+		bench_err(CMD, "%s",
+			  argc - optind < 2
+				  ? "need two files, A.json and B.json"
+				  : "only two files, A.json and B.json");
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
@@ -559,8 +566,9 @@ int bench_compare(int argc, char **argv)
 	if (cmp_load(&b, argv[optind + 1]))
 		goto out_runs;
 	if (strcmp(a.bench, b.bench)) {
-		bench_err(CMD, "%s is a '%s' report, %s a '%s' one: only reports of "
-			"the same command compare",
+		bench_err(
+			CMD,
+			"%s is a '%s' report, %s a '%s' one: only reports of the same command compare",
 			a.path, a.bench, b.path, b.bench);
 		goto out_runs;
 	}
@@ -598,9 +606,9 @@ int bench_compare(int argc, char **argv)
 		goto out;
 	}
 	if (!o.matched) {
-		bench_err(CMD, "nothing to compare: no row of %s is in %s (a row is "
-			"matched by its group, case and N: were the runs of "
-			"different sizes or groups?)",
+		bench_err(
+			CMD,
+			"nothing to compare: no row of %s is in %s (a row is matched by its group, case and N: were the runs of different sizes or groups?)",
 			a.path, b.path);
 		goto out;
 	}

@@ -30,16 +30,16 @@
 #include "rng.h"
 #include "sdnum.h"
 
-#define IO_DEPTH     64u
+#define IO_DEPTH 64u
 #define IO_MAX_DEPTH 4096u
-#define IO_BS	     4096u
-#define IO_MAX_BS    (1u << 20)
+#define IO_BS 4096u
+#define IO_MAX_BS (1u << 20)
 /* O_DIRECT needs whole logical blocks; 512 is the smallest there is. */
-#define IO_MIN_BS	 512u
-#define IO_ALIGN	 4096u
-#define IO_SECONDS	 5.0
+#define IO_MIN_BS 512u
+#define IO_ALIGN 4096u
+#define IO_SECONDS 5.0
 #define IO_QUICK_SECONDS 0.5
-#define IO_MAX_SECONDS	 86400.0
+#define IO_MAX_SECONDS 86400.0
 /*
  * Offsets spread over at most this many bytes in all, --working-set split
  * evenly over the files: writes to sparse tmpfs files allocate what they
@@ -147,7 +147,7 @@ struct io_ctx {
  * phases) and the reservoir's choices (a stream of its own, so sampling
  * does not change the pattern). */
 #define IO_SEED_PATTERN 0x5d5a5e11ull
-#define IO_SEED_LAT	0x9e3779b97f4a7c15ull
+#define IO_SEED_LAT 0x9e3779b97f4a7c15ull
 
 static void io_lat_add(struct io_lat *l, uint64_t ns, struct rng *rng)
 {
@@ -280,12 +280,13 @@ static int io_open_files(struct io_ctx *c)
 		ret = bench_tree_readdir(&tree, c->dirfd, true);
 		count = tree.count;
 		if (ret) {
-			bench_err("io", "%s: readdir: %s", c->o.dir, strerror(-ret));
+			bench_err("io", "%s: readdir: %s", c->o.dir,
+				  strerror(-ret));
 			return ret;
 		}
 		if (!count) {
 			bench_err("io", "%s: no %s disk files in it", c->o.dir,
-			       c->o.tree.prefix);
+				  c->o.tree.prefix);
 			free(tree.keys);
 			return -ENOENT;
 		}
@@ -315,21 +316,23 @@ static int io_open_files(struct io_ctx *c)
 		c->files[k].fd = openat(c->dirfd, name, flags);
 		if (c->files[k].fd < 0) {
 			ret = -errno;
-			bench_err("io", "%s/%s: %s", c->o.dir, name, strerror(-ret));
+			bench_err("io", "%s/%s: %s", c->o.dir, name,
+				  strerror(-ret));
 			goto out_free;
 		}
 		ret = io_disk_size(c->files[k].fd, &size);
 		if (ret) {
 			bench_err("io", "%s/%s: size: %s", c->o.dir, name,
-			       strerror(-ret));
+				  strerror(-ret));
 			goto out_free;
 		}
 		blocks = (size < c->span ? size : c->span) / c->o.bs;
 		if (!blocks) {
-			bench_err("io", "%s/%s is %" PRIu64
-			       " bytes, less than one %u-byte block (make the "
-			       "tree with mktree --size)",
-			       c->o.dir, name, size, c->o.bs);
+			bench_err(
+				"io",
+				"%s/%s is %" PRIu64
+				" bytes, less than one %u-byte block (make the tree with mktree --size)",
+				c->o.dir, name, size, c->o.bs);
 			ret = -EINVAL;
 			goto out_free;
 		}
@@ -427,8 +430,9 @@ static int io_ring_setup(struct io_ctx *c)
 	ret = io_uring_register_files(&c->ring, fds, c->nfiles);
 	free(fds);
 	if (ret) {
-		bench_err("io", "io_uring_register_files(%" PRIu32 " files): %s",
-		       c->nfiles, strerror(-ret));
+		bench_err("io",
+			  "io_uring_register_files(%" PRIu32 " files): %s",
+			  c->nfiles, strerror(-ret));
 		return ret;
 	}
 	iov = calloc(c->o.depth, sizeof(*iov));
@@ -659,33 +663,35 @@ static int io_build_json(struct io_ctx *c, json_t **out)
 	    bench_jset(x, "depth", json_integer(c->o.depth)) ||
 	    bench_jset(x, "direct", json_boolean(c->o.direct)) ||
 	    bench_jset(x, "working_set",
-		    json_integer((json_int_t)(c->span * c->nfiles))) ||
+		       json_integer((json_int_t)(c->span * c->nfiles))) ||
 	    bench_jset(x, "ops", json_integer((json_int_t)c->uring.ops)) ||
 	    bench_jset(x, "reads", json_integer((json_int_t)c->uring.reads)) ||
-	    bench_jset(x, "writes", json_integer((json_int_t)c->uring.writes)) ||
+	    bench_jset(x, "writes",
+		       json_integer((json_int_t)c->uring.writes)) ||
 	    bench_jset(x, "errors",
-		    json_integer((json_int_t)(c->uring.failed +
-					      c->uring.short_ops))) ||
-	    bench_jset(x, "short", json_integer((json_int_t)c->uring.short_ops)) ||
+		       json_integer((json_int_t)(c->uring.failed +
+						 c->uring.short_ops))) ||
+	    bench_jset(x, "short",
+		       json_integer((json_int_t)c->uring.short_ops)) ||
 	    bench_jset(x, "errors_by_errno", io_json_errors(&c->uring)) ||
 	    bench_jset(x, "seconds", json_real((double)c->uring.ns / 1e9)) ||
 	    bench_jset(x, "iops", bench_jnum(rate)) ||
 	    bench_jset(x, "latency_ns", io_json_phase_lat(&c->uring)) ||
 	    bench_jset(x, "baseline_ops",
-		    c->o.baseline ? json_integer((json_int_t)c->sync.ops)
-				  : json_null()) ||
+		       c->o.baseline ? json_integer((json_int_t)c->sync.ops)
+				     : json_null()) ||
 	    bench_jset(x, "baseline_errors",
-		    c->o.baseline
-			    ? json_integer((json_int_t)(c->sync.failed +
-							c->sync.short_ops))
-			    : json_null()) ||
+		       c->o.baseline
+			       ? json_integer((json_int_t)(c->sync.failed +
+							   c->sync.short_ops))
+			       : json_null()) ||
 	    bench_jset(x, "baseline_seconds",
-		    c->o.baseline ? json_real((double)c->sync.ns / 1e9)
-				  : json_null()) ||
+		       c->o.baseline ? json_real((double)c->sync.ns / 1e9)
+				     : json_null()) ||
 	    bench_jset(x, "baseline_iops", bench_jnum(base)) ||
 	    bench_jset(x, "baseline_latency_ns",
-		    c->o.baseline ? io_json_phase_lat(&c->sync)
-				  : json_null()) ||
+		       c->o.baseline ? io_json_phase_lat(&c->sync)
+				     : json_null()) ||
 	    bench_jset(x, "ratio", bench_jnum(rate / base))) {
 		json_decref(x);
 		return -ENOMEM;
@@ -770,8 +776,8 @@ static int io_report(struct io_ctx *c)
 	ret = bench_report_note(
 		rep,
 		"%s%s: %" PRIu32 " of %" PRIu64
-		" disk files, %u-byte random %s%s, offsets over the first "
-		"%" PRIu64 " KiB of each (%" PRIu64 " MiB in all)",
+		" disk files, %u-byte random %s%s, offsets over the first %" PRIu64
+		" KiB of each (%" PRIu64 " MiB in all)",
 		c->o.dir, c->tmpfs ? " (tmpfs)" : "", c->nfiles, c->disks_total,
 		c->o.bs, io_rw_name[c->o.rw], c->o.direct ? ", O_DIRECT" : "",
 		c->span >> 10, (c->span * c->nfiles) >> 20);
@@ -792,27 +798,23 @@ static int io_report(struct io_ctx *c)
 					c->nofile, c->disks_total, c->nfiles);
 	io_flags_str(c->setup_flags, flags, sizeof(flags));
 	if (!ret)
-		ret = bench_report_note(rep,
-					"io_uring: %" PRIu32
-					" registered files, %s, depth %u, one "
-					"io_uring_enter per batch; ring %s",
-					c->nfiles,
-					c->fixed_bufs
-						? "registered buffers"
-						: "plain buffers (registering "
-						  "them was refused)",
-					c->o.depth, flags);
+		ret = bench_report_note(
+			rep,
+			"io_uring: %" PRIu32
+			" registered files, %s, depth %u, one io_uring_enter per batch; ring %s",
+			c->nfiles,
+			c->fixed_bufs
+				? "registered buffers"
+				: "plain buffers (registering them was refused)",
+			c->o.depth, flags);
 	if (!ret && c->async)
 		ret = bench_report_note(
-			rep, "the files lack FMODE_NOWAIT (preadv2 RWF_NOWAIT: "
-			     "EOPNOTSUPP): io_uring cannot do the I/O inline, "
-			     "so each operation is sent to an io-wq worker at "
-			     "once (IOSQE_ASYNC)");
+			rep,
+			"the files lack FMODE_NOWAIT (preadv2 RWF_NOWAIT: EOPNOTSUPP): io_uring cannot do the I/O inline, so each operation is sent to an io-wq worker at once (IOSQE_ASYNC)");
 	if (!ret && c->o.baseline)
 		ret = bench_report_note(
 			rep,
-			"baseline: pread/pwrite of the same offsets, one at a "
-			"time, for a fifth of the io_uring phase's budget");
+			"baseline: pread/pwrite of the same offsets, one at a time, for a fifth of the io_uring phase's budget");
 	if (!ret && c->o.baseline) {
 		ns = (double)c->sync.ns / (double)c->sync.ops;
 		bench_result_set(&sres, &ns, 1, c->sync.ops);
@@ -857,57 +859,35 @@ out:
 static void io_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench io DIR [--disks N] [--scheme S] "
-		"[--prefix sd]\n"
-		"                   [--rw read|write|mix] [--seconds S] [--ops "
-		"N]\n"
-		"                   [--depth D] [--bs BYTES] [--working-set "
-		"BYTES]\n"
-		"                   [--direct] [--no-baseline] [--json] "
-		"[--quick]\n\n"
-		"Random reads and/or writes of --bs bytes across every disk "
-		"file of DIR\n"
-		"(DIR/sda, DIR/sdb, ...) through io_uring, on registered files "
-		"and\n"
-		"registered buffers, --depth in flight; then the same offsets "
-		"through\n"
-		"pread/pwrite one at a time, the baseline. Prints IOPS, their "
-		"ratio and\n"
+		"usage: sdswarm-bench io DIR [--disks N] [--scheme S] [--prefix sd]\n"
+		"                   [--rw read|write|mix] [--seconds S] [--ops N]\n"
+		"                   [--depth D] [--bs BYTES] [--working-set BYTES]\n"
+		"                   [--direct] [--no-baseline] [--json] [--quick]\n\n"
+		"Random reads and/or writes of --bs bytes across every disk file of DIR\n"
+		"(DIR/sda, DIR/sdb, ...) through io_uring, on registered files and\n"
+		"registered buffers, --depth in flight; then the same offsets through\n"
+		"pread/pwrite one at a time, the baseline. Prints IOPS, their ratio and\n"
 		"latency percentiles. Stops by itself.\n\n"
-		"  DIR                 without --disks: its whole-disk entries "
-		"(readdir)\n"
-		"  --disks N           instead, exactly disks 0..N-1 (sda .. "
-		")\n"
-		"  --scheme S          check N fits the dev_t scheme (default: "
-		"any)\n"
-		"  --prefix P          driver prefix of the names (default "
-		"sd)\n"
-		"  --rw MODE           read (default), write, or mix (half "
-		"each)\n"
-		"  --seconds S         the io_uring phase's length (default 5; "
-		"--quick 0.5);\n"
+		"  DIR                 without --disks: its whole-disk entries (readdir)\n"
+		"  --disks N           instead, exactly disks 0..N-1 (sda .. )\n"
+		"  --scheme S          check N fits the dev_t scheme (default: any)\n"
+		"  --prefix P          driver prefix of the names (default sd)\n"
+		"  --rw MODE           read (default), write, or mix (half each)\n"
+		"  --seconds S         the io_uring phase's length (default 5; --quick 0.5);\n"
 		"                      the baseline runs a fifth of it\n"
-		"  --ops N             stop the io_uring phase after N "
-		"operations\n"
+		"  --ops N             stop the io_uring phase after N operations\n"
 		"                      (the baseline after N/5)\n"
-		"  --depth D           operations in flight, 1..4096 (default "
-		"64)\n"
-		"  --bs BYTES          bytes per operation, a multiple of 512 "
-		"(default 4K)\n"
-		"  --working-set BYTES offsets over this many bytes in all, "
-		"split evenly\n"
-		"                      over the files (default 1 GiB): writes "
-		"to sparse\n"
+		"  --depth D           operations in flight, 1..4096 (default 64)\n"
+		"  --bs BYTES          bytes per operation, a multiple of 512 (default 4K)\n"
+		"  --working-set BYTES offsets over this many bytes in all, split evenly\n"
+		"                      over the files (default 1 GiB): writes to sparse\n"
 		"                      tmpfs files allocate what they touch\n"
 		"  --direct            O_DIRECT\n"
 		"  --no-baseline       only io_uring\n"
 		"  --json              one JSON object instead of the tables\n"
-		"More disks than RLIMIT_NOFILE allows: the soft limit is "
-		"raised to the\n"
-		"hard one and an evenly spaced subset is used (the notes say "
-		"so).\n"
-		"Exit status 0; 1 on any failed or short operation, or a usage "
-		"or\n"
+		"More disks than RLIMIT_NOFILE allows: the soft limit is raised to the\n"
+		"hard one and an evenly spaced subset is used (the notes say so).\n"
+		"Exit status 0; 1 on any failed or short operation, or a usage or\n"
 		"setup error.\n");
 }
 
@@ -944,7 +924,8 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) !=
+	       -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "io");
 		if (!ret)
 			ret = bench_tree_opt("io", &o->tree, opt, optarg);
@@ -964,15 +945,17 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 			} else if (strcmp(optarg, "mix") == 0) {
 				o->rw = IO_MIX;
 			} else {
-				bench_err("io", "--rw '%s': read, write or mix", optarg);
+				bench_err("io", "--rw '%s': read, write or mix",
+					  optarg);
 				return 1;
 			}
 			break;
 		case IO_OPT_SECONDS:
 			if (bench_parse_double(optarg, 0.01, IO_MAX_SECONDS,
 					       &o->seconds)) {
-				bench_err("io", "--seconds '%s': need 0.01..%.0f",
-				       optarg, IO_MAX_SECONDS);
+				bench_err("io",
+					  "--seconds '%s': need 0.01..%.0f",
+					  optarg, IO_MAX_SECONDS);
 				return 1;
 			}
 			o->have_seconds = true;
@@ -980,14 +963,15 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_OPS:
 			if (bench_parse_u64(optarg, 1, UINT64_MAX,
 					    &o->max_ops)) {
-				bench_err("io", "--ops '%s': need a count >= 1", optarg);
+				bench_err("io", "--ops '%s': need a count >= 1",
+					  optarg);
 				return 1;
 			}
 			break;
 		case IO_OPT_DEPTH:
 			if (bench_parse_u64(optarg, 1, IO_MAX_DEPTH, &v)) {
-				bench_err("io", "--depth '%s': need 1..%u", optarg,
-				       IO_MAX_DEPTH);
+				bench_err("io", "--depth '%s': need 1..%u",
+					  optarg, IO_MAX_DEPTH);
 				return 1;
 			}
 			o->depth = (unsigned int)v;
@@ -995,9 +979,10 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_BS:
 			if (parse_size(optarg, IO_MAX_BS, &v) ||
 			    v < IO_MIN_BS || v % IO_MIN_BS) {
-				bench_err("io", "--bs '%s': need a multiple of %u up to "
-				       "%u",
-				       optarg, IO_MIN_BS, IO_MAX_BS);
+				bench_err(
+					"io",
+					"--bs '%s': need a multiple of %u up to %u",
+					optarg, IO_MIN_BS, IO_MAX_BS);
 				return 1;
 			}
 			o->bs = (unsigned int)v;
@@ -1005,9 +990,10 @@ static int io_parse(int argc, char **argv, struct io_opts *o)
 		case IO_OPT_WS:
 			if (parse_size(optarg, 1ull << 50, &o->working_set) ||
 			    !o->working_set) {
-				bench_err("io", "--working-set '%s': need bytes (K, M, "
-				       "G, T: powers of 1024), up to 2^50",
-				       optarg);
+				bench_err(
+					"io",
+					"--working-set '%s': need bytes (K, M, G, T: powers of 1024), up to 2^50",
+					optarg);
 				return 1;
 			}
 			break;
@@ -1108,15 +1094,16 @@ int bench_io(int argc, char **argv)
 	}
 	status = 0;
 	if (c->uring.failed || c->sync.failed) {
-		bench_err("io", "%" PRIu64 " operations failed, the first with %s",
-		       c->uring.failed + c->sync.failed,
-		       strerror(c->uring.failed ? c->uring.first_err
-						: c->sync.first_err));
+		bench_err("io",
+			  "%" PRIu64 " operations failed, the first with %s",
+			  c->uring.failed + c->sync.failed,
+			  strerror(c->uring.failed ? c->uring.first_err
+						   : c->sync.first_err));
 		status = 1;
 	}
 	if (c->uring.short_ops || c->sync.short_ops) {
 		bench_err("io", "%" PRIu64 " short transfers",
-		       c->uring.short_ops + c->sync.short_ops);
+			  c->uring.short_ops + c->sync.short_ops);
 		status = 1;
 	}
 out:

@@ -31,24 +31,24 @@
 #include "parse.h"
 #include "rng.h"
 
-#define ISB_QD	     32u
-#define ISB_MAX_QD   4096u
-#define ISB_BS	     4096u
-#define ISB_MIN_BS   512u
-#define ISB_MAX_BS   (8u << 20)
+#define ISB_QD 32u
+#define ISB_MAX_QD 4096u
+#define ISB_BS 4096u
+#define ISB_MIN_BS 512u
+#define ISB_MAX_BS (8u << 20)
 #define ISB_MAX_JOBS 256u
 /* Per session: QD x bs bytes of buffers, allocated before the run. */
-#define ISB_MAX_INFLIGHT  (1u << 30)
-#define ISB_MAX_LUNS	  256u
-#define ISB_SECONDS	  5.0
+#define ISB_MAX_INFLIGHT (1u << 30)
+#define ISB_MAX_LUNS 256u
+#define ISB_SECONDS 5.0
 #define ISB_QUICK_SECONDS 0.5
-#define ISB_MAX_SECONDS	  3600.0
-#define ISB_INITIATOR	  "iqn.2026-12.org.sdswarm:bench"
+#define ISB_MAX_SECONDS 3600.0
+#define ISB_INITIATOR "iqn.2026-12.org.sdswarm:bench"
 /* libiscsi's own PDU timeout, and how long the last commands may take to
  * come back after the run's end: a target that stops answering makes the
  * benchmark fail, not hang. */
 #define ISB_TIMEOUT_S 10
-#define ISB_DRAIN_NS  (15ull * 1000000000ull)
+#define ISB_DRAIN_NS (15ull * 1000000000ull)
 /* Setup commands that report a unit attention (POWER ON OCCURRED, a LUN
  * added) are repeated at most this often; each nexus gets a few at most. */
 #define ISB_UA_RETRIES 8
@@ -64,8 +64,8 @@
  * an increment: no sample is stored, whatever the run's length.
  */
 #define ISB_HSUB_BITS 5u
-#define ISB_HSUB      (1u << ISB_HSUB_BITS)
-#define ISB_HBUCKETS  ((64u - ISB_HSUB_BITS) * ISB_HSUB)
+#define ISB_HSUB (1u << ISB_HSUB_BITS)
+#define ISB_HBUCKETS ((64u - ISB_HSUB_BITS) * ISB_HSUB)
 
 enum isb_rw { ISB_RANDREAD, ISB_RANDWRITE, ISB_SEQREAD, ISB_SEQWRITE };
 
@@ -360,8 +360,7 @@ static int isb_sync(struct iscsi_context *ctx, int lun, const char *what,
 	}
 	if (!task) {
 		snprintf(msg, len,
-			 "%s of LUN %d: still a UNIT ATTENTION after "
-			 "%d tries",
+			 "%s of LUN %d: still a UNIT ATTENTION after %d tries",
 			 what, lun, ISB_UA_RETRIES);
 		return -EIO;
 	}
@@ -523,8 +522,7 @@ static int isb_find_luns(struct isb_run *r, struct iscsi_context *ctx,
 		return ret;
 	if (!r->nluns) {
 		snprintf(msg, len,
-			 "%s has no disk LUN (REPORT LUNS and "
-			 "INQUIRY)",
+			 "%s has no disk LUN (REPORT LUNS and INQUIRY)",
 			 r->target);
 		return -ENOENT;
 	}
@@ -724,11 +722,11 @@ static void *isb_job_main(void *arg)
 		if (!j->stop && now >= j->deadline)
 			j->stop = true;
 		if (now >= j->deadline + ISB_DRAIN_NS) {
-			isb_job_fail(j, -ETIMEDOUT,
-				     "LUN %d: %u commands still unanswered "
-				     "%llu s after the end",
-				     j->lun, j->inflight,
-				     ISB_DRAIN_NS / 1000000000ull);
+			isb_job_fail(
+				j, -ETIMEDOUT,
+				"LUN %d: %u commands still unanswered %llu s after the end",
+				j->lun, j->inflight,
+				ISB_DRAIN_NS / 1000000000ull);
 			break;
 		}
 		pfd.fd = iscsi_get_fd(j->ctx);
@@ -805,11 +803,13 @@ static json_t *isb_json_figs(const struct isb_figs *f, json_t *lun)
 	    bench_jset(o, "lat_mean_us", bench_jnum(isb_hmean(f->h) / 1e3)) ||
 	    bench_jset(o, "lat_p50_us", bench_jnum(isb_hpct(f->h, 50) / 1e3)) ||
 	    bench_jset(o, "lat_p99_us", bench_jnum(isb_hpct(f->h, 99) / 1e3)) ||
-	    bench_jset(o, "lat_p999_us", bench_jnum(isb_hpct(f->h, 99.9) / 1e3)) ||
+	    bench_jset(o, "lat_p999_us",
+		       bench_jnum(isb_hpct(f->h, 99.9) / 1e3)) ||
 	    bench_jset(o, "lat_max_us",
-		     f->h->n ? json_real((double)f->h->max / 1e3)
-			     : json_null()) ||
-	    bench_jset(o, "client_cpu_us_per_op", bench_jnum(f->cpu_us_per_op))) {
+		       f->h->n ? json_real((double)f->h->max / 1e3)
+			       : json_null()) ||
+	    bench_jset(o, "client_cpu_us_per_op",
+		       bench_jnum(f->cpu_us_per_op))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -864,9 +864,9 @@ static json_t *isb_json_extra(const struct isb_run *r,
 	    bench_jset(params, "jobs", json_integer(r->o.jobs)) ||
 	    bench_jset(params, "seconds", json_real(r->o.seconds)) ||
 	    bench_jset(params, "lun_bytes",
-		     json_integer((json_int_t)r->jobs[0].lun_bytes)) ||
+		       json_integer((json_int_t)r->jobs[0].lun_bytes)) ||
 	    bench_jset(params, "block_length",
-		     json_integer(r->jobs[0].block_len)) ||
+		       json_integer(r->jobs[0].block_len)) ||
 	    bench_jset(x, "params", params))
 		goto out_x;
 	params = NULL;
@@ -974,30 +974,24 @@ static int isb_report(struct isb_run *r)
 		goto out_free;
 	ret = bench_report_note(
 		rep,
-		"%s at %s: %u session%s over LUN%s %s "
-		"(%" PRIu64 " MiB, %" PRIu32 "-byte blocks)",
+		"%s at %s: %u session%s over LUN%s %s (%" PRIu64
+		" MiB, %" PRIu32 "-byte blocks)",
 		r->target, r->portal, r->o.jobs, r->o.jobs == 1 ? "" : "s",
 		r->nluns == 1 ? "" : "s", lunlist, r->jobs[0].lun_bytes >> 20,
 		r->jobs[0].block_len);
 	if (!ret)
 		ret = bench_report_note(
 			rep,
-			"%s %s, QD %u per session, %.2f s; %s, aligned to "
-			"%u bytes within each LUN's READ CAPACITY",
+			"%s %s, QD %u per session, %.2f s; %s, aligned to %u bytes within each LUN's READ CAPACITY",
 			bs, isb_rw_name[r->o.rw], r->o.qd, r->o.seconds,
 			r->o.rw == ISB_RANDREAD || r->o.rw == ISB_RANDWRITE
 				? "random LBAs from a fixed seed"
-				: "sequential LBAs, each job from its own "
-				  "start, wrapping",
+				: "sequential LBAs, each job from its own start, wrapping",
 			r->o.bs);
 	if (!ret)
 		ret = bench_report_note(
 			rep,
-			"client: libiscsi's async API, one thread, "
-			"session and poll loop per job; %s(16) into and "
-			"out of our own buffers; latency from submission "
-			"to the completion callback, in a histogram of "
-			"1/32-octave buckets",
+			"client: libiscsi's async API, one thread, session and poll loop per job; %s(16) into and out of our own buffers; latency from submission to the completion callback, in a histogram of 1/32-octave buckets",
 			isb_is_write(r->o.rw) ? "WRITE" : "READ");
 	for (i = 0; i < r->o.jobs && !ret; i++) {
 		ns = jf[i].ops ? jf[i].seconds * 1e9 / (double)jf[i].ops : NAN;
@@ -1039,43 +1033,26 @@ out_free:
 static void isb_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench iscsi URL [--rw MODE] [--bs SIZE] "
-		"[--qd N] [--jobs J]\n"
-		"                   [--seconds S] [--initiator IQN] [--json] "
-		"[--quick]\n\n"
-		"Drive one iSCSI target from J threads, each with its own "
-		"session (libiscsi,\n"
-		"asynchronous), N commands in flight per session, for S "
-		"seconds. Prints IOPS,\n"
-		"MiB/s and latency (mean, p50, p99, p99.9, max) per job and "
-		"in total.\n\n"
-		"  URL               iscsi://[USER[%%PASSWORD]@]HOST[:PORT]/"
-		"TARGET/LUNS\n"
-		"                    LUNS: a LUN, a list (0,1,2), or all "
-		"(REPORT LUNS, the\n"
-		"                    disks among them); jobs take them in "
-		"turn. A LUN is the\n"
-		"                    raw field, as libiscsi writes it: LUN N "
-		">= 256 is 0x4000|N\n"
-		"  --rw MODE         randread (default), randwrite, seqread, "
-		"seqwrite\n"
-		"  --bs SIZE         bytes per command, a multiple of 512 up "
-		"to 8M (4k)\n"
-		"  --qd N            commands in flight per session, 1..%u "
-		"(%u)\n"
+		"usage: sdswarm-bench iscsi URL [--rw MODE] [--bs SIZE] [--qd N] [--jobs J]\n"
+		"                   [--seconds S] [--initiator IQN] [--json] [--quick]\n\n"
+		"Drive one iSCSI target from J threads, each with its own session (libiscsi,\n"
+		"asynchronous), N commands in flight per session, for S seconds. Prints IOPS,\n"
+		"MiB/s and latency (mean, p50, p99, p99.9, max) per job and in total.\n\n"
+		"  URL               iscsi://[USER[%%PASSWORD]@]HOST[:PORT]/TARGET/LUNS\n"
+		"                    LUNS: a LUN, a list (0,1,2), or all (REPORT LUNS, the\n"
+		"                    disks among them); jobs take them in turn. A LUN is the\n"
+		"                    raw field, as libiscsi writes it: LUN N >= 256 is 0x4000|N\n"
+		"  --rw MODE         randread (default), randwrite, seqread, seqwrite\n"
+		"  --bs SIZE         bytes per command, a multiple of 512 up to 8M (4k)\n"
+		"  --qd N            commands in flight per session, 1..%u (%u)\n"
 		"  --jobs J          threads and sessions, 1..%u (1)\n"
-		"  --seconds S       how long, 0.01..%.0f (%.0f; --quick "
-		"%.1f)\n"
+		"  --seconds S       how long, 0.01..%.0f (%.0f; --quick %.1f)\n"
 		"  --initiator IQN   the initiator name (%s)\n"
 		"  --json            one JSON object instead of the tables\n"
-		"Random LBAs come from a fixed seed (the same every run), "
-		"aligned to SIZE\n"
-		"within the LUN's READ CAPACITY. --reps is accepted and "
-		"ignored (one run).\n"
-		"Exit status 0; 1 on a usage error, a failed login, any "
-		"command that fails\n"
-		"(a CHECK CONDITION, a transport error, a short transfer) or "
-		"no answer.\n",
+		"Random LBAs come from a fixed seed (the same every run), aligned to SIZE\n"
+		"within the LUN's READ CAPACITY. --reps is accepted and ignored (one run).\n"
+		"Exit status 0; 1 on a usage error, a failed login, any command that fails\n"
+		"(a CHECK CONDITION, a transport error, a short transfer) or no answer.\n",
 		ISB_MAX_QD, ISB_QD, ISB_MAX_JOBS, ISB_MAX_SECONDS, ISB_SECONDS,
 		ISB_QUICK_SECONDS, ISB_INITIATOR);
 }
@@ -1108,7 +1085,8 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) !=
+	       -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "iscsi");
 		if (ret < 0)
 			return 1;
@@ -1123,8 +1101,9 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 				if (strcmp(optarg, isb_rw_name[i]) == 0)
 					break;
 			if (i == ARRAY_SIZE(isb_rw_name)) {
-				bench_err("iscsi", "--rw '%s': randread, randwrite, "
-					"seqread or seqwrite",
+				bench_err(
+					"iscsi",
+					"--rw '%s': randread, randwrite, seqread or seqwrite",
 					optarg);
 				return 1;
 			}
@@ -1133,8 +1112,9 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 		case ISB_OPT_BS:
 			if (parse_size(optarg, ISB_MAX_BS, &v) || !v ||
 			    v % ISB_MIN_BS) {
-				bench_err("iscsi", "--bs '%s': need a multiple of %u up "
-					"to %u (K, M: powers of 1024)",
+				bench_err(
+					"iscsi",
+					"--bs '%s': need a multiple of %u up to %u (K, M: powers of 1024)",
 					optarg, ISB_MIN_BS, ISB_MAX_BS);
 				return 1;
 			}
@@ -1142,16 +1122,16 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			break;
 		case ISB_OPT_QD:
 			if (bench_parse_u64(optarg, 1, ISB_MAX_QD, &v)) {
-				bench_err("iscsi", "--qd '%s': need 1..%u", optarg,
-					ISB_MAX_QD);
+				bench_err("iscsi", "--qd '%s': need 1..%u",
+					  optarg, ISB_MAX_QD);
 				return 1;
 			}
 			o->qd = (unsigned int)v;
 			break;
 		case ISB_OPT_JOBS:
 			if (bench_parse_u64(optarg, 1, ISB_MAX_JOBS, &v)) {
-				bench_err("iscsi", "--jobs '%s': need 1..%u", optarg,
-					ISB_MAX_JOBS);
+				bench_err("iscsi", "--jobs '%s': need 1..%u",
+					  optarg, ISB_MAX_JOBS);
 				return 1;
 			}
 			o->jobs = (unsigned int)v;
@@ -1159,8 +1139,9 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 		case ISB_OPT_SECONDS:
 			if (bench_parse_double(optarg, 0.01, ISB_MAX_SECONDS,
 					       &o->seconds)) {
-				bench_err("iscsi", "--seconds '%s': need 0.01..%.0f",
-					optarg, ISB_MAX_SECONDS);
+				bench_err("iscsi",
+					  "--seconds '%s': need 0.01..%.0f",
+					  optarg, ISB_MAX_SECONDS);
 				return 1;
 			}
 			o->have_seconds = true;
@@ -1169,8 +1150,9 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 			if (strncmp(optarg, "iqn.", 4) != 0 &&
 			    strncmp(optarg, "eui.", 4) != 0 &&
 			    strncmp(optarg, "naa.", 4) != 0) {
-				bench_err("iscsi", "--initiator '%s': an iSCSI name "
-					"(iqn., eui. or naa.)",
+				bench_err(
+					"iscsi",
+					"--initiator '%s': an iSCSI name (iqn., eui. or naa.)",
 					optarg);
 				return 1;
 			}
@@ -1191,8 +1173,9 @@ static int isb_parse(int argc, char **argv, struct isb_opts *o)
 		return 1;
 	o->url = argv[optind];
 	if ((uint64_t)o->qd * o->bs > ISB_MAX_INFLIGHT) {
-		bench_err("iscsi", "--qd %u x --bs %u: at most %u MiB in flight per "
-			"session (the buffers are allocated up front)",
+		bench_err(
+			"iscsi",
+			"--qd %u x --bs %u: at most %u MiB in flight per session (the buffers are allocated up front)",
 			o->qd, o->bs, ISB_MAX_INFLIGHT >> 20);
 		return 1;
 	}
@@ -1234,13 +1217,16 @@ static int isb_parse_url(struct isb_run *r)
 	int lun;
 
 	if (strncmp(url, "iscsi://", 8) != 0) {
-		bench_err("iscsi", "URL '%s': need iscsi://HOST[:PORT]/TARGET/LUNS", url);
+		bench_err("iscsi",
+			  "URL '%s': need iscsi://HOST[:PORT]/TARGET/LUNS",
+			  url);
 		return -EINVAL;
 	}
 	slash = strrchr(url + 8, '/');
 	if (!slash || slash == strchr(url + 8, '/')) {
-		bench_err("iscsi", "URL '%s': no target and LUN in it (iscsi://HOST"
-			"[:PORT]/TARGET/LUNS)",
+		bench_err(
+			"iscsi",
+			"URL '%s': no target and LUN in it (iscsi://HOST[:PORT]/TARGET/LUNS)",
 			url);
 		return -EINVAL;
 	}
@@ -1254,9 +1240,9 @@ static int isb_parse_url(struct isb_run *r)
 				comma = p + strlen(p);
 			if (r->nluns == ISB_MAX_LUNS ||
 			    isb_parse_lun(p, (size_t)(comma - p), &lun)) {
-				bench_err("iscsi", "URL '%s': LUNS '%s': need all, or up "
-					"to %u LUNs 0..65535 separated by "
-					"commas",
+				bench_err(
+					"iscsi",
+					"URL '%s': LUNS '%s': need all, or up to %u LUNs 0..65535 separated by commas",
 					url, slash + 1, ISB_MAX_LUNS);
 				return -EINVAL;
 			}
@@ -1264,12 +1250,15 @@ static int isb_parse_url(struct isb_run *r)
 			p = *comma ? comma + 1 : comma;
 			if (!*p && *comma) {
 				r->nluns = 0;
-				bench_err("iscsi", "URL '%s': LUNS ends in a comma", url);
+				bench_err("iscsi",
+					  "URL '%s': LUNS ends in a comma",
+					  url);
 				return -EINVAL;
 			}
 		}
 		if (!r->nluns) {
-			bench_err("iscsi", "URL '%s': no LUN after the target", url);
+			bench_err("iscsi", "URL '%s': no LUN after the target",
+				  url);
 			return -EINVAL;
 		}
 	}

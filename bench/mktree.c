@@ -40,36 +40,24 @@ enum {
 
 static void mk_usage(FILE *f)
 {
-	fprintf(f, "usage: sdswarm-bench mktree DIR --disks N [--parts P] "
-		   "[--size BYTES]\n"
-		   "                   [--scheme S] [--prefix sd] [--force] "
-		   "[--json]\n\n"
-		   "Makes DIR (if missing) and in it one file per disk and "
-		   "partition node,\n"
-		   "named as the kernel names them: sda, sda1..sdaP, sdb, ... "
-		   "for disks\n"
-		   "0..N-1, empty (one mknodat each) or, with --size, sparse "
-		   "files of that\n"
-		   "size. On tmpfs (/dev/shm) this is open-all's reference: "
-		   "the kernel's own\n"
-		   "VFS cost, with no driver below it. Prints files/s.\n\n"
-		   "  --disks N       disks 0..N-1 (required)\n"
-		   "  --parts P       partitions per disk, 0..255 (default 15: "
-		   "16 files a disk)\n"
-		   "  --size BYTES    sparse files of this size, K/M/G/T "
-		   "suffixes (default 0)\n"
-		   "  --scheme S      check N and P fit the dev_t scheme "
-		   "(default: any)\n"
-		   "  --prefix P      driver prefix (default sd)\n"
-		   "  --force         write into a non-empty DIR: files of the "
-		   "tree's names\n"
-		   "                  are truncated to --size, other entries "
-		   "are kept\n"
-		   "  --json          one JSON object instead of the table\n"
-		   "Refuses a non-empty DIR without --force, and a tree larger "
-		   "than the\n"
-		   "file system's free inodes. Exit status 0, or 1 on an "
-		   "error.\n");
+	fprintf(f,
+		"usage: sdswarm-bench mktree DIR --disks N [--parts P] [--size BYTES]\n"
+		"                   [--scheme S] [--prefix sd] [--force] [--json]\n\n"
+		"Makes DIR (if missing) and in it one file per disk and partition node,\n"
+		"named as the kernel names them: sda, sda1..sdaP, sdb, ... for disks\n"
+		"0..N-1, empty (one mknodat each) or, with --size, sparse files of that\n"
+		"size. On tmpfs (/dev/shm) this is open-all's reference: the kernel's own\n"
+		"VFS cost, with no driver below it. Prints files/s.\n\n"
+		"  --disks N       disks 0..N-1 (required)\n"
+		"  --parts P       partitions per disk, 0..255 (default 15: 16 files a disk)\n"
+		"  --size BYTES    sparse files of this size, K/M/G/T suffixes (default 0)\n"
+		"  --scheme S      check N and P fit the dev_t scheme (default: any)\n"
+		"  --prefix P      driver prefix (default sd)\n"
+		"  --force         write into a non-empty DIR: files of the tree's names\n"
+		"                  are truncated to --size, other entries are kept\n"
+		"  --json          one JSON object instead of the table\n"
+		"Refuses a non-empty DIR without --force, and a tree larger than the\n"
+		"file system's free inodes. Exit status 0, or 1 on an error.\n");
 }
 
 /* 0 if DIR has no entry but . and .., -ENOTEMPTY if it has, -errno. */
@@ -182,8 +170,7 @@ static int mk_parse(int argc, char **argv, struct mk_opts *o, uint64_t *size,
 			if (parse_size(optarg, INT64_MAX, size)) {
 				bench_err(
 					"mktree",
-					"--size '%s': need bytes (K, M, G, T: "
-					"powers of 1024), up to 2^63-1",
+					"--size '%s': need bytes (K, M, G, T: powers of 1024), up to 2^63-1",
 					optarg);
 				return 1;
 			}
@@ -229,12 +216,12 @@ static int mk_check_room(int dirfd, const char *dir, uint64_t count, bool tmpfs)
 	uint64_t avail;
 
 	if (fstatvfs(dirfd, &sv) == 0 && sv.f_files && sv.f_favail < count) {
-		bench_err("mktree",
-			  "%s: %llu free inodes, the tree needs %" PRIu64 "%s",
-			  dir, (unsigned long long)sv.f_favail, count,
-			  tmpfs ? " (tmpfs: mount with a larger nr_inodes=, or "
-				  "make fewer disks)"
-				: "");
+		bench_err(
+			"mktree",
+			"%s: %llu free inodes, the tree needs %" PRIu64 "%s",
+			dir, (unsigned long long)sv.f_favail, count,
+			tmpfs ? " (tmpfs: mount with a larger nr_inodes=, or make fewer disks)"
+			      : "");
 		return -ENOSPC;
 	}
 	bench_meminfo(&mem_available, 1, &avail);

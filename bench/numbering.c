@@ -56,7 +56,7 @@
  * once, and --quick skips the bitmap and the chain. */
 #define NB_LARGE 262144u
 
-static const uint32_t nb_sizes[] = { 256, 4096, 262144, 1048576 };
+static const uint32_t nb_sizes[] = {256, 4096, 262144, 1048576};
 /* --sizes: at most this many, each 1..NB_MAX_N (the linux scheme numbers
  * 2^20 disks, and the kernel's ida hands out as many indices). */
 #define NB_MAX_SIZES 16u
@@ -69,7 +69,14 @@ static const uint32_t nb_sizes[] = { 256, 4096, 262144, 1048576 };
 #define NB_MAX_OBJS (1u << 22)
 
 /* The groups, in the order they run (--only). */
-enum { NB_G_NAMES, NB_G_SCHEME, NB_G_IDX, NB_G_REGISTRY, NB_G_SLAB, NB_NGROUPS };
+enum {
+	NB_G_NAMES,
+	NB_G_SCHEME,
+	NB_G_IDX,
+	NB_G_REGISTRY,
+	NB_G_SLAB,
+	NB_NGROUPS
+};
 static const char *const nb_groups[NB_NGROUPS] = {
 	"names", "scheme", "idx", "registry", "slab",
 };
@@ -124,8 +131,8 @@ static int nb_fail(const char *what, int err)
 	return err;
 }
 
-static int nb_row(struct nb *b, const char *group, const char *name,
-		  uint64_t n, const struct bench_result *res, double base)
+static int nb_row(struct nb *b, const char *group, const char *name, uint64_t n,
+		  const struct bench_result *res, double base)
 {
 	int ret = bench_report_add(b->rep, group, name, n, res, base);
 
@@ -183,7 +190,7 @@ static int run_parse(void *p, uint64_t n)
 static int bench_names(struct nb *b)
 {
 	uint32_t sweep = b->sweep, i, index;
-	struct names_arg a = { .mask = sweep - 1 };
+	struct names_arg a = {.mask = sweep - 1};
 	struct bench_result res;
 	unsigned int part;
 	int ret, len;
@@ -214,8 +221,8 @@ static int bench_names(struct nb *b)
 				  &index, &part);
 		if (ret || index != i || part) {
 			fprintf(stderr,
-				"sdswarm-bench " CMD ": sdnum_parse(\"%s\") "
-				"does not give back index %u\n",
+				"sdswarm-bench " CMD
+				": sdnum_parse(\"%s\") does not give back index %u\n",
 				a.names + (size_t)i * NB_NAME_SLOT, i);
 			ret = -EPROTO;
 			goto out_free;
@@ -305,8 +312,8 @@ static int scheme_samples(struct nb *b, struct scheme_arg *a)
 		ret = s->decode(NULL, a->dev[i], &disk, &part);
 		if (ret || disk != a->disk[i] || part != a->part[i]) {
 			fprintf(stderr,
-				"sdswarm-bench " CMD ": %s decode(%u:%u) does "
-				"not give back disk %u part %u\n",
+				"sdswarm-bench " CMD
+				": %s decode(%u:%u) does not give back disk %u part %u\n",
 				s->name, SDNUM_MAJOR(a->dev[i]),
 				SDNUM_MINOR(a->dev[i]), a->disk[i], a->part[i]);
 			return -EPROTO;
@@ -317,7 +324,7 @@ static int scheme_samples(struct nb *b, struct scheme_arg *a)
 
 static int bench_one_scheme(struct nb *b, const struct sdnum_scheme *s)
 {
-	struct scheme_arg a = { .s = s, .mask = b->nsamples - 1 };
+	struct scheme_arg a = {.s = s, .mask = b->nsamples - 1};
 	struct bench_result res;
 	char name[64];
 	int ret = -ENOMEM;
@@ -459,8 +466,8 @@ static int idx_fill(struct nb *b, struct fill_arg *a, struct bench_result *res)
 static int idx_churn(struct nb *b, const struct fill_arg *f,
 		     const uint32_t *ids, struct bench_result *res)
 {
-	struct churn_arg a = { .idx = f->idx, .ids = ids,
-			       .mask = b->nsamples - 1 };
+	struct churn_arg a = {
+		.idx = f->idx, .ids = ids, .mask = b->nsamples - 1};
 	char what[64];
 	int ret;
 
@@ -474,8 +481,7 @@ static int idx_churn(struct nb *b, const struct fill_arg *f,
 	return 0;
 }
 
-static const struct nb_kernel_idx *nb_kernel_at(const struct nb *b,
-						 uint32_t n)
+static const struct nb_kernel_idx *nb_kernel_at(const struct nb *b, uint32_t n)
 {
 	unsigned int i;
 
@@ -486,11 +492,14 @@ static const struct nb_kernel_idx *nb_kernel_at(const struct nb *b,
 }
 
 /* One imported figure as a row; nothing for one sd_idabench left out. */
-static int nb_kernel_row(struct nb *b, const char *name, uint32_t n,
-			 double ns, double base)
+static int nb_kernel_row(struct nb *b, const char *name, uint32_t n, double ns,
+			 double base)
 {
-	struct bench_result r = { .ns_per_op = ns, .median_ns_per_op = ns,
-				  .ops_per_s = 1e9 / ns, .ops = 0, .reps = 1 };
+	struct bench_result r = {.ns_per_op = ns,
+				 .median_ns_per_op = ns,
+				 .ops_per_s = 1e9 / ns,
+				 .ops = 0,
+				 .reps = 1};
 
 	if (isnan(ns) || ns <= 0)
 		return 0;
@@ -532,8 +541,8 @@ static int nb_kernel_rows(struct nb *b, uint32_t n, double tree_fill,
 
 static int bench_idx_at(struct nb *b, uint32_t n, uint32_t *ids)
 {
-	struct fill_arg bitmap = { .kind = SDNUM_IDX_BITMAP, .n = n };
-	struct fill_arg tree = { .kind = SDNUM_IDX_TREE, .n = n };
+	struct fill_arg bitmap = {.kind = SDNUM_IDX_BITMAP, .n = n};
+	struct fill_arg tree = {.kind = SDNUM_IDX_TREE, .n = n};
 	struct bench_result fb, ft, cb, ct;
 	bool with_bitmap = !(b->opt.quick && n >= NB_LARGE);
 	double base = NAN;
@@ -681,8 +690,8 @@ static int reg_check(const struct sdnum_reg *r, const uint32_t *dev,
 		if (sdnum_reg_lookup(r, dev[i], &off) != disk_obj(disk[i]) ||
 		    off != SDNUM_MINOR(dev[i]) % NB_DISK_MINORS) {
 			fprintf(stderr,
-				"sdswarm-bench " CMD ": registry lookup of "
-				"%u:%u does not find disk %u\n",
+				"sdswarm-bench " CMD
+				": registry lookup of %u:%u does not find disk %u\n",
 				SDNUM_MAJOR(dev[i]), SDNUM_MINOR(dev[i]),
 				disk[i]);
 			return -EPROTO;
@@ -700,7 +709,7 @@ struct reg_run {
 static int reg_measure(struct nb *b, struct reg_arg *a, const uint32_t *dev,
 		       const uint32_t *disk, struct reg_run *out)
 {
-	struct lookup_arg l = { .dev = dev, .mask = b->nsamples - 1 };
+	struct lookup_arg l = {.dev = dev, .mask = b->nsamples - 1};
 	struct bench_cfg cfg = b->cfg;
 	const char *kind = reg_kind_name[a->kind];
 	uint32_t check;
@@ -743,14 +752,12 @@ struct chain_hist {
 	double build_ns;
 };
 
-static int bench_reg_at(struct nb *b, uint32_t n, uint32_t *base,
-			uint32_t *dev, uint32_t *disk, struct chain_hist *hist)
+static int bench_reg_at(struct nb *b, uint32_t n, uint32_t *base, uint32_t *dev,
+			uint32_t *disk, struct chain_hist *hist)
 {
-	struct reg_arg chain = { .kind = SDNUM_REG_CHAIN, .n = n,
-				 .base = base };
-	struct reg_arg radix = { .kind = SDNUM_REG_RADIX, .n = n,
-				 .base = base };
-	struct reg_run rc = { 0 }, rr = { 0 };
+	struct reg_arg chain = {.kind = SDNUM_REG_CHAIN, .n = n, .base = base};
+	struct reg_arg radix = {.kind = SDNUM_REG_RADIX, .n = n, .base = base};
+	struct reg_run rc = {0}, rr = {0};
 	double predicted, add_base = NAN, lookup_base = NAN;
 	bool with_chain = !(b->opt.quick && n >= NB_LARGE);
 	uint32_t i, part;
@@ -776,9 +783,9 @@ static int bench_reg_at(struct nb *b, uint32_t n, uint32_t *base,
 			    ((double)n / hist->n) * ((double)n / hist->n);
 	if (with_chain && predicted > (double)NB_CHAIN_BUILD_BUDGET_NS) {
 		with_chain = false;
-		ret = bench_report_note(b->rep,
-			"registry: chain of %u disks not built: predicted "
-			"%.0f s (each add walks its whole chain, O(n))",
+		ret = bench_report_note(
+			b->rep,
+			"registry: chain of %u disks not built: predicted %.0f s (each add walks its whole chain, O(n))",
 			n, predicted / 1e9);
 		if (ret)
 			return nb_fail("report", ret);
@@ -803,13 +810,11 @@ static int bench_reg_at(struct nb *b, uint32_t n, uint32_t *base,
 	if (ret)
 		goto out_destroy;
 	if (with_chain) {
-		ret = nb_row(b, "registry", "lookup chain", n, &rc.lookup,
-			     NAN);
+		ret = nb_row(b, "registry", "lookup chain", n, &rc.lookup, NAN);
 		if (ret)
 			goto out_destroy;
 	}
-	ret = nb_row(b, "registry", "lookup radix", n, &rr.lookup,
-		     lookup_base);
+	ret = nb_row(b, "registry", "lookup radix", n, &rr.lookup, lookup_base);
 	if (n == NB_TARGET_REG_N)
 		b->radix_262k = rr.lookup.ns_per_op;
 out_destroy:
@@ -822,7 +827,7 @@ static int bench_registry(struct nb *b)
 {
 	uint32_t nmax = b->sizes[b->nsizes - 1];
 	uint32_t *base, *dev, *disk;
-	struct chain_hist hist = { 0 };
+	struct chain_hist hist = {0};
 	unsigned int i;
 	int ret = -ENOMEM;
 
@@ -928,8 +933,8 @@ static int run_churn_malloc(void *p, uint64_t n)
 	uint64_t done;
 
 	for (done = 0; done < n; done += batch) {
-		batch = n - done < NB_OBJ_BATCH ? (uint32_t)(n - done) :
-						  NB_OBJ_BATCH;
+		batch = n - done < NB_OBJ_BATCH ? (uint32_t)(n - done)
+						: NB_OBJ_BATCH;
 		for (k = 0, pos = a->cursor; k < batch; k++) {
 			free(a->obj[a->perm[pos]]);
 			a->obj[a->perm[pos]] = NULL;
@@ -955,8 +960,8 @@ static int run_churn_slab(void *p, uint64_t n)
 	uint64_t done;
 
 	for (done = 0; done < n; done += batch) {
-		batch = n - done < NB_OBJ_BATCH ? (uint32_t)(n - done) :
-						  NB_OBJ_BATCH;
+		batch = n - done < NB_OBJ_BATCH ? (uint32_t)(n - done)
+						: NB_OBJ_BATCH;
 		for (k = 0, pos = a->cursor; k < batch; k++) {
 			sdnum_slab_free(a->cache, a->obj[a->perm[pos]]);
 			a->obj[a->perm[pos]] = NULL;
@@ -1003,8 +1008,8 @@ static int obj_churn(struct nb *b, struct obj_arg *a, bool slab,
 	/* The alloc-all rounds left freed pointers behind. */
 	memset(a->obj, 0, a->n * sizeof(*a->obj));
 	for (i = 0; i < a->n; i++) {
-		a->obj[i] = slab ? sdnum_slab_alloc(a->cache) :
-				   malloc(NB_OBJ_SIZE);
+		a->obj[i] =
+			slab ? sdnum_slab_alloc(a->cache) : malloc(NB_OBJ_SIZE);
 		if (!a->obj[i]) {
 			ret = -ENOMEM;
 			goto out_free;
@@ -1027,7 +1032,7 @@ out_free:
 
 static int bench_objects(struct nb *b)
 {
-	struct obj_arg a = { .n = b->nobjs };
+	struct obj_arg a = {.n = b->nobjs};
 	struct bench_result rm, rs;
 	uint32_t *perm, i, j, t;
 	int ret = -ENOMEM;
@@ -1061,9 +1066,9 @@ static int bench_objects(struct nb *b)
 		nb_fail("slab alloc all, free all", ret);
 		goto out_free;
 	}
-	ret = nb_row(b, "slab", "alloc+free all malloc", a.n, &rm, NAN) ?:
-	      nb_row(b, "slab", "alloc+free all slab", a.n, &rs,
-		     rm.ns_per_op);
+	ret = nb_row(b, "slab", "alloc+free all malloc", a.n, &rm, NAN)
+		      ?: nb_row(b, "slab", "alloc+free all slab", a.n, &rs,
+				rm.ns_per_op);
 	if (ret)
 		goto out_free;
 
@@ -1077,8 +1082,9 @@ static int bench_objects(struct nb *b)
 		nb_fail("slab churn", ret);
 		goto out_free;
 	}
-	ret = nb_row(b, "slab", "churn malloc", a.n, &rm, NAN) ?:
-	      nb_row(b, "slab", "churn slab", a.n, &rs, rm.ns_per_op);
+	ret = nb_row(b, "slab", "churn malloc", a.n, &rm, NAN)
+		      ?: nb_row(b, "slab", "churn slab", a.n, &rs,
+				rm.ns_per_op);
 out_free:
 	free(perm);
 	free(a.obj);
@@ -1095,20 +1101,22 @@ static int add_targets(struct nb *b)
 	/* only the targets of the groups that ran (--only) */
 	if (b->groups & (1u << NB_G_NAMES))
 		ret = bench_report_target(r, "name generation, ns/op",
-					  b->name_ns, BENCH_BELOW, 10) ?:
-		      bench_report_target(r, "parse, ns/op", b->parse_ns,
-					  BENCH_BELOW, 15);
+					  b->name_ns, BENCH_BELOW, 10)
+			      ?: bench_report_target(r, "parse, ns/op",
+						     b->parse_ns, BENCH_BELOW,
+						     15);
 	if (!ret && (b->groups & (1u << NB_G_IDX)))
-		ret = bench_report_target(r, "tree fill of 1048576 vs bitmap, "
-					  "speedup", b->fill_ratio_1m,
-					  BENCH_AT_LEAST, 100) ?:
-		      bench_report_target(r, "churn at full occupancy, tree, "
-					  "N=1048576, ns/op", b->churn_tree_1m,
-					  BENCH_BELOW, 50);
+		ret = bench_report_target(
+			      r, "tree fill of 1048576 vs bitmap, speedup",
+			      b->fill_ratio_1m, BENCH_AT_LEAST, 100)
+			      ?: bench_report_target(
+					 r,
+					 "churn at full occupancy, tree, N=1048576, ns/op",
+					 b->churn_tree_1m, BENCH_BELOW, 50);
 	if (!ret && (b->groups & (1u << NB_G_REGISTRY)))
-		ret = bench_report_target(r, "radix lookup at 262144 disks, "
-					  "ns/op", b->radix_262k, BENCH_BELOW,
-					  10);
+		ret = bench_report_target(r,
+					  "radix lookup at 262144 disks, ns/op",
+					  b->radix_262k, BENCH_BELOW, 10);
 	return ret ? nb_fail("report", ret) : 0;
 }
 
@@ -1149,10 +1157,10 @@ static int nb_kernel_load(struct nb *b, const char *path)
 		p = strstr(line, "sd_idabench: n=");
 		if (!p)
 			continue;
-		if (sscanf(p, "sd_idabench: n=%lu ida_fill_ns=%31s ida_churn_ns=%31s "
-			      "bitmap_fill_ns=%31s bitmap_churn_ns=%31s",
-			   &n, f[0], f[1], f[2], f[3]) != 5 || n == 0 ||
-		    n > NB_SWEEP) {
+		if (sscanf(p,
+			   "sd_idabench: n=%lu ida_fill_ns=%31s ida_churn_ns=%31s bitmap_fill_ns=%31s bitmap_churn_ns=%31s",
+			   &n, f[0], f[1], f[2], f[3]) != 5 ||
+		    n == 0 || n > NB_SWEEP) {
 			ret = -EINVAL;
 			break;
 		}
@@ -1175,17 +1183,23 @@ static int nb_kernel_load(struct nb *b, const char *path)
 		ret = -EIO;
 	fclose(fp);
 	if (ret == -EINVAL)
-		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s:%u: not an "
-			"sd_idabench line\n", path, ln);
+		fprintf(stderr,
+			"sdswarm-bench " CMD
+			": --kernel-idx %s:%u: not an sd_idabench line\n",
+			path, ln);
 	else if (ret == -E2BIG)
-		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s:%u: more "
-			"than %u sizes\n", path, ln, NB_KERNEL_MAX);
+		fprintf(stderr,
+			"sdswarm-bench " CMD
+			": --kernel-idx %s:%u: more than %u sizes\n",
+			path, ln, NB_KERNEL_MAX);
 	else if (ret)
 		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s: %s\n",
 			path, strerror(-ret));
 	else if (!b->nkernel) {
-		fprintf(stderr, "sdswarm-bench " CMD ": --kernel-idx %s: no "
-			"sd_idabench line\n", path);
+		fprintf(stderr,
+			"sdswarm-bench " CMD
+			": --kernel-idx %s: no sd_idabench line\n",
+			path);
 		ret = -EINVAL;
 	}
 	return ret;
@@ -1237,21 +1251,20 @@ static int nb_notes(struct nb *b)
 {
 	int ret;
 
-	ret = bench_report_detail(b->rep,
-		"best of %u batches of >= %.3g s each (or a fixed op "
-		"count); bitmap fills of >= %u ids run once, registry "
-		"builds in 1 batch",
+	ret = bench_report_detail(
+		b->rep,
+		"best of %u batches of >= %.3g s each (or a fixed op count); bitmap fills of >= %u ids run once, registry builds in 1 batch",
 		b->cfg.reps, (double)b->cfg.min_ns / 1e9, NB_LARGE);
 	if (!ret)
-		ret = bench_report_detail(b->rep,
-			"inputs: %u precomputed pseudo-random samples per case "
-			"(fixed seed); ratio = baseline ns/op / ns/op",
+		ret = bench_report_detail(
+			b->rep,
+			"inputs: %u precomputed pseudo-random samples per case (fixed seed); ratio = baseline ns/op / ns/op",
 			b->nsamples);
 	if (!ret && b->opt.quick &&
 	    (b->groups & ((1u << NB_G_IDX) | (1u << NB_G_REGISTRY))))
-		ret = bench_report_note(b->rep,
-			"--quick: short batches, bitmap and chain baselines "
-			"skipped at N >= %u; figures are rough",
+		ret = bench_report_note(
+			b->rep,
+			"--quick: short batches, bitmap and chain baselines skipped at N >= %u; figures are rough",
 			NB_LARGE);
 	return ret ? nb_fail("report", ret) : 0;
 }
@@ -1291,18 +1304,19 @@ static int nb_parse(int argc, char **argv, struct nb *b,
 	};
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{ "kernel-idx", required_argument, NULL, OPT_KERNEL_IDX },
-		{ "sizes", required_argument, NULL, OPT_SIZES },
-		{ "sweep", required_argument, NULL, OPT_SWEEP },
-		{ "objects", required_argument, NULL, OPT_OBJECTS },
-		{ NULL, 0, NULL, 0 },
+		{"kernel-idx", required_argument, NULL, OPT_KERNEL_IDX},
+		{"sizes", required_argument, NULL, OPT_SIZES},
+		{"sweep", required_argument, NULL, OPT_SWEEP},
+		{"objects", required_argument, NULL, OPT_OBJECTS},
+		{NULL, 0, NULL, 0},
 	};
 	uint64_t v, list[NB_MAX_SIZES];
 	unsigned int i, n;
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) !=
+	       -1) {
 		ret = bench_common_opt(&b->opt, opt, optarg, CMD);
 		if (ret < 0)
 			return CLI_EXIT_USAGE;
@@ -1321,10 +1335,12 @@ static int nb_parse(int argc, char **argv, struct nb *b,
 					       NB_MAX_SIZES, &n);
 			if (ret) {
 				fprintf(stderr,
-					"sdswarm-bench " CMD ": --sizes '%s': "
-					"%s\n", optarg,
-					ret == -E2BIG ? "at most 16 sizes" :
-					"need N[,N...], each 1..1048576");
+					"sdswarm-bench " CMD
+					": --sizes '%s': %s\n",
+					optarg,
+					ret == -E2BIG
+						? "at most 16 sizes"
+						: "need N[,N...], each 1..1048576");
 				return CLI_EXIT_USAGE;
 			}
 			nb_sizes_set(b, list, n);
@@ -1334,8 +1350,8 @@ static int nb_parse(int argc, char **argv, struct nb *b,
 			if (bench_parse_u64(optarg, 2, NB_MAX_SWEEP, &v) ||
 			    (v & (v - 1))) {
 				fprintf(stderr,
-					"sdswarm-bench " CMD ": --sweep '%s': "
-					"need a power of two, 2..%u\n",
+					"sdswarm-bench " CMD
+					": --sweep '%s': need a power of two, 2..%u\n",
 					optarg, NB_MAX_SWEEP);
 				return CLI_EXIT_USAGE;
 			}
@@ -1346,8 +1362,8 @@ static int nb_parse(int argc, char **argv, struct nb *b,
 			if (bench_parse_u64(optarg, NB_MIN_OBJS, NB_MAX_OBJS,
 					    &v)) {
 				fprintf(stderr,
-					"sdswarm-bench " CMD ": --objects '%s': "
-					"need %u..%u\n",
+					"sdswarm-bench " CMD
+					": --objects '%s': need %u..%u\n",
 					optarg, NB_MIN_OBJS, NB_MAX_OBJS);
 				return CLI_EXIT_USAGE;
 			}
@@ -1407,10 +1423,10 @@ int bench_numbering(int argc, char **argv)
 	bench_report_set_verbose(b.rep, b.opt.verbose);
 	ret = nb_notes(&b);
 	if (!ret && b.nkernel)
-		ret = bench_report_note(b.rep,
-			"kernel rows: %u sizes from %s (sd_idabench); kernel ida "
-			"ratio = kernel bitmap / kernel ida, tree vs kernel ida = "
-			"kernel ida / tree", b.nkernel, kernel_path);
+		ret = bench_report_note(
+			b.rep,
+			"kernel rows: %u sizes from %s (sd_idabench); kernel ida ratio = kernel bitmap / kernel ida, tree vs kernel ida = kernel ida / tree",
+			b.nkernel, kernel_path);
 	if (!ret && (b.groups & (1u << NB_G_NAMES)))
 		ret = bench_names(&b);
 	if (!ret && (b.groups & (1u << NB_G_SCHEME)))

@@ -32,11 +32,11 @@
 
 /* Chains in flight by default, and at most: 3 SQEs each, and the kernel's
  * ring holds 32768 SQEs. */
-#define OA_DEPTH     64u
+#define OA_DEPTH 64u
 #define OA_MAX_DEPTH 4096u
 /* Bytes read from each node by default, and at most. */
 #define OA_READ_SIZE 4096u
-#define OA_MAX_READ  (1u << 20)
+#define OA_MAX_READ (1u << 20)
 /* Buffer alignment: enough for O_DIRECT on any logical block size up to a
  * page, which is what every disk and tmpfs want. */
 #define OA_ALIGN 4096u
@@ -59,8 +59,8 @@
  * each. 1920 buckets cover all of uint64_t: 15 KiB, no allocation, O(1) add.
  */
 #define OA_HIST_SUB_BITS 5u
-#define OA_HIST_SUB	 (1u << OA_HIST_SUB_BITS)
-#define OA_HIST_BUCKETS	 ((64u - OA_HIST_SUB_BITS + 1u) * OA_HIST_SUB)
+#define OA_HIST_SUB (1u << OA_HIST_SUB_BITS)
+#define OA_HIST_BUCKETS ((64u - OA_HIST_SUB_BITS + 1u) * OA_HIST_SUB)
 
 /* errno values a failure is counted under; Linux's are below 134, and the
  * last slot takes anything past the table. */
@@ -165,7 +165,7 @@ struct oa_opts {
 /* The FUSE front end's request counters: DIR's user.sdswarm.requests,
  * "lookup=N getattr=N ..." (sdswarmd; other trees have none). */
 #define OA_REQ_XATTR "user.sdswarm.requests"
-#define OA_REQ_MAX   16u
+#define OA_REQ_MAX 16u
 
 struct oa_reqs {
 	unsigned int n;
@@ -812,7 +812,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct bench_tree *nodes,
 			slot = r->free[--r->nfree];
 			r->chains[slot].node = next;
 			bench_tree_name(nodes, next, r->chains[slot].name,
-				     sizeof(r->chains[slot].name));
+					sizeof(r->chains[slot].name));
 			oa_prep_chain(r, slot);
 			r->batch[nb++] = slot;
 			next++;
@@ -830,7 +830,7 @@ static int oa_uring_pass(struct oa_ring *r, const struct bench_tree *nodes,
 		if (done && oa_timeline_add(&p->tl, now - t0, done))
 			return -ENOMEM;
 		bench_progress_bar(what, next - inflight, nodes->count, t0, now,
-			    &last);
+				   &last);
 	}
 	p->ns = now - t0;
 	return 0;
@@ -868,8 +868,8 @@ static int oa_sync_pass(int dirfd, const struct bench_tree *nodes, int flags,
 		if (oa_timeline_add(&p->tl, now - t0, (uint32_t)(i + 1 - mark)))
 			return -ENOMEM;
 		mark = i + 1;
-		bench_progress_bar("open-all sync", i + 1, nodes->count, t0, now,
-			    &last);
+		bench_progress_bar("open-all sync", i + 1, nodes->count, t0,
+				   now, &last);
 	}
 	now = bench_now_ns();
 	if (i > mark && oa_timeline_add(&p->tl, now - t0, (uint32_t)(i - mark)))
@@ -963,19 +963,15 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	bench_plot_quote(f, title);
 	fputs("\nset grid\n", f);
 	if (have_hist) {
-		fputs("set title 'latency per chain, submission to its CLOSE "
-		      "(io_uring)'\n"
+		fputs("set title 'latency per chain, submission to its CLOSE (io_uring)'\n"
 		      "set logscale xy\nset xlabel 'microseconds'\n"
 		      "set ylabel 'chains'\nset yrange [0.8:*]\n"
 		      "set style fill solid 0.5 border -1\n",
 		      f);
 		fprintf(f,
-			"set arrow 1 from %.4f, graph 0 to %.4f, graph 1 "
-			"nohead lc rgb 'dark-green'\n"
-			"set arrow 2 from %.4f, graph 0 to %.4f, graph 1 "
-			"nohead lc rgb 'orange'\n"
-			"set arrow 3 from %.4f, graph 0 to %.4f, graph 1 "
-			"nohead lc rgb 'red'\n",
+			"set arrow 1 from %.4f, graph 0 to %.4f, graph 1 nohead lc rgb 'dark-green'\n"
+			"set arrow 2 from %.4f, graph 0 to %.4f, graph 1 nohead lc rgb 'orange'\n"
+			"set arrow 3 from %.4f, graph 0 to %.4f, graph 1 nohead lc rgb 'red'\n",
 			oa_hist_percentile(&u->hist, 50) / 1e3,
 			oa_hist_percentile(&u->hist, 50) / 1e3,
 			oa_hist_percentile(&u->hist, 99) / 1e3,
@@ -984,16 +980,11 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 			oa_hist_percentile(&u->hist, 99.9) / 1e3);
 		fputs("plot ", f);
 		bench_plot_quote_file(f, plot, "hist.dat");
-		fputs(" using 1:3:2 with boxes lc rgb 'steelblue' title "
-		      "'chains', "
-		      "NaN with lines lw 2 lc rgb 'dark-green' title 'p50', "
-		      "NaN with lines lw 2 lc rgb 'orange' title 'p99', "
-		      "NaN with lines lw 2 lc rgb 'red' title 'p99.9'\n"
+		fputs(" using 1:3:2 with boxes lc rgb 'steelblue' title 'chains', NaN with lines lw 2 lc rgb 'dark-green' title 'p50', NaN with lines lw 2 lc rgb 'orange' title 'p99', NaN with lines lw 2 lc rgb 'red' title 'p99.9'\n"
 		      "unset arrow\nunset logscale\nset yrange [0:*]\n",
 		      f);
 	}
-	fputs("set title 'open rate per 100 ms'\nset xlabel 'seconds into the "
-	      "pass'\n"
+	fputs("set title 'open rate per 100 ms'\nset xlabel 'seconds into the pass'\n"
 	      "set ylabel 'opens/s'\nset format y '%.0s%c'\nplot ",
 	      f);
 	if (u) {
@@ -1003,8 +994,7 @@ static int oa_plot(const char *png, const char *dir, uint64_t nodes,
 	if (s) {
 		fputs(u ? ", " : "", f);
 		bench_plot_quote_file(f, plot, "sync.dat");
-		fputs(" using 1:2 with steps lw 2 title 'sync "
-		      "open/pread/close'",
+		fputs(" using 1:2 with steps lw 2 title 'sync open/pread/close'",
 		      f);
 	}
 	fputs("\nunset multiplot\n", f);
@@ -1062,8 +1052,9 @@ static json_t *oa_json_errors(const struct oa_pass *p)
 			goto out_free;
 		for (e = 0; e < OA_ERRNO_SLOTS; e++)
 			if (p->err[s][e] &&
-			    bench_jset(st, oa_errno_name((int)e, nb, sizeof(nb)),
-				    json_integer((json_int_t)p->err[s][e])))
+			    bench_jset(st,
+				       oa_errno_name((int)e, nb, sizeof(nb)),
+				       json_integer((json_int_t)p->err[s][e])))
 				goto out_free;
 	}
 	return o;
@@ -1101,9 +1092,10 @@ static void oa_say_first(const char *dir, const char *what,
 	if (!p || !p->have_first)
 		return;
 	bench_tree_name(nodes, p->first_node, name, sizeof(name));
-	bench_err("open-all", "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)",
-	       what, dir, name, oa_stage_name[p->first_stage],
-	       strerror(p->first_err), p->failed, p->failed == 1 ? "" : "s");
+	bench_err("open-all",
+		  "%s pass: %s/%s: %s: %s (%" PRIu64 " node%s failed)", what,
+		  dir, name, oa_stage_name[p->first_stage],
+		  strerror(p->first_err), p->failed, p->failed == 1 ? "" : "s");
 }
 
 static int oa_latency_table(FILE *f, const struct oa_hist *h, const char *what)
@@ -1138,73 +1130,44 @@ static int oa_latency_table(FILE *f, const struct oa_hist *h, const char *what)
 static void oa_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarm-bench open-all DIR [--disks N [--parts P]] "
-		"[--scheme S]\n"
-		"                   [--prefix sd] [--read BYTES] [--depth D] "
-		"[--direct]\n"
-		"                   [--baseline-only | --no-baseline] "
-		"[--plain-fds]\n"
-		"                   [--reference DIR2] [--plot FILE.png] "
-		"[--json] [--reps R]\n\n"
-		"Opens every disk and partition node of DIR, reads its first "
-		"--read bytes\n"
-		"and closes it, through io_uring: linked OPENAT -> READ -> "
-		"CLOSE chains on\n"
-		"direct descriptors, --depth chains in flight; then the same "
-		"names through\n"
-		"a plain open/pread/close loop, the baseline. Prints both "
-		"rates, their\n"
-		"ratio, the latency per chain (p50, p99, p99.9) and errors by "
-		"errno.\n\n"
-		"  DIR               without --disks: every entry named as the "
-		"kernel names\n"
-		"                    disks and partitions (sda, sdaa12) that "
-		"is a block\n"
+		"usage: sdswarm-bench open-all DIR [--disks N [--parts P]] [--scheme S]\n"
+		"                   [--prefix sd] [--read BYTES] [--depth D] [--direct]\n"
+		"                   [--baseline-only | --no-baseline] [--plain-fds]\n"
+		"                   [--reference DIR2] [--plot FILE.png] [--json] [--reps R]\n\n"
+		"Opens every disk and partition node of DIR, reads its first --read bytes\n"
+		"and closes it, through io_uring: linked OPENAT -> READ -> CLOSE chains on\n"
+		"direct descriptors, --depth chains in flight; then the same names through\n"
+		"a plain open/pread/close loop, the baseline. Prints both rates, their\n"
+		"ratio, the latency per chain (p50, p99, p99.9) and errors by errno.\n\n"
+		"  DIR               without --disks: every entry named as the kernel names\n"
+		"                    disks and partitions (sda, sdaa12) that is a block\n"
 		"                    device or a regular file (one readdir)\n"
-		"  --disks N         instead, exactly DIR/sda, sda1..sdaP, ... "
-		"for disks\n"
-		"                    0..N-1 (no readdir), with --parts P "
-		"(default 15)\n"
-		"  --scheme S        check N and P fit the dev_t scheme "
-		"(default: any)\n"
+		"  --disks N         instead, exactly DIR/sda, sda1..sdaP, ... for disks\n"
+		"                    0..N-1 (no readdir), with --parts P (default 15)\n"
+		"  --scheme S        check N and P fit the dev_t scheme (default: any)\n"
 		"  --prefix P        driver prefix of the names (default sd)\n"
-		"  --read BYTES      read this much of each node, 0..1048576 "
-		"(default 4096)\n"
+		"  --read BYTES      read this much of each node, 0..1048576 (default 4096)\n"
 		"  --depth D         chains in flight, 1..4096 (default 64)\n"
-		"  --direct          open with O_DIRECT (--read a multiple of "
-		"512)\n"
+		"  --direct          open with O_DIRECT (--read a multiple of 512)\n"
 		"  --baseline-only   only the synchronous loop\n"
 		"  --no-baseline     only io_uring\n"
-		"  --plain-fds       plain descriptors: READ and CLOSE after "
-		"the OPENAT\n"
-		"                    completes (what is used when direct ones "
-		"are missing)\n"
-		"  --reference DIR2  also run io_uring over the same names in "
-		"DIR2 (a tmpfs\n"
-		"                    tree made by mktree) and report the rate "
-		"against it\n"
-		"  --plot FILE.png   latency histogram and open rate over time "
-		"(gnuplot)\n"
-		"  --cold            before each pass over DIR, drop the "
-		"kernel's caches\n"
-		"                    (root: /proc/sys/vm/drop_caches) and list "
-		"DIR again,\n"
+		"  --plain-fds       plain descriptors: READ and CLOSE after the OPENAT\n"
+		"                    completes (what is used when direct ones are missing)\n"
+		"  --reference DIR2  also run io_uring over the same names in DIR2 (a tmpfs\n"
+		"                    tree made by mktree) and report the rate against it\n"
+		"  --plot FILE.png   latency histogram and open rate over time (gnuplot)\n"
+		"  --cold            before each pass over DIR, drop the kernel's caches\n"
+		"                    (root: /proc/sys/vm/drop_caches) and list DIR again,\n"
 		"                    timed (the readdir row)\n"
-		"  --variants        also io_uring with IOSQE_ASYNC the other "
-		"way, without\n"
-		"                    registered buffers, with plain "
-		"descriptors\n"
+		"  --variants        also io_uring with IOSQE_ASYNC the other way, without\n"
+		"                    registered buffers, with plain descriptors\n"
 		"  --json            one JSON object instead of the tables\n"
-		"  --reps R          rounds of one pass each, interleaved; "
-		"ratios of medians\n"
+		"  --reps R          rounds of one pass each, interleaved; ratios of medians\n"
 		"                    (default 1)\n"
-		"On an sdswarmd mount, the FUSE requests a node cost are read "
-		"from DIR's\n"
+		"On an sdswarmd mount, the FUSE requests a node cost are read from DIR's\n"
 		"user.sdswarm.requests around each pass.\n"
-		"Exit status 0; 1 when any node failed to open, read or close "
-		"(the report\n"
-		"is printed first), on a usage or setup error, or when --plot "
-		"failed.\n");
+		"Exit status 0; 1 when any node failed to open, read or close (the report\n"
+		"is printed first), on a usage or setup error, or when --plot failed.\n");
 }
 
 enum {
@@ -1245,7 +1208,8 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) !=
+	       -1) {
 		ret = bench_common_opt(&o->common, opt, optarg, "open-all");
 		if (!ret)
 			ret = bench_tree_opt("open-all", &o->tree, opt, optarg);
@@ -1260,16 +1224,17 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 		case OA_OPT_READ:
 			if (bench_parse_u64(optarg, 0, OA_MAX_READ, &v)) {
 				bench_err("open-all",
-				       "--read '%s': need 0..%u bytes", optarg,
-				       OA_MAX_READ);
+					  "--read '%s': need 0..%u bytes",
+					  optarg, OA_MAX_READ);
 				return 1;
 			}
 			o->read_size = v;
 			break;
 		case OA_OPT_DEPTH:
 			if (bench_parse_u64(optarg, 1, OA_MAX_DEPTH, &v)) {
-				bench_err("open-all", "--depth '%s': need 1..%u",
-				       optarg, OA_MAX_DEPTH);
+				bench_err("open-all",
+					  "--depth '%s': need 1..%u", optarg,
+					  OA_MAX_DEPTH);
 				return 1;
 			}
 			o->depth = (unsigned int)v;
@@ -1297,8 +1262,9 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 			break;
 		case OA_OPT_PLOT:
 			if (!*optarg || strchr(optarg, '\n')) {
-				bench_err("open-all", "--plot: need a file name "
-						   "without newlines");
+				bench_err(
+					"open-all",
+					"--plot: need a file name without newlines");
 				return 1;
 			}
 			o->plot = optarg;
@@ -1312,8 +1278,9 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	}
 	if (optind + 1 != argc) {
 		if (optind < argc)
-			bench_err("open-all", "one DIR, not '%s'",
-			       argv[optind + 1 < argc ? optind + 1 : optind]);
+			bench_err(
+				"open-all", "one DIR, not '%s'",
+				argv[optind + 1 < argc ? optind + 1 : optind]);
 		oa_usage(stderr);
 		return 1;
 	}
@@ -1321,8 +1288,9 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	if (bench_only(&o->common, "open-all", NULL, 0, &none))
 		return 1;
 	if (!o->run_sync && !o->run_uring) {
-		bench_err("open-all", "--baseline-only and --no-baseline leave "
-				   "nothing to run");
+		bench_err(
+			"open-all",
+			"--baseline-only and --no-baseline leave nothing to run");
 		return 1;
 	}
 	if (o->tree.have_parts && !o->tree.have_disks) {
@@ -1331,13 +1299,15 @@ static int oa_parse(int argc, char **argv, struct oa_opts *o)
 	}
 	if (o->direct && o->read_size % OA_DIRECT_UNIT) {
 		bench_err("open-all",
-		       "--direct: --read %" PRIu64 " is not a multiple of %u",
-		       o->read_size, OA_DIRECT_UNIT);
+			  "--direct: --read %" PRIu64
+			  " is not a multiple of %u",
+			  o->read_size, OA_DIRECT_UNIT);
 		return 1;
 	}
 	if (o->reference && !o->run_uring) {
-		bench_err("open-all", "--reference measures io_uring: not with "
-				   "--baseline-only");
+		bench_err(
+			"open-all",
+			"--reference measures io_uring: not with --baseline-only");
 		return 1;
 	}
 	if (o->tree.have_disks && bench_tree_check("open-all", &o->tree))
@@ -1439,10 +1409,10 @@ static int oa_one(struct oa_run *x, struct oa_ring *r, struct oa_series *s,
 	if (here && x->o->cold) {
 		ret = oa_drop_caches();
 		if (ret) {
-			bench_err("open-all",
-			       "--cold: /proc/sys/vm/drop_caches: %s (it "
-			       "needs root)",
-			       strerror(-ret));
+			bench_err(
+				"open-all",
+				"--cold: /proc/sys/vm/drop_caches: %s (it needs root)",
+				strerror(-ret));
 			return ret;
 		}
 		oa_meminfo(&x->slab0, &x->cached0);
@@ -1511,44 +1481,32 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 		ret = bench_report_note(
 			rep,
 			"each node: open O_RDONLY%s, read the first %" PRIu64
-			" bytes, close; %u round%s of one pass each, "
-			"interleaved%s; ratios of medians%s",
+			" bytes, close; %u round%s of one pass each, interleaved%s; ratios of medians%s",
 			open_flags & O_DIRECT ? "|O_DIRECT" : "", o->read_size,
 			o->reps, o->reps == 1 ? "" : "s",
 			o->run_sync && o->run_uring
 				? ", io_uring first in each round"
 				: "",
-			o->cold ? "; before each pass over DIR: drop_caches "
-				  "and a new listing (cold)"
-				: "; the first pass follows the listing, the "
-				  "others are warm");
+			o->cold ? "; before each pass over DIR: drop_caches and a new listing (cold)"
+				: "; the first pass follows the listing, the others are warm");
 	if (ret || !r)
 		return ret;
 	oa_ring_flags_str(r->setup_flags, flags, sizeof(flags));
 	if (r->direct)
 		ret = bench_report_detail(
 			rep,
-			"io_uring: OPENAT(direct) -> READ%s(fixed file) -> "
-			"CLOSE(direct), linked, depth %u, one io_uring_enter "
-			"per batch; explicit slots from a free list (a linked "
-			"READ must name its slot before the OPENAT runs, so "
-			"not IORING_FILE_INDEX_ALLOC); ring %s",
+			"io_uring: OPENAT(direct) -> READ%s(fixed file) -> CLOSE(direct), linked, depth %u, one io_uring_enter per batch; explicit slots from a free list (a linked READ must name its slot before the OPENAT runs, so not IORING_FILE_INDEX_ALLOC); ring %s",
 			r->fixed_bufs ? "_FIXED" : "", r->depth, flags);
 	else
 		ret = bench_report_detail(
 			rep,
-			"io_uring: plain descriptors (%s): OPENAT, then READ%s "
-			"-> CLOSE linked once it completes; depth %u; ring %s",
+			"io_uring: plain descriptors (%s): OPENAT, then READ%s -> CLOSE linked once it completes; depth %u; ring %s",
 			r->plain_why, r->fixed_bufs ? "_FIXED" : "", r->depth,
 			flags);
 	if (!ret && r->async_read)
 		ret = bench_report_detail(
 			rep,
-			"the files lack FMODE_NOWAIT (preadv2 RWF_NOWAIT: "
-			"EOPNOTSUPP): io_uring cannot read them inline, so "
-			"each "
-			"READ is sent to an io-wq worker at once (IOSQE_ASYNC) "
-			"instead of failing inline first");
+			"the files lack FMODE_NOWAIT (preadv2 RWF_NOWAIT: EOPNOTSUPP): io_uring cannot read them inline, so each READ is sent to an io-wq worker at once (IOSQE_ASYNC) instead of failing inline first");
 	if (!ret && r->read_size && !r->fixed_bufs)
 		ret = bench_report_detail(
 			rep, "registered buffers refused (%s): plain READ",
@@ -1556,8 +1514,7 @@ static int oa_notes(struct bench_report *rep, const struct oa_opts *o,
 	if (!ret)
 		ret = bench_report_detail(
 			rep,
-			"latency per node: from the chain's submission to the "
-			"moment its last CQE (the CLOSE's) is seen");
+			"latency per node: from the chain's submission to the moment its last CQE (the CLOSE's) is seen");
 	return ret;
 }
 
@@ -1580,42 +1537,47 @@ static int oa_build_json(json_t **out, const struct oa_opts *o,
 		ref_rate = (double)nodes->count * 1e9 / (double)ref->best->ns;
 	if (bench_jset(x, "dir", json_string(o->dir)) ||
 	    bench_jset(x, "names",
-		    json_string(nodes->keys ? "readdir" : "list")) ||
+		       json_string(nodes->keys ? "readdir" : "list")) ||
 	    bench_jset(x, "nodes", json_integer((json_int_t)nodes->count)) ||
 	    bench_jset(x, "disks",
-		    nodes->keys ? json_null()
-				: json_integer((json_int_t)nodes->ndisks)) ||
+		       nodes->keys ? json_null()
+				   : json_integer((json_int_t)nodes->ndisks)) ||
 	    bench_jset(x, "parts",
-		    nodes->keys ? json_null() : json_integer(nodes->parts)) ||
+		       nodes->keys ? json_null()
+				   : json_integer(nodes->parts)) ||
 	    bench_jset(x, "depth", json_integer(o->depth)) ||
-	    bench_jset(x, "read_bytes", json_integer((json_int_t)o->read_size)) ||
+	    bench_jset(x, "read_bytes",
+		       json_integer((json_int_t)o->read_size)) ||
 	    bench_jset(x, "direct", json_boolean(o->direct)) ||
 	    bench_jset(x, "descriptors",
-		    !r ? json_null()
-		       : json_string(r->direct ? "direct" : "plain")) ||
+		       !r ? json_null()
+			  : json_string(r->direct ? "direct" : "plain")) ||
 	    bench_jset(x, "opens", json_integer((json_int_t)head->opens)) ||
 	    bench_jset(x, "errors", json_integer((json_int_t)head->failed)) ||
 	    bench_jset(x, "errors_by_errno", oa_json_errors(head)) ||
-	    bench_jset(x, "bytes_read", json_integer((json_int_t)head->bytes)) ||
+	    bench_jset(x, "bytes_read",
+		       json_integer((json_int_t)head->bytes)) ||
 	    bench_jset(x, "seconds",
-		    u->best ? json_real((double)u->best->ns / 1e9)
-			    : json_null()) ||
+		       u->best ? json_real((double)u->best->ns / 1e9)
+			       : json_null()) ||
 	    bench_jset(x, "opens_per_s", bench_jnum(rate)) ||
 	    bench_jset(x, "latency_ns",
-		    u->best ? oa_json_latency(&u->best->hist) : json_null()) ||
+		       u->best ? oa_json_latency(&u->best->hist)
+			       : json_null()) ||
 	    bench_jset(x, "baseline_opens",
-		    s->best ? json_integer((json_int_t)s->best->opens)
-			    : json_null()) ||
+		       s->best ? json_integer((json_int_t)s->best->opens)
+			       : json_null()) ||
 	    bench_jset(x, "baseline_errors",
-		    s->best ? json_integer((json_int_t)s->best->failed)
-			    : json_null()) ||
+		       s->best ? json_integer((json_int_t)s->best->failed)
+			       : json_null()) ||
 	    bench_jset(x, "baseline_seconds",
-		    s->best ? json_real((double)s->best->ns / 1e9)
-			    : json_null()) ||
+		       s->best ? json_real((double)s->best->ns / 1e9)
+			       : json_null()) ||
 	    bench_jset(x, "baseline_opens_per_s", bench_jnum(base)) ||
 	    bench_jset(x, "ratio", bench_jnum(rate / base)) ||
 	    bench_jset(x, "reference_dir",
-		    o->reference ? json_string(o->reference) : json_null()) ||
+		       o->reference ? json_string(o->reference)
+				    : json_null()) ||
 	    bench_jset(x, "reference_opens_per_s", bench_jnum(ref_rate)) ||
 	    bench_jset(x, "reference_ratio", bench_jnum(rate / ref_rate))) {
 		json_decref(x);
@@ -1649,10 +1611,9 @@ static int oa_note_reqs(struct bench_report *rep, const char *what,
 		used += (size_t)n;
 	}
 	line[used] = '\0';
-	return bench_report_detail(rep,
-				 "FUSE requests a node (sdswarmd's counters), "
-				 "%s: %.2f:%s",
-				 what, total, used ? line : " none");
+	return bench_report_detail(
+		rep, "FUSE requests a node (sdswarmd's counters), %s: %.2f:%s",
+		what, total, used ? line : " none");
 }
 
 static int oa_note_mem(struct bench_report *rep, const struct oa_run *x,
@@ -1666,11 +1627,9 @@ static int oa_note_mem(struct bench_report *rep, const struct oa_run *x,
 		return 0;
 	return bench_report_detail(
 		rep,
-		"kernel memory (/proc/meminfo, the whole machine: other "
-		"processes move it too): %s listing %+.0f B slab a node, "
-		"first pass %+.0f B slab a node, page cache %+.0f B a node",
-		x->o->cold ? "after drop_caches," : "the first", ls / (double)nodes,
-		pass / (double)nodes, pc / (double)nodes);
+		"kernel memory (/proc/meminfo, the whole machine: other processes move it too): %s listing %+.0f B slab a node, first pass %+.0f B slab a node, page cache %+.0f B a node",
+		x->o->cold ? "after drop_caches," : "the first",
+		ls / (double)nodes, pass / (double)nodes, pc / (double)nodes);
 }
 
 static int oa_report(const struct oa_opts *o, const struct bench_tree *nodes,
@@ -1700,10 +1659,8 @@ static int oa_report(const struct oa_opts *o, const struct bench_tree *nodes,
 	if (!ret && nodes->count < OA_NOISY_NODES)
 		ret = bench_report_noisy(
 			rep,
-			"(noisy) only %" PRIu64 " nodes, under %u: a pass "
-			"lasts milliseconds, so its rate and the ratios are "
-			"noise more than measurement; use a tree of "
-			"thousands of nodes for figures that mean something",
+			"(noisy) only %" PRIu64
+			" nodes, under %u: a pass lasts milliseconds, so its rate and the ratios are noise more than measurement; use a tree of thousands of nodes for figures that mean something",
 			nodes->count, OA_NOISY_NODES);
 	if (!ret && s->best) {
 		oa_series_result(s, nodes->count, &sres);
@@ -1726,7 +1683,9 @@ static int oa_report(const struct oa_opts *o, const struct bench_tree *nodes,
 	for (v = 0; !ret && v < OA_VARIANTS && vs[v].best; v++) {
 		oa_series_result(&vs[v], nodes->count, &vres);
 		snprintf(name, sizeof(name), "%s%s", vname[v],
-			 v ? "" : r && r->async_read ? "off" : "on");
+			 v		      ? ""
+			 : r && r->async_read ? "off"
+					      : "on");
 		ret = bench_report_add(rep, "variant", name, nodes->count,
 				       &vres,
 				       s->best ? sres.median_ns_per_op : NAN);
@@ -1808,8 +1767,8 @@ static int oa_nodes(const struct oa_opts *o, int dirfd,
 	}
 	if (!nodes->count) {
 		bench_err("open-all",
-			  "%s: no %s disk or partition nodes in it "
-			  "(%" PRIu64 " other entries)",
+			  "%s: no %s disk or partition nodes in it (%" PRIu64
+			  " other entries)",
 			  o->dir, o->tree.prefix, nodes->skipped);
 		return -1;
 	}
@@ -1927,9 +1886,9 @@ int bench_open_all(int argc, char **argv)
 	o.reps = o.common.reps ? o.common.reps : 1;
 	nodes.prefix = o.tree.prefix;
 	if (o.plot && !bench_plot_available()) {
-		bench_err("open-all",
-		       "--plot: gnuplot is not installed (no gnuplot in $PATH; "
-		       "Debian: apt install gnuplot-nox)");
+		bench_err(
+			"open-all",
+			"--plot: gnuplot is not installed (no gnuplot in $PATH; Debian: apt install gnuplot-nox)");
 		return 1;
 	}
 	flags = O_RDONLY | (o.direct ? O_DIRECT : 0);
@@ -1962,12 +1921,11 @@ int bench_open_all(int argc, char **argv)
 			r->async_read = oa_probe_nowait(dirfd, &nodes, flags,
 							buf, o.read_size) == 0;
 		if (ret) {
-			bench_err("open-all", "io_uring: %s%s", strerror(-ret),
-			       ret == -EOPNOTSUPP
-				       ? " (the kernel lacks OPENAT, READ or "
-					 "CLOSE; --baseline-only runs without "
-					 "it)"
-				       : "");
+			bench_err(
+				"open-all", "io_uring: %s%s", strerror(-ret),
+				ret == -EOPNOTSUPP
+					? " (the kernel lacks OPENAT, READ or CLOSE; --baseline-only runs without it)"
+					: "");
 			goto out;
 		}
 	}
@@ -1975,7 +1933,7 @@ int bench_open_all(int argc, char **argv)
 		refd = open(o.reference, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (refd < 0) {
 			bench_err("open-all", "--reference %s: %s", o.reference,
-			       strerror(errno));
+				  strerror(errno));
 			goto out;
 		}
 		ref.tmpfs = bench_tree_tmpfs(refd);
@@ -1998,7 +1956,8 @@ int bench_open_all(int argc, char **argv)
 
 	ret = oa_report(&o, &nodes, &u, &s, &ref, r, tmpfs, flags, &x, vs);
 	if (ret) {
-		bench_err("open-all", "printing the report: %s", strerror(-ret));
+		bench_err("open-all", "printing the report: %s",
+			  strerror(-ret));
 		goto out;
 	}
 	oa_say_first(o.dir, "io_uring", &nodes, u.best);
@@ -2010,8 +1969,8 @@ int bench_open_all(int argc, char **argv)
 			      s.best);
 		if (ret) {
 			bench_err("open-all", "--plot %s: %s", o.plot,
-			       ret == -ECHILD ? "gnuplot failed"
-					      : strerror(-ret));
+				  ret == -ECHILD ? "gnuplot failed"
+						 : strerror(-ret));
 			status = 1;
 		}
 	}

@@ -26,8 +26,8 @@ struct bench_cmd {
 };
 
 static const struct bench_cmd cmds[] = {
-#define BENCH_ENTRY(fn, cmd_name, cmd_summary)                                \
-	{ .name = cmd_name, .summary = cmd_summary, .run = bench_##fn },
+#define BENCH_ENTRY(fn, cmd_name, cmd_summary)                                 \
+	{.name = cmd_name, .summary = cmd_summary, .run = bench_##fn},
 	BENCH_COMMANDS(BENCH_ENTRY)
 #undef BENCH_ENTRY
 };
@@ -96,8 +96,8 @@ static int run_cmd(const struct bench_cmd *c, int argc, char **argv)
  */
 static int find_cmd_arg(int argc, char **argv)
 {
-	static const char *const with_value[] = { "--only", "--reps",
-						  "--threshold" };
+	static const char *const with_value[] = {"--only", "--reps",
+						 "--threshold"};
 	size_t k;
 	int i;
 
@@ -122,12 +122,12 @@ int main(int argc, char **argv)
 	char **args;
 	int at, i, n, ret;
 
-	if (argc == 2 && (strcmp(argv[1], "--version") == 0 ||
-			  strcmp(argv[1], "-V") == 0))
+	if (argc == 2 &&
+	    (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0))
 		return cli_print_version("sdswarm-bench");
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
-			  strcmp(argv[1], "-h") == 0 ||
-			  strcmp(argv[1], "help") == 0)) {
+	if (argc == 2 &&
+	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	     strcmp(argv[1], "help") == 0)) {
 		usage(stdout);
 		return 0;
 	}
@@ -145,8 +145,7 @@ int main(int argc, char **argv)
 		best = cli_suggest(argv[i], names, NCMDS);
 		if (best)
 			fprintf(stderr,
-				"sdswarm-bench: unknown command '%s' (did you "
-				"mean %s?)\n",
+				"sdswarm-bench: unknown command '%s' (did you mean %s?)\n",
 				argv[i], best);
 		else
 			fprintf(stderr, "sdswarm-bench: unknown command '%s'\n",
@@ -158,7 +157,7 @@ int main(int argc, char **argv)
 	/* "help COMMAND" is "COMMAND --help" */
 	if (at == 2 && strcmp(argv[1], "help") == 0) {
 		char opt[] = "--help";
-		char *sub[] = { NULL, opt, NULL };
+		char *sub[] = {NULL, opt, NULL};
 
 		return run_cmd(c, 2, sub);
 	}

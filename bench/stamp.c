@@ -27,9 +27,9 @@ static void usage(FILE *f)
 int bench_stamp(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "machine", no_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"machine", no_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct bench_machine m;
 	bool machine = false;
@@ -70,7 +70,8 @@ int bench_stamp(int argc, char **argv)
 	}
 	if (json_dumpf(o, stdout, JSON_PRESERVE_ORDER) ||
 	    fputc('\n', stdout) == EOF || fflush(stdout)) {
-		fprintf(stderr, "sdswarm-bench stamp: cannot write the stamp\n");
+		fprintf(stderr,
+			"sdswarm-bench stamp: cannot write the stamp\n");
 		json_decref(o);
 		return CLI_EXIT_FAILURE;
 	}

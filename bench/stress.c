@@ -65,9 +65,14 @@
 enum st_path { ST_FUSE, ST_ISCSI };
 
 /* What the churn thread may do to a LUN (--churn). */
-enum st_churn { ST_CHURN_REMOVE, ST_CHURN_RESIZE, ST_CHURN_OFFLINE, ST_CHURN_KINDS };
+enum st_churn {
+	ST_CHURN_REMOVE,
+	ST_CHURN_RESIZE,
+	ST_CHURN_OFFLINE,
+	ST_CHURN_KINDS
+};
 static const char *const st_churn_names[ST_CHURN_KINDS] = {"remove", "resize",
-							    "offline"};
+							   "offline"};
 
 struct st_disk {
 	pthread_mutex_t lock;
@@ -89,7 +94,7 @@ struct st_run {
 	char portal[256];
 	char target[256];
 	bool use_fuse, use_iscsi;
-	bool direct;      /* --direct: O_DIRECT on DIR's files */
+	bool direct; /* --direct: O_DIRECT on DIR's files */
 	unsigned int churn_kinds; /* bit per enum st_churn */
 	unsigned int ndisks, nblocks, workers;
 	uint64_t seconds, churn_ms, fault_ms, hang_ms, seed, rss_slack_mib;
@@ -195,25 +200,24 @@ static bool st_check(struct st_run *r, struct st_disk *d, unsigned int k,
 				       d->name, d->lun, off, via, d->gen[k],
 				       got[1], got[2], got[3]);
 		else
-			st_log_problem(r,
-				       "LOST: %s (LUN %u) offset %" PRIu64
-				       " via %s: want generation %" PRIu64
-				       ", read no stamp (first bytes %016" PRIx64
-				       ")",
-				       d->name, d->lun, off, via, d->gen[k],
-				       got[0]);
+			st_log_problem(
+				r,
+				"LOST: %s (LUN %u) offset %" PRIu64
+				" via %s: want generation %" PRIu64
+				", read no stamp (first bytes %016" PRIx64 ")",
+				d->name, d->lun, off, via, d->gen[k], got[0]);
 		return false;
 	}
 	if (k == 0 ? !st_is_stamp(buf) : st_is_zero(buf))
 		return true;
 	memcpy(got, buf, sizeof(got));
-	st_log_problem(r,
-		       "LOST: %s (LUN %u) offset %" PRIu64
-		       " via %s: never written since it was created, yet it "
-		       "reads as %s (first bytes %016" PRIx64 ")",
-		       d->name, d->lun, off, via,
-		       st_is_stamp(buf) ? "an old stamp" : "non-zero bytes",
-		       got[0]);
+	st_log_problem(
+		r,
+		"LOST: %s (LUN %u) offset %" PRIu64
+		" via %s: never written since it was created, yet it reads as %s (first bytes %016" PRIx64
+		")",
+		d->name, d->lun, off, via,
+		st_is_stamp(buf) ? "an old stamp" : "non-zero bytes", got[0]);
 	return false;
 }
 
@@ -287,9 +291,9 @@ static json_t *st_ctl(struct st_run *r, json_t *req, char *err, size_t len)
 		}
 		have += (size_t)got;
 	}
-	reply = json_loadb(line, (size_t)((char *)memchr(line, '\n', have) -
-					  line),
-			   0, &jerr);
+	reply = json_loadb(line,
+			   (size_t)((char *)memchr(line, '\n', have) - line), 0,
+			   &jerr);
 	if (!reply) {
 		snprintf(err, len, "a reply that is no JSON: %s", jerr.text);
 	} else if (!json_is_true(json_object_get(reply, "ok"))) {
@@ -374,7 +378,7 @@ static int st_fuse_io(struct st_run *r, struct st_disk *d, uint64_t off,
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, d->name);
 	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC |
-				  (r->direct ? O_DIRECT : 0));
+				(r->direct ? O_DIRECT : 0));
 	if (fd < 0)
 		return -errno;
 	n = write ? pwrite(fd, buf, ST_BLOCK, (off_t)off)
@@ -425,8 +429,7 @@ static int st_iscsi_io(struct st_run *r, struct iscsi_context *ctx,
 			scsi_free_scsi_task(t);
 			return e;
 		}
-		*sense = (uint32_t)t->sense.key << 16 |
-			 (uint32_t)t->sense.ascq;
+		*sense = (uint32_t)t->sense.key << 16 | (uint32_t)t->sense.ascq;
 		scsi_free_scsi_task(t);
 		if ((*sense >> 16) != SCSI_SENSE_UNIT_ATTENTION)
 			break;
@@ -468,18 +471,16 @@ static bool st_read_check(struct st_run *r, struct iscsi_context *ctx,
 	uint32_t sense;
 	int e;
 
-	e = path == ST_FUSE
-		    ? st_fuse_io(r, d, st_off(r, d, k), buf, false)
-		    : st_iscsi_io(r, ctx, d, st_off(r, d, k), buf, false,
-				  &sense);
+	e = path == ST_FUSE ? st_fuse_io(r, d, st_off(r, d, k), buf, false)
+			    : st_iscsi_io(r, ctx, d, st_off(r, d, k), buf,
+					  false, &sense);
 	atomic_fetch_add(&r->reads, 1);
 	if (e) {
 		atomic_fetch_add(&r->errors, 1);
-		st_log_problem(r, "ERROR: reading %s offset %" PRIu64
-				  " via %s: %s",
-			       d->name, st_off(r, d, k),
-			       path == ST_FUSE ? "file" : "iSCSI",
-			       strerror(-e));
+		st_log_problem(
+			r, "ERROR: reading %s offset %" PRIu64 " via %s: %s",
+			d->name, st_off(r, d, k),
+			path == ST_FUSE ? "file" : "iSCSI", strerror(-e));
 		return false;
 	}
 	if (!st_check(r, d, k, buf, path == ST_FUSE ? "file" : "iSCSI")) {
@@ -499,18 +500,16 @@ static bool st_write(struct st_run *r, struct iscsi_context *ctx,
 	int e;
 
 	st_stamp(buf, d->lun, st_off(r, d, k), gen);
-	e = path == ST_FUSE
-		    ? st_fuse_io(r, d, st_off(r, d, k), buf, true)
-		    : st_iscsi_io(r, ctx, d, st_off(r, d, k), buf, true,
-				  &sense);
+	e = path == ST_FUSE ? st_fuse_io(r, d, st_off(r, d, k), buf, true)
+			    : st_iscsi_io(r, ctx, d, st_off(r, d, k), buf, true,
+					  &sense);
 	atomic_fetch_add(&r->writes, 1);
 	if (e) {
 		atomic_fetch_add(&r->errors, 1);
-		st_log_problem(r, "ERROR: writing %s offset %" PRIu64
-				  " via %s: %s",
-			       d->name, st_off(r, d, k),
-			       path == ST_FUSE ? "file" : "iSCSI",
-			       strerror(-e));
+		st_log_problem(
+			r, "ERROR: writing %s offset %" PRIu64 " via %s: %s",
+			d->name, st_off(r, d, k),
+			path == ST_FUSE ? "file" : "iSCSI", strerror(-e));
 		return false;
 	}
 	d->gen[k] = gen;
@@ -641,17 +640,20 @@ static void st_churn_remove(struct st_run *r, struct st_disk *d)
 		return;
 	if (r->use_fuse && (sz = st_stat(r, d)) != -ENOENT) {
 		atomic_fetch_add(&r->stale, 1);
-		st_log_problem(r, "STALE: %s still there after its LUN was "
-				  "removed (stat: %s)",
-			       d->name, sz < 0 ? strerror((int)-sz) : "found");
+		st_log_problem(
+			r,
+			"STALE: %s still there after its LUN was removed (stat: %s)",
+			d->name, sz < 0 ? strerror((int)-sz) : "found");
 	}
 	if (st_lun_op(r, "add", 0, NULL, &rep))
 		return;
 	if (st_json_u64(rep, "lun") != d->lun) {
 		atomic_fetch_add(&r->errors, 1);
-		st_log_problem(r, "ERROR: LUN %u removed, but lun add gave "
-				  "LUN %" PRIu64 " (the LUNs must be dense)",
-			       d->lun, st_json_u64(rep, "lun"));
+		st_log_problem(
+			r,
+			"ERROR: LUN %u removed, but lun add gave LUN %" PRIu64
+			" (the LUNs must be dense)",
+			d->lun, st_json_u64(rep, "lun"));
 	}
 	json_decref(rep);
 	for (k = 0; k < r->nblocks; k++)
@@ -674,10 +676,12 @@ static void st_churn_resize(struct st_run *r, struct iscsi_context *ctx,
 	snprintf(size, sizeof(size), "%" PRIu64, d->bytes + (1u << 20));
 	if (st_lun_op(r, "resize", d->lun, size, NULL))
 		return;
-	if (r->use_fuse && (sz = st_stat(r, d)) != (int64_t)(d->bytes + (1u << 20))) {
+	if (r->use_fuse &&
+	    (sz = st_stat(r, d)) != (int64_t)(d->bytes + (1u << 20))) {
 		atomic_fetch_add(&r->stale, 1);
-		st_log_problem(r, "STALE: %s is %" PRId64 " bytes after a "
-				  "resize to %s",
+		st_log_problem(r,
+			       "STALE: %s is %" PRId64
+			       " bytes after a resize to %s",
 			       d->name, sz, size);
 	}
 	st_check_disk(r, ctx, d);
@@ -685,8 +689,9 @@ static void st_churn_resize(struct st_run *r, struct iscsi_context *ctx,
 	st_lun_op(r, "resize", d->lun, size, NULL);
 	if (r->use_fuse && (sz = st_stat(r, d)) != (int64_t)d->bytes) {
 		atomic_fetch_add(&r->stale, 1);
-		st_log_problem(r, "STALE: %s is %" PRId64 " bytes after a "
-				  "resize back to %s",
+		st_log_problem(r,
+			       "STALE: %s is %" PRId64
+			       " bytes after a resize back to %s",
 			       d->name, sz, size);
 	}
 	atomic_fetch_add(&r->resizes, 1);
@@ -706,18 +711,20 @@ static void st_churn_offline(struct st_run *r, struct iscsi_context *ctx,
 		e = st_fuse_io(r, d, 0, buf, false);
 		if (!e) {
 			atomic_fetch_add(&r->errors, 1);
-			st_log_problem(r, "WRONG: %s read through its file while "
-					  "its LUN was offline",
-				       d->name);
+			st_log_problem(
+				r,
+				"WRONG: %s read through its file while its LUN was offline",
+				d->name);
 		}
 	}
 	if (r->use_iscsi && ctx) {
 		e = st_iscsi_io(r, ctx, d, 0, buf, false, &sense);
 		if (!e || (sense >> 16) != SCSI_SENSE_NOT_READY) {
 			atomic_fetch_add(&r->errors, 1);
-			st_log_problem(r, "WRONG: %s over iSCSI while offline: "
-					  "sense %06x, want NOT READY",
-				       d->name, sense);
+			st_log_problem(
+				r,
+				"WRONG: %s over iSCSI while offline: sense %06x, want NOT READY",
+				d->name, sense);
 		}
 	}
 	st_lun_op(r, "online", d->lun, NULL, NULL);
@@ -892,7 +899,8 @@ static bool st_rule_clear(struct st_run *r, uint64_t id)
 
 	if (!rep) {
 		atomic_fetch_add(&r->errors, 1);
-		st_log_problem(r, "ERROR: fault clear %" PRIu64 ": %s", id, err);
+		st_log_problem(r, "ERROR: fault clear %" PRIu64 ": %s", id,
+			       err);
 		return false;
 	}
 	json_decref(rep);
@@ -1084,8 +1092,8 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	switch (kind) {
 	case 0:
 		snprintf(rule, sizeof(rule),
-			 "medium-read luns=%u lba=%" PRIu64 "-%" PRIu64,
-			 d->lun, lba, lba + span - 1);
+			 "medium-read luns=%u lba=%" PRIu64 "-%" PRIu64, d->lun,
+			 lba, lba + span - 1);
 		break;
 	case 1:
 		snprintf(rule, sizeof(rule),
@@ -1093,8 +1101,8 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 			 d->lun, lba, lba + span - 1);
 		break;
 	case 2:
-		snprintf(rule, sizeof(rule), "delay luns=%u delay=%ums",
-			 d->lun, ST_DELAY_MS);
+		snprintf(rule, sizeof(rule), "delay luns=%u delay=%ums", d->lun,
+			 ST_DELAY_MS);
 		break;
 	default:
 		snprintf(rule, sizeof(rule), "ua luns=%u count=1", d->lun);
@@ -1116,9 +1124,9 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	t0 = bench_now_ns();
 	if (kind == 1) {
 		st_stamp(buf, d->lun, off, atomic_fetch_add(&r->next_gen, 1));
-		e = p == ST_FUSE ? st_fuse_io(r, d, off, buf, true)
-				 : st_iscsi_io(r, ctx, d, off, buf, true,
-					       &sense);
+		e = p == ST_FUSE
+			    ? st_fuse_io(r, d, off, buf, true)
+			    : st_iscsi_io(r, ctx, d, off, buf, true, &sense);
 	} else if (kind == 3) {
 		/* the UA must be there on the first command: no retry */
 		int lun = d->lun < 256 ? (int)d->lun : (int)(0x4000 | d->lun);
@@ -1130,9 +1138,9 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 		if (tk)
 			scsi_free_scsi_task(tk);
 	} else {
-		e = p == ST_FUSE ? st_fuse_io(r, d, off, buf, false)
-				 : st_iscsi_io(r, ctx, d, off, buf, false,
-					       &sense);
+		e = p == ST_FUSE
+			    ? st_fuse_io(r, d, off, buf, false)
+			    : st_iscsi_io(r, ctx, d, off, buf, false, &sense);
 	}
 	dt = bench_now_ns() - t0;
 	switch (kind) {
@@ -1142,8 +1150,8 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 		 * (BLK_STS_MEDIUM), a FUSE file EIO */
 		right = p == ST_FUSE
 				? e == -EIO || e == -ENODATA
-				: e == -EIO &&
-					  (sense >> 16) == SCSI_SENSE_MEDIUM_ERROR;
+				: e == -EIO && (sense >> 16) ==
+						       SCSI_SENSE_MEDIUM_ERROR;
 		break;
 	case 2:
 		right = e == 0 && dt >= ST_DELAY_MS * 1000000ull &&
@@ -1155,10 +1163,11 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 	}
 	atomic_fetch_add(right ? &r->faults_right : &r->faults_wrong, 1);
 	if (!right)
-		st_log_problem(r, "WRONG: fault '%s' via %s: error %s, sense "
-				  "%06x, %.1f ms",
-			       rule, p == ST_FUSE ? "file" : "iSCSI",
-			       e ? strerror(-e) : "none", sense, dt / 1e6);
+		st_log_problem(
+			r,
+			"WRONG: fault '%s' via %s: error %s, sense %06x, %.1f ms",
+			rule, p == ST_FUSE ? "file" : "iSCSI",
+			e ? strerror(-e) : "none", sense, dt / 1e6);
 	/* a one-shot ua that fired is gone already */
 	if (kind == 3 && right)
 		goto check;
@@ -1168,7 +1177,8 @@ static void st_fault_one(struct st_run *r, struct iscsi_context *ctx,
 		     err, sizeof(err));
 	if (!rep) {
 		atomic_fetch_add(&r->errors, 1);
-		st_log_problem(r, "ERROR: fault clear %" PRIu64 ": %s", id, err);
+		st_log_problem(r, "ERROR: fault clear %" PRIu64 ": %s", id,
+			       err);
 		return;
 	}
 	json_decref(rep);
@@ -1260,8 +1270,8 @@ static int st_setup_disks(struct st_run *r, struct iscsi_context *ctx)
 					rc16 = scsi_datain_unmarshall(t);
 			}
 			if (!rc16 || !rc16->block_length) {
-				fprintf(stderr, "stress: READ CAPACITY(16) of "
-						"LUN %u over iSCSI failed\n",
+				fprintf(stderr,
+					"stress: READ CAPACITY(16) of LUN %u over iSCSI failed\n",
 					i);
 				if (t)
 					scsi_free_scsi_task(t);
@@ -1272,17 +1282,19 @@ static int st_setup_disks(struct st_run *r, struct iscsi_context *ctx)
 			d->lbsize = rc16->block_length;
 			scsi_free_scsi_task(t);
 			if (r->use_fuse && bytes != d->bytes) {
-				fprintf(stderr, "stress: LUN %u is %" PRIu64
-						" bytes over iSCSI but %s is %"
-						PRIu64 ": not the same disk\n",
+				fprintf(stderr,
+					"stress: LUN %u is %" PRIu64
+					" bytes over iSCSI but %s is %" PRIu64
+					": not the same disk\n",
 					i, bytes, d->name, d->bytes);
 				return -EINVAL;
 			}
 			d->bytes = bytes;
 		}
 		if (d->bytes / ST_BLOCK < (uint64_t)r->nblocks * 2) {
-			fprintf(stderr, "stress: %s is %" PRIu64 " bytes, too "
-					"small for %u blocks\n",
+			fprintf(stderr,
+				"stress: %s is %" PRIu64
+				" bytes, too small for %u blocks\n",
 				d->name, d->bytes, r->nblocks);
 			return -EINVAL;
 		}
@@ -1326,8 +1338,8 @@ static int st_churn_opt(struct st_run *r, const char *arg)
 	if (r->churn_kinds)
 		return 0;
 bad:
-	fprintf(stderr, "stress: --churn '%s': a list of remove, resize and "
-			"offline\n",
+	fprintf(stderr,
+		"stress: --churn '%s': a list of remove, resize and offline\n",
 		arg);
 	return -1;
 }
@@ -1356,21 +1368,40 @@ static int st_number_opt(struct st_run *r, int opt, const char *arg)
 	for (i = 0; lim[i].opt != opt; i++)
 		;
 	if (bench_parse_u64(arg, lim[i].min, lim[i].max, &v)) {
-		fprintf(stderr, "stress: --%s: '%s' is not a number in "
-				"%" PRIu64 "..%" PRIu64 "\n",
+		fprintf(stderr,
+			"stress: --%s: '%s' is not a number in %" PRIu64
+			"..%" PRIu64 "\n",
 			lim[i].name, arg, lim[i].min, lim[i].max);
 		return -1;
 	}
 	switch (opt) {
-	case 's': r->seconds = v; break;
-	case 'd': r->ndisks = (unsigned int)v; break;
-	case 'b': r->nblocks = (unsigned int)v; break;
-	case 'w': r->workers = (unsigned int)v; break;
-	case 'C': r->churn_ms = v; break;
-	case 'F': r->fault_ms = v; break;
-	case 'H': r->hang_ms = v; break;
-	case 'R': r->rss_slack_mib = v; break;
-	default: r->seed = v; break;
+	case 's':
+		r->seconds = v;
+		break;
+	case 'd':
+		r->ndisks = (unsigned int)v;
+		break;
+	case 'b':
+		r->nblocks = (unsigned int)v;
+		break;
+	case 'w':
+		r->workers = (unsigned int)v;
+		break;
+	case 'C':
+		r->churn_ms = v;
+		break;
+	case 'F':
+		r->fault_ms = v;
+		break;
+	case 'H':
+		r->hang_ms = v;
+		break;
+	case 'R':
+		r->rss_slack_mib = v;
+		break;
+	default:
+		r->seed = v;
+		break;
 	}
 	return 0;
 }
@@ -1404,7 +1435,8 @@ static int st_parse(int argc, char **argv, struct st_run *r,
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			r->control = optarg;
@@ -1509,7 +1541,7 @@ static int st_print_json(struct st_run *r, const struct st_result *f)
 			    json_string(r->use_fuse && r->use_iscsi
 						? "fuse+iscsi"
 					: r->use_fuse ? "fuse"
-						     : "iscsi"));
+						      : "iscsi"));
 	for (i = 0; i < ARRAY_SIZE(nums); i++)
 		json_object_set_new(j, nums[i].key,
 				    json_integer((json_int_t)nums[i].v));
@@ -1530,12 +1562,12 @@ static int st_print_json(struct st_run *r, const struct st_result *f)
 
 static void st_print_text(struct st_run *r, const struct st_result *f)
 {
-	printf("stress: %.1f s, %u disks x %u blocks of 4 KiB, %u "
-	       "workers, through %s, seed %" PRIu64 "\n\n",
+	printf("stress: %.1f s, %u disks x %u blocks of 4 KiB, %u workers, through %s, seed %" PRIu64
+	       "\n\n",
 	       f->secs, r->ndisks, r->nblocks, r->workers,
 	       r->use_fuse && r->use_iscsi ? "FUSE and iSCSI"
-	       : r->use_fuse		 ? "FUSE"
-					 : "iSCSI",
+	       : r->use_fuse		   ? "FUSE"
+					   : "iSCSI",
 	       r->seed);
 	printf("%-36s %14" PRIu64 "\n", "writes (each stamped)",
 	       (uint64_t)r->writes);
@@ -1556,8 +1588,7 @@ static void st_print_text(struct st_run *r, const struct st_result *f)
 	       (uint64_t)r->resizes);
 	printf("%-36s %14" PRIu64 "\n", "LUN changes: offline+online",
 	       (uint64_t)r->offlines);
-	printf("%-36s %14" PRIu64 "\n", "faults injected",
-	       (uint64_t)r->faults);
+	printf("%-36s %14" PRIu64 "\n", "faults injected", (uint64_t)r->faults);
 	printf("%-36s %14" PRIu64 "\n", "faults seen as the right error",
 	       (uint64_t)r->faults_right);
 	printf("%-36s %14" PRIu64 "\n", "faults answered wrongly",
@@ -1570,13 +1601,13 @@ static void st_print_text(struct st_run *r, const struct st_result *f)
 	       (uint64_t)r->hangs_released);
 	printf("%-36s %14" PRIu64 "\n", "    of them by ABORT TASK (iSCSI)",
 	       (uint64_t)r->hangs_aborted);
-	printf("%-36s %8.1f MiB -> %.1f MiB at the end -> %.1f MiB "
-	       "after removal (slack %" PRIu64 " MiB)%s\n",
+	printf("%-36s %8.1f MiB -> %.1f MiB at the end -> %.1f MiB after removal (slack %" PRIu64
+	       " MiB)%s\n",
 	       "daemon RSS", f->rss0 / 1048576.0, f->rss1 / 1048576.0,
 	       f->rss_end / 1048576.0, r->rss_slack_mib,
 	       f->rss_grew ? "  GREW" : "");
-	printf("%-36s %14ld -> %ld%s\n", "daemon open descriptors",
-	       f->fds0, f->fds1, f->fds_grew ? "  GREW" : "");
+	printf("%-36s %14ld -> %ld%s\n", "daemon open descriptors", f->fds0,
+	       f->fds1, f->fds_grew ? "  GREW" : "");
 	printf("\nverdict: %s\n", f->pass ? "PASS" : "FAIL");
 }
 
@@ -1634,10 +1665,16 @@ join:
 int bench_stress(int argc, char **argv)
 {
 	struct bench_opts o = {0};
-	struct st_run r = {.ndisks = 16, .nblocks = 64, .workers = 4,
-			   .seconds = 30, .churn_ms = 500, .fault_ms = 700,
+	struct st_run r = {.ndisks = 16,
+			   .nblocks = 64,
+			   .workers = 4,
+			   .seconds = 30,
+			   .churn_ms = 500,
+			   .fault_ms = 700,
 			   .hang_ms = 300,
-			   .seed = 1, .rss_slack_mib = 8, .ctl_fd = -1,
+			   .seed = 1,
+			   .rss_slack_mib = 8,
+			   .ctl_fd = -1,
 			   .churn_kinds = (1u << ST_CHURN_KINDS) - 1};
 	struct st_thread th[ST_MAX_WORKERS + 2];
 	uint64_t t0, warm_writes, warm_removes, run_removes, verified_before;
@@ -1654,8 +1691,8 @@ int bench_stress(int argc, char **argv)
 	ret = 1;
 	r.use_fuse = r.dir != NULL;
 	if (url && st_parse_url(&r, url)) {
-		fprintf(stderr, "stress: --iscsi '%s': want "
-				"iscsi://HOST:PORT/TARGET-IQN\n",
+		fprintf(stderr,
+			"stress: --iscsi '%s': want iscsi://HOST:PORT/TARGET-IQN\n",
 			url);
 		return 1;
 	}

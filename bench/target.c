@@ -28,10 +28,10 @@ struct io_ctx {
 	uint8_t cdb[16];
 	uint8_t *buf;
 	struct iovec iov;
-	uint64_t blocks;      /* working set in 4 KiB blocks */
-	struct rng rng;       /* the LBAs, the same every run */
+	uint64_t blocks; /* working set in 4 KiB blocks */
+	struct rng rng; /* the LBAs, the same every run */
 	uint8_t opcode;
-	uint8_t *ws;          /* memcpy baseline: the working set */
+	uint8_t *ws; /* memcpy baseline: the working set */
 };
 
 static uint64_t rss_bytes(void)
@@ -68,7 +68,8 @@ static int run_scsi(void *arg, uint64_t n)
 		c->cdb[14] = c->cdb[15] = 0;
 		c->cmd.status = 0;
 		c->cmd.data_len = 0;
-		if (scsi_exec(&c->cmd) != SCSI_DONE || c->cmd.status != SCSI_GOOD)
+		if (scsi_exec(&c->cmd) != SCSI_DONE ||
+		    c->cmd.status != SCSI_GOOD)
 			return -EIO;
 	}
 	bench_do_not_optimize(c->buf[0]);
@@ -121,7 +122,7 @@ static int measure_counters(const struct bench_cfg *cfg, struct io_ctx *c,
 			    struct lun_table *t, struct bench_result *off,
 			    struct bench_result *on, unsigned int *npairs)
 {
-	struct bench_cfg one = { .min_ns = CTR_BATCH_NS, .reps = 2 };
+	struct bench_cfg one = {.min_ns = CTR_BATCH_NS, .reps = 2};
 	unsigned int pairs, i, k;
 	struct bench_result cal;
 	struct lun_io_stats io;
@@ -156,8 +157,7 @@ static int measure_counters(const struct bench_cfg *cfg, struct io_ctx *c,
 				ret = lun_stats_enable(t, CTR_LUN, CTR_LUN);
 				if (ret) {
 					fprintf(stderr,
-						"sdswarm-bench target: "
-						"lun_stats_enable: %s\n",
+						"sdswarm-bench target: lun_stats_enable: %s\n",
 						strerror(-ret));
 					goto out_free;
 				}
@@ -177,9 +177,8 @@ static int measure_counters(const struct bench_cfg *cfg, struct io_ctx *c,
 			if (lun_stats_get(t, CTR_LUN, &io) || io.reads != n ||
 			    io.read_bytes != n * 4096 || io.errors) {
 				fprintf(stderr,
-					"sdswarm-bench target: the per-LUN "
-					"counters counted %" PRIu64 " reads "
-					"of %" PRIu64 "\n",
+					"sdswarm-bench target: the per-LUN counters counted %" PRIu64
+					" reads of %" PRIu64 "\n",
 					io.reads, n);
 				ret = -EPROTO;
 				goto out_free;
@@ -219,11 +218,15 @@ static void usage(FILE *f)
 static int measure_create(uint32_t nluns, struct bench_result *time,
 			  double *bytes_per_lun)
 {
-	struct store_mem_params mp = { .chunk_size = 4096 };
-	struct lun_table_params tp = { .max_luns = nluns, .seed = 42 };
-	struct lun_group g = { .name = "bench", .first = 0, .count = nluns,
-			       .size = 1ull << 40, .block_size = 512,
-			       .thin = true, .lbprz = true };
+	struct store_mem_params mp = {.chunk_size = 4096};
+	struct lun_table_params tp = {.max_luns = nluns, .seed = 42};
+	struct lun_group g = {.name = "bench",
+			      .first = 0,
+			      .count = nluns,
+			      .size = 1ull << 40,
+			      .block_size = 512,
+			      .thin = true,
+			      .lbprz = true};
 	struct store *s;
 	struct lun_table *t;
 	uint64_t rss0, rss1, t0, t1;
@@ -268,7 +271,10 @@ static int luns_group(const struct bench_cfg *cfg, struct bench_report *r,
 
 	for (rep = 0; rep < cfg->reps; rep++) {
 		if (measure_create((uint32_t)luns, &res, bpl)) {
-			fprintf(stderr, "sdswarm-bench target: creating %" PRIu64 " LUNs failed\n", luns);
+			fprintf(stderr,
+				"sdswarm-bench target: creating %" PRIu64
+				" LUNs failed\n",
+				luns);
 			return -1;
 		}
 		if (res.ns_per_op < best) {
@@ -280,7 +286,9 @@ static int luns_group(const struct bench_cfg *cfg, struct bench_report *r,
 	bench_report_add(r, "luns", "create (ns per LUN)", luns, &res, NAN);
 	*bpl = best_bpl;
 	*create_s = best * (double)luns / 1e9;
-	bench_report_note(r, "created %" PRIu64 " LUNs in %.3f s; resident growth %.1f bytes/LUN",
+	bench_report_note(r,
+			  "created %" PRIu64
+			  " LUNs in %.3f s; resident growth %.1f bytes/LUN",
 			  luns, *create_s, *bpl);
 	return 0;
 }
@@ -298,7 +306,10 @@ static int io_prepare(struct io_ctx *c, struct lun_table *t, uint64_t ws)
 	c->buf = aligned_alloc(4096, 4096);
 	c->ws = aligned_alloc(4096, ws);
 	if (!c->buf || !c->ws) {
-		fprintf(stderr, "sdswarm-bench target: no memory for a %" PRIu64 "-byte working set\n", ws);
+		fprintf(stderr,
+			"sdswarm-bench target: no memory for a %" PRIu64
+			"-byte working set\n",
+			ws);
 		return -1;
 	}
 	memset(c->buf, 0x5a, 4096);
@@ -333,7 +344,10 @@ static int io_prepare(struct io_ctx *c, struct lun_table *t, uint64_t ws)
 		c->cmd.status = 0;
 		c->cmd.data_len = 0;
 		if (scsi_exec(&c->cmd) != SCSI_DONE || c->cmd.status) {
-			fprintf(stderr, "sdswarm-bench target: fill failed at LBA %" PRIu64 "\n", lba);
+			fprintf(stderr,
+				"sdswarm-bench target: fill failed at LBA %" PRIu64
+				"\n",
+				lba);
 			return -1;
 		}
 	}
@@ -349,25 +363,27 @@ static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
 {
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
-		{ "luns", required_argument, NULL, 'L' },
-		{ "working-set", required_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
+		{"luns", required_argument, NULL, 'L'},
+		{"working-set", required_argument, NULL, 'W'},
+		{NULL, 0, NULL, 0},
 	};
-	static const char *const groups[] = { "luns", "io" };
+	static const char *const groups[] = {"luns", "io"};
 	bool have_luns = false, have_ws = false;
 	int opt;
 
 	*luns = 262144;
 	*ws = 1ull << 30;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 'h':
 			usage(stdout);
 			return 0;
 		case 'L':
 			if (bench_parse_u64(optarg, 1, LUN_MAX_LUNS, luns)) {
-				fprintf(stderr, "sdswarm-bench target: --luns '%s': need 1..%u\n",
+				fprintf(stderr,
+					"sdswarm-bench target: --luns '%s': need 1..%u\n",
 					optarg, LUN_MAX_LUNS);
 				return CLI_EXIT_USAGE;
 			}
@@ -375,7 +391,8 @@ static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
 			break;
 		case 'W':
 			if (bench_parse_u64(optarg, 1 << 20, 1ull << 36, ws)) {
-				fprintf(stderr, "sdswarm-bench target: --working-set '%s': need 1 MiB..64 GiB in bytes\n",
+				fprintf(stderr,
+					"sdswarm-bench target: --working-set '%s': need 1 MiB..64 GiB in bytes\n",
 					optarg);
 				return CLI_EXIT_USAGE;
 			}
@@ -408,15 +425,19 @@ static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
 
 int bench_target(int argc, char **argv)
 {
-	struct bench_opts o = { 0 };
+	struct bench_opts o = {0};
 	struct bench_cfg cfg;
 	struct bench_report *r = NULL;
 	struct bench_result res, base;
-	struct store_mem_params mp = { .chunk_size = 4096 };
-	struct lun_table_params tp = { .max_luns = 1, .seed = 7 };
-	struct lun_group g = { .name = "io", .count = 1, .size = 1ull << 40,
-			       .block_size = 512, .thin = true, .lbprz = true,
-			       .max_xfer_blocks = 65536 };
+	struct store_mem_params mp = {.chunk_size = 4096};
+	struct lun_table_params tp = {.max_luns = 1, .seed = 7};
+	struct lun_group g = {.name = "io",
+			      .count = 1,
+			      .size = 1ull << 40,
+			      .block_size = 512,
+			      .thin = true,
+			      .lbprz = true,
+			      .max_xfer_blocks = 65536};
 	struct store *s = NULL;
 	struct lun_table *t = NULL;
 	struct io_ctx *c = NULL;
@@ -445,7 +466,8 @@ int bench_target(int argc, char **argv)
 	/* 4 KiB random I/O through scsi_exec on one LUN of a mem store */
 	c = calloc(1, sizeof(*c));
 	if (!c || store_mem_create(&s, &mp)) {
-		fprintf(stderr, "sdswarm-bench target: cannot create the mem store\n");
+		fprintf(stderr,
+			"sdswarm-bench target: cannot create the mem store\n");
 		goto out;
 	}
 	tp.store = s;
@@ -456,7 +478,8 @@ int bench_target(int argc, char **argv)
 	if (!ret)
 		ret = lun_group_add(t, &g);
 	if (ret < 0) {
-		fprintf(stderr, "sdswarm-bench target: cannot create the LUN: %s\n",
+		fprintf(stderr,
+			"sdswarm-bench target: cannot create the LUN: %s\n",
 			strerror(-ret));
 		ret = 1;
 		goto out;
@@ -470,9 +493,10 @@ int bench_target(int argc, char **argv)
 	if (bench_measure(&cfg, run_memcpy_read, c, &base) ||
 	    bench_measure(&cfg, run_scsi, c, &res))
 		goto out_io;
-	bench_report_add(r, "io", "memcpy 4K random read (limit)", c->blocks, &base, NAN);
-	bench_report_add(r, "io", "READ(16) 4K random, mem store", c->blocks, &res,
-			 base.ns_per_op);
+	bench_report_add(r, "io", "memcpy 4K random read (limit)", c->blocks,
+			 &base, NAN);
+	bench_report_add(r, "io", "READ(16) 4K random, mem store", c->blocks,
+			 &res, base.ns_per_op);
 	bench_report_target(r, "READ(16) 4K random, IOPS on one core",
 			    res.ops_per_s, BENCH_AT_LEAST, 2e6);
 
@@ -486,41 +510,53 @@ int bench_target(int argc, char **argv)
 			 c->blocks, &base, NAN);
 	bench_report_add(r, "io", "READ(16) 4K random, per-LUN counters on",
 			 c->blocks, &res, base.ns_per_op);
-	bench_report_target(r, "READ(16) 4K random, per-LUN counters on / off, ns",
+	bench_report_target(r,
+			    "READ(16) 4K random, per-LUN counters on / off, ns",
 			    res.ns_per_op / base.ns_per_op, BENCH_BELOW, 1.05);
-	bench_report_note(r, "per-LUN counters (sdswarm stats --count-luns) on: READ(16) takes %.3fx the time with them off (%.1f ns against %.1f)",
-			  res.ns_per_op / base.ns_per_op, res.ns_per_op,
-			  base.ns_per_op);
-	bench_report_detail(r, "per-LUN counters: the same random READ(16)s with counting off (lun_stats_disable) and on for the LUN (lun_stats_enable 0-0, what stats --count-luns 0-0 does), %u pairs of ~1 ms batches (%" PRIu64 " reads) back to back, on first in every other pair, the best batch of each side kept (medians %.1f off, %.1f on); every counted batch checked to have counted all its reads; off pays a load and a branch a command, on adds two relaxed atomic adds",
-			    pairs, res.ops, base.median_ns_per_op,
-			    res.median_ns_per_op);
+	bench_report_note(
+		r,
+		"per-LUN counters (sdswarm stats --count-luns) on: READ(16) takes %.3fx the time with them off (%.1f ns against %.1f)",
+		res.ns_per_op / base.ns_per_op, res.ns_per_op, base.ns_per_op);
+	bench_report_detail(
+		r,
+		"per-LUN counters: the same random READ(16)s with counting off (lun_stats_disable) and on for the LUN (lun_stats_enable 0-0, what stats --count-luns 0-0 does), %u pairs of ~1 ms batches (%" PRIu64
+		" reads) back to back, on first in every other pair, the best batch of each side kept (medians %.1f off, %.1f on); every counted batch checked to have counted all its reads; off pays a load and a branch a command, on adds two relaxed atomic adds",
+		pairs, res.ops, base.median_ns_per_op, res.median_ns_per_op);
 
 	c->cmd.dir = SCSI_DIR_WRITE;
 	c->opcode = 0x8a;
 	if (bench_measure(&cfg, run_memcpy_write, c, &base) ||
 	    bench_measure(&cfg, run_scsi, c, &res))
 		goto out_io;
-	bench_report_add(r, "io", "memcpy 4K random write (limit)", c->blocks, &base, NAN);
-	bench_report_add(r, "io", "WRITE(16) 4K random, mem store", c->blocks, &res,
-			 base.ns_per_op);
+	bench_report_add(r, "io", "memcpy 4K random write (limit)", c->blocks,
+			 &base, NAN);
+	bench_report_add(r, "io", "WRITE(16) 4K random, mem store", c->blocks,
+			 &res, base.ns_per_op);
 	bench_report_target(r, "WRITE(16) 4K random, IOPS on one core",
 			    res.ops_per_s, BENCH_AT_LEAST, 2e6);
 
-	bench_report_note(r, "working set %" PRIu64 " MiB; ratio = memcpy ns / scsi ns: the share of the memory-copy limit reached",
-			  ws >> 20);
+	bench_report_note(
+		r,
+		"working set %" PRIu64
+		" MiB; ratio = memcpy ns / scsi ns: the share of the memory-copy limit reached",
+		ws >> 20);
 report:
 	if (only & 1) {
-		bench_report_target(r, "resident bytes per idle LUN", bpl, BENCH_BELOW, 64.0);
-		bench_report_target(r, "seconds to create the LUNs", create_s, BENCH_BELOW, 1.0);
+		bench_report_target(r, "resident bytes per idle LUN", bpl,
+				    BENCH_BELOW, 64.0);
+		bench_report_target(r, "seconds to create the LUNs", create_s,
+				    BENCH_BELOW, 1.0);
 	}
 	if (bench_report_print(r, stdout, o.json)) {
-		fprintf(stderr, "sdswarm-bench target: cannot write the report\n");
+		fprintf(stderr,
+			"sdswarm-bench target: cannot write the report\n");
 		goto out;
 	}
 	ret = 0;
 	goto out;
 out_io:
-	fprintf(stderr, "sdswarm-bench target: I/O through scsi_exec failed (status %u)\n",
+	fprintf(stderr,
+		"sdswarm-bench target: I/O through scsi_exec failed (status %u)\n",
 		c->cmd.status);
 out:
 	if (c) {

@@ -46,17 +46,20 @@ int bench_tree_opt(const char *cmd, struct bench_tree_opts *t, int opt,
 	case BENCH_OPT_SCHEME:
 		t->scheme = sdnum_scheme_find(arg);
 		if (!t->scheme) {
-			bench_err(cmd,
-				  "--scheme '%s': legacy, naive, wilcox, linux or dynamic",
-				  arg);
+			bench_err(
+				cmd,
+				"--scheme '%s': legacy, naive, wilcox, linux or dynamic",
+				arg);
 			return -EINVAL;
 		}
 		return 1;
 	case BENCH_OPT_PREFIX:
 		if (!*arg || strlen(arg) > SDNUM_MAX_PREFIX ||
 		    strchr(arg, '/')) {
-			bench_err(cmd, "--prefix '%s': need 1..%u characters, no '/'",
-				  arg, SDNUM_MAX_PREFIX);
+			bench_err(
+				cmd,
+				"--prefix '%s': need 1..%u characters, no '/'",
+				arg, SDNUM_MAX_PREFIX);
 			return -EINVAL;
 		}
 		t->prefix = arg;

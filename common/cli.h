@@ -12,9 +12,9 @@
 #include <stdio.h>
 
 /* Exit statuses, the same in sdswarmd, sdswarm, sdnum and sdswarm-bench. */
-#define CLI_EXIT_OK	 0
+#define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILURE 1 /* understood, but it failed */
-#define CLI_EXIT_USAGE	 2 /* the command line was not understood */
+#define CLI_EXIT_USAGE 2 /* the command line was not understood */
 
 /**
  * cli_version() - the version string the build was made from.

@@ -41,7 +41,7 @@ static inline uint64_t rng_mix64(uint64_t x)
  */
 static inline struct rng rng_init(uint64_t seed)
 {
-	return (struct rng){ .s = seed };
+	return (struct rng){.s = seed};
 }
 
 /**

@@ -10,7 +10,7 @@
 
 #include "sdnum.h"
 
-#define IDX_MAX_IDS   (1u << 31)
+#define IDX_MAX_IDS (1u << 31)
 #define IDX_WORD_BITS 64u
 /* 2^31 ids: 2^25 leaf words, then 2^19, 2^13, 2^7, 2 and 1 summary words. */
 #define IDX_MAX_LEVELS 6

@@ -14,13 +14,13 @@
 
 #define REG_CHAIN_BUCKETS 255u
 /* A block: 16 minors, one slot, the unit of the sd layout. */
-#define REG_BLOCK_SHIFT	 4
+#define REG_BLOCK_SHIFT 4
 #define REG_BLOCK_MINORS (1u << REG_BLOCK_SHIFT)
-#define REG_BLOCK_MASK	 (REG_BLOCK_MINORS - 1)
+#define REG_BLOCK_MASK (REG_BLOCK_MINORS - 1)
 /* A chunk: 4096 blocks (65536 minors), 64 KiB of slots, made on first use. */
 #define REG_CHUNK_BLOCK_SHIFT 12
-#define REG_CHUNK_BLOCKS      (1u << REG_CHUNK_BLOCK_SHIFT)
-#define REG_CHUNK_SHIFT	      (REG_BLOCK_SHIFT + REG_CHUNK_BLOCK_SHIFT)
+#define REG_CHUNK_BLOCKS (1u << REG_CHUNK_BLOCK_SHIFT)
+#define REG_CHUNK_SHIFT (REG_BLOCK_SHIFT + REG_CHUNK_BLOCK_SHIFT)
 /* Chunks in the whole 32-bit dev_t space: 16 per major. */
 #define REG_DIR_ENTRIES (1u << (32 - REG_CHUNK_SHIFT))
 

@@ -332,8 +332,8 @@ const struct sdnum_scheme sdnum_scheme_legacy = {
 
 const struct sdnum_scheme sdnum_scheme_naive = {
 	.name = "naive",
-	.summary = "article's remap: minor bits 0-5 partition, 6-19 disk; "
-		   "breaks old nodes",
+	.summary =
+		"article's remap: minor bits 0-5 partition, 6-19 disk; breaks old nodes",
 	.max_disks = SDNUM_SD_MAJORS * 16384,
 	.max_parts = 63,
 	.static_parts = 63,
@@ -343,8 +343,8 @@ const struct sdnum_scheme sdnum_scheme_naive = {
 
 const struct sdnum_scheme sdnum_scheme_wilcox = {
 	.name = "wilcox",
-	.summary = "the mail's layout (corrected): p2 in minor bits 18-19, "
-		   "old nodes kept",
+	.summary =
+		"the mail's layout (corrected): p2 in minor bits 18-19, old nodes kept",
 	.max_disks = 1u << 18,
 	.max_parts = 63,
 	.static_parts = 63,
@@ -354,8 +354,8 @@ const struct sdnum_scheme sdnum_scheme_wilcox = {
 
 const struct sdnum_scheme sdnum_scheme_linux = {
 	.name = "linux",
-	.summary = "mainline sd: 2^20 disks x 15, partitions 16+ on major 259 "
-		   "in allocation order",
+	.summary =
+		"mainline sd: 2^20 disks x 15, partitions 16+ on major 259 in allocation order",
 	.max_disks = 1u << 20,
 	.max_parts = SDNUM_MAX_PART_NUMBER,
 	.static_parts = 15,
@@ -365,8 +365,8 @@ const struct sdnum_scheme sdnum_scheme_linux = {
 
 const struct sdnum_scheme sdnum_scheme_dynamic = {
 	.name = "dynamic",
-	.summary = "new majors 384-399 in discovery order, legacy numbers by "
-		   "compat map",
+	.summary =
+		"new majors 384-399 in discovery order, legacy numbers by compat map",
 	.max_disks = SDNUM_DYNAMIC_MAJORS * SDNUM_DYNAMIC_DISKS_PER_MAJOR,
 	.max_parts = 63,
 	.static_parts = 0,
@@ -375,7 +375,7 @@ const struct sdnum_scheme sdnum_scheme_dynamic = {
 };
 
 static const struct sdnum_scheme *const schemes[] = {
-	&sdnum_scheme_legacy, &sdnum_scheme_naive,  &sdnum_scheme_wilcox,
+	&sdnum_scheme_legacy, &sdnum_scheme_naive,   &sdnum_scheme_wilcox,
 	&sdnum_scheme_linux,  &sdnum_scheme_dynamic,
 };
 

@@ -47,12 +47,18 @@ struct cmd {
 static const char *errstr(int err)
 {
 	switch (err) {
-	case -EINVAL: return "invalid";
-	case -ERANGE: return "out of range";
-	case -ENODEV: return "not a number of this scheme";
-	case -EXDEV: return "allocated at run time (give --parts to predict)";
-	case -EOVERFLOW: return "does not fit the encoding";
-	default: return strerror(-err);
+	case -EINVAL:
+		return "invalid";
+	case -ERANGE:
+		return "out of range";
+	case -ENODEV:
+		return "not a number of this scheme";
+	case -EXDEV:
+		return "allocated at run time (give --parts to predict)";
+	case -EOVERFLOW:
+		return "does not fit the encoding";
+	default:
+		return strerror(-err);
 	}
 }
 
@@ -86,13 +92,15 @@ static int cmd_name(const struct opts *o, int argc, char **argv, FILE *out,
 
 	ret = parse_u32(argv[0], 10, INT_MAX, &index);
 	if (ret) {
-		*why = ret == -ERANGE ? "index above 2147483647" : "index is not a number";
+		*why = ret == -ERANGE ? "index above 2147483647"
+				      : "index is not a number";
 		return -1;
 	}
 	if (argc > 1) {
 		ret = parse_u32(argv[1], 10, SDNUM_MAX_PART_NUMBER, &part);
 		if (ret) {
-			*why = ret == -ERANGE ? "partition above 255" : "partition is not a number";
+			*why = ret == -ERANGE ? "partition above 255"
+					      : "partition is not a number";
 			return -1;
 		}
 	}
@@ -115,8 +123,8 @@ static int cmd_parse(const struct opts *o, int argc, char **argv, FILE *out,
 	(void)argc;
 	ret = sdnum_parse(o->prefix, argv[0], &index, &part);
 	if (ret) {
-		*why = ret == -ERANGE ? "index or partition out of range" :
-					"not a disk or partition name";
+		*why = ret == -ERANGE ? "index or partition out of range"
+				      : "not a disk or partition name";
 		return -1;
 	}
 	fprintf(out, "%" PRIu32 " %u\n", index, part);
@@ -137,10 +145,11 @@ static int cmd_devt(const struct opts *o, int argc, char **argv, FILE *out,
 		*why = "partition is not a number";
 		return -1;
 	}
-	ret = o->scheme->encode(o->have_ext ? &o->ext : NULL, index, part, &dev);
+	ret = o->scheme->encode(o->have_ext ? &o->ext : NULL, index, part,
+				&dev);
 	if (ret) {
-		*why = ret == -ERANGE ? "disk or partition outside the scheme" :
-					errstr(ret);
+		*why = ret == -ERANGE ? "disk or partition outside the scheme"
+				      : errstr(ret);
 		return -1;
 	}
 	fprintf(out, "%" PRIu32 ":%" PRIu32 "\n", SDNUM_MAJOR(dev),
@@ -194,7 +203,8 @@ static int cmd_encode(const struct opts *o, int argc, char **argv, FILE *out,
 		fprintf(out, " old=0x%04x", old);
 	else
 		fprintf(out, " old=invalid");
-	fprintf(out, " makedev=0x%016" PRIx64 "\n", sdnum_makedev(major, minor));
+	fprintf(out, " makedev=0x%016" PRIx64 "\n",
+		sdnum_makedev(major, minor));
 	return 0;
 }
 
@@ -205,8 +215,8 @@ static void print_names_table(FILE *out, const char *prefix)
 	int len;
 
 	fprintf(out, "names (prefix %s): bijective base 26\n", prefix);
-	fprintf(out, "  %-7s %12s %-12s %12s %-12s %12s\n", "letters",
-		"first", "name", "last", "name", "count");
+	fprintf(out, "  %-7s %12s %-12s %12s %-12s %12s\n", "letters", "first",
+		"name", "last", "name", "count");
 	for (len = 1; len <= SDNUM_MAX_BODY; len++) {
 		uint64_t last = first + span - 1;
 
@@ -214,7 +224,9 @@ static void print_names_table(FILE *out, const char *prefix)
 			last = INT_MAX;
 		sdnum_name(prefix, (uint32_t)first, a, sizeof(a));
 		sdnum_name(prefix, (uint32_t)last, b, sizeof(b));
-		fprintf(out, "  %-7d %12" PRIu64 " %-12s %12" PRIu64 " %-12s %12" PRIu64 "%s\n",
+		fprintf(out,
+			"  %-7d %12" PRIu64 " %-12s %12" PRIu64
+			" %-12s %12" PRIu64 "%s\n",
 			len, first, a, last, b, last - first + 1,
 			last == INT_MAX ? " (INT_MAX)" : "");
 		first += span;
@@ -226,12 +238,14 @@ static void print_scheme_table(FILE *out, const char *prefix,
 			       const struct sdnum_scheme *s)
 {
 	char name[SDNUM_NAME_MAX];
-	uint32_t major, disk, part, majors[SDNUM_SD_MAJORS + SDNUM_DYNAMIC_MAJORS];
+	uint32_t major, disk, part,
+		majors[SDNUM_SD_MAJORS + SDNUM_DYNAMIC_MAJORS];
 	unsigned int i, n = 0;
 
 	fprintf(out, "\nscheme %s: %s\n", s->name, s->summary);
-	fprintf(out, "  disks %" PRIu32 ", partitions per disk %" PRIu32
-		" (%" PRIu32 " computed), dev_t per disk %" PRIu32 "\n",
+	fprintf(out,
+		"  disks %" PRIu32 ", partitions per disk %" PRIu32 " (%" PRIu32
+		" computed), dev_t per disk %" PRIu32 "\n",
 		s->max_disks, s->max_parts, s->static_parts, s->max_parts + 1);
 	if (s == &sdnum_scheme_dynamic) {
 		for (i = 0; i < SDNUM_DYNAMIC_MAJORS; i++)
@@ -247,13 +261,14 @@ static void print_scheme_table(FILE *out, const char *prefix,
 		if (s->decode(NULL, SDNUM_MKDEV(major, 0), &disk, &part))
 			continue;
 		sdnum_name(prefix, disk, name, sizeof(name));
-		fprintf(out, "  %-6" PRIu32 " %10" PRIu32 " %-10s\n", major, disk,
-			name);
+		fprintf(out, "  %-6" PRIu32 " %10" PRIu32 " %-10s\n", major,
+			disk, name);
 	}
 	if (s->static_parts < s->max_parts && s != &sdnum_scheme_dynamic)
-		fprintf(out, "  partitions %" PRIu32 "-%" PRIu32 ": major %u, "
-			"minors in allocation order\n", s->static_parts + 1,
-			s->max_parts, SDNUM_EXT_MAJOR);
+		fprintf(out,
+			"  partitions %" PRIu32 "-%" PRIu32
+			": major %u, minors in allocation order\n",
+			s->static_parts + 1, s->max_parts, SDNUM_EXT_MAJOR);
 }
 
 static int cmd_table(const struct opts *o, int argc, char **argv, FILE *out,
@@ -319,7 +334,7 @@ static int split(char *line, char **fields, int max)
 #define ALLOC_TAG_MAX 64
 
 struct alloc_disk {
-	char *tag;		/* NULL for an untagged disk */
+	char *tag; /* NULL for an untagged disk */
 	uint32_t index;
 };
 
@@ -348,8 +363,8 @@ struct alloc_state {
 };
 
 /* Sets s->why. Return: -EINVAL, the code for "bad input". */
-__attribute__((format(printf, 2, 3)))
-static int alloc_err(struct alloc_state *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int
+alloc_err(struct alloc_state *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -369,7 +384,7 @@ static int alloc_tag_cmp(const void *a, const void *b)
 static struct alloc_disk *alloc_find_tag(const struct alloc_state *s,
 					 const char *tag)
 {
-	struct alloc_disk key = { .tag = (char *)tag };
+	struct alloc_disk key = {.tag = (char *)tag};
 	void *hit = tfind(&key, &s->by_tag, alloc_tag_cmp);
 
 	return hit ? *(struct alloc_disk **)hit : NULL;
@@ -404,15 +419,18 @@ static int alloc_print(struct alloc_state *s, const char *event,
 	/* Partition 0 never needs the extended-minor context. */
 	ret = s->o->scheme->encode(NULL, d->index, 0, &dev);
 	if (ret)
-		return alloc_err(s, "index %" PRIu32 " has no dev_t in scheme %s",
+		return alloc_err(s,
+				 "index %" PRIu32 " has no dev_t in scheme %s",
 				 d->index, s->o->scheme->name);
 	if (s->json) {
-		fprintf(s->out, "%s{\"%s\":%lu,\"event\":\"%s\",\"index\":%"
-			PRIu32 ",\"name\":", s->events ? "," : "",
-			s->where_key, pos, event,
+		fprintf(s->out,
+			"%s{\"%s\":%lu,\"event\":\"%s\",\"index\":%" PRIu32
+			",\"name\":",
+			s->events ? "," : "", s->where_key, pos, event,
 			d->index);
 		json_str(s->out, name);
-		fprintf(s->out, ",\"devt\":\"%" PRIu32 ":%" PRIu32 "\",\"tag\":",
+		fprintf(s->out,
+			",\"devt\":\"%" PRIu32 ":%" PRIu32 "\",\"tag\":",
 			SDNUM_MAJOR(dev), SDNUM_MINOR(dev));
 		if (d->tag)
 			json_str(s->out, d->tag);
@@ -420,7 +438,8 @@ static int alloc_print(struct alloc_state *s, const char *event,
 			fputs("null", s->out);
 		fputc('}', s->out);
 	} else {
-		fprintf(s->out, "%s %" PRIu32 " %s %" PRIu32 ":%" PRIu32 "%s%s\n",
+		fprintf(s->out,
+			"%s %" PRIu32 " %s %" PRIu32 ":%" PRIu32 "%s%s\n",
 			event, d->index, name, SDNUM_MAJOR(dev),
 			SDNUM_MINOR(dev), d->tag ? " " : "",
 			d->tag ? d->tag : "");
@@ -444,19 +463,23 @@ static int alloc_tag_check(struct alloc_state *s, const char *tag)
 	size_t i, len = strlen(tag);
 
 	if (len > ALLOC_TAG_MAX)
-		return alloc_err(s, "tag '%.16s...' is longer than %d characters",
+		return alloc_err(s,
+				 "tag '%.16s...' is longer than %d characters",
 				 tag, ALLOC_TAG_MAX);
 	for (i = 0; i < len; i++)
 		if (tag[i] < '!' || tag[i] > '~')
-			return alloc_err(s, "tag has byte 0x%02x: printable ASCII only",
-					 (unsigned char)tag[i]);
+			return alloc_err(
+				s, "tag has byte 0x%02x: printable ASCII only",
+				(unsigned char)tag[i]);
 	if (tag[0] == '#')
 		return alloc_err(s, "tag '%s' starts a comment", tag);
 	if (tag[0] == '-')
 		return alloc_err(s, "tag '%s' would read as an option", tag);
 	if (tag[strspn(tag, "0123456789")] == '\0')
-		return alloc_err(s, "tag '%s' would read as an index: a tag is not a number",
-				 tag);
+		return alloc_err(
+			s,
+			"tag '%s' would read as an index: a tag is not a number",
+			tag);
 	if (sdnum_parse(s->o->prefix, tag, &index, &part) != -EINVAL)
 		return alloc_err(s, "tag '%s' would read as a disk name", tag);
 	if (!strcmp(tag, "add") || !strcmp(tag, "remove"))
@@ -464,7 +487,8 @@ static int alloc_tag_check(struct alloc_state *s, const char *tag)
 	d = alloc_find_tag(s, tag);
 	if (d) {
 		sdnum_name(s->o->prefix, d->index, name, sizeof(name));
-		return alloc_err(s, "tag '%s' is already %s's (index %" PRIu32 ")",
+		return alloc_err(s,
+				 "tag '%s' is already %s's (index %" PRIu32 ")",
 				 tag, name, d->index);
 	}
 	return 0;
@@ -502,7 +526,8 @@ static int alloc_add(struct alloc_state *s, unsigned long pos, const char *tag)
 	}
 	id = sdnum_idx_alloc(s->idx);
 	if (id == -ENOSPC)
-		return alloc_err(s, "no free index: scheme %s numbers %" PRIu32
+		return alloc_err(s,
+				 "no free index: scheme %s numbers %" PRIu32
 				 " disks and all are present",
 				 s->o->scheme->name, s->max);
 	if (id < 0)
@@ -547,31 +572,38 @@ static int alloc_lookup(struct alloc_state *s, const char *what,
 
 	if (what[strspn(what, "0123456789")] == '\0') {
 		if (parse_u32(what, 10, UINT32_MAX, &index) || index >= s->max)
-			return alloc_err(s, "index %s is beyond the %" PRIu32
-					 " disks of scheme %s", what, s->max,
-					 s->o->scheme->name);
+			return alloc_err(s,
+					 "index %s is beyond the %" PRIu32
+					 " disks of scheme %s",
+					 what, s->max, s->o->scheme->name);
 	} else if ((ret = sdnum_parse(s->o->prefix, what, &index, &part)) !=
 		   -EINVAL) {
 		if (ret || index >= s->max)
-			return alloc_err(s, "%s is beyond the %" PRIu32
-					 " disks of scheme %s", what, s->max,
-					 s->o->scheme->name);
+			return alloc_err(s,
+					 "%s is beyond the %" PRIu32
+					 " disks of scheme %s",
+					 what, s->max, s->o->scheme->name);
 		if (part)
-			return alloc_err(s, "%s is a partition, not a disk", what);
+			return alloc_err(s, "%s is a partition, not a disk",
+					 what);
 	} else {
 		*out = alloc_find_tag(s, what);
 		if (!*out)
-			return alloc_err(s, "no present disk is tagged '%s' (and it is not a name or an index)",
-					 what);
+			return alloc_err(
+				s,
+				"no present disk is tagged '%s' (and it is not a name or an index)",
+				what);
 		return 0;
 	}
 	if (!sdnum_idx_test(s->idx, index)) {
 		sdnum_name(s->o->prefix, index, name, sizeof(name));
 		if (index < s->high)
-			return alloc_err(s, "%s (index %" PRIu32
+			return alloc_err(s,
+					 "%s (index %" PRIu32
 					 ") is not allocated: removed before",
 					 name, index);
-		return alloc_err(s, "%s (index %" PRIu32 ") was never allocated",
+		return alloc_err(s,
+				 "%s (index %" PRIu32 ") was never allocated",
 				 name, index);
 	}
 	*out = s->disk[index];
@@ -611,15 +643,18 @@ static int alloc_event(struct alloc_state *s, unsigned long pos, int n,
 	}
 	if (!strcmp(f[0], "remove")) {
 		if (n != 2)
-			return alloc_err(s, "remove takes one NAME, INDEX or TAG");
+			return alloc_err(s,
+					 "remove takes one NAME, INDEX or TAG");
 		return alloc_remove(s, pos, f[1]);
 	}
-	return alloc_err(s, "unknown event '%s' (want add [TAG] or remove NAME|INDEX|TAG)",
-			 f[0]);
+	return alloc_err(
+		s,
+		"unknown event '%s' (want add [TAG] or remove NAME|INDEX|TAG)",
+		f[0]);
 }
 
-static void alloc_report(const struct alloc_state *s, unsigned long pos,
-			 int n, char **f)
+static void alloc_report(const struct alloc_state *s, unsigned long pos, int n,
+			 char **f)
 {
 	int i;
 
@@ -690,7 +725,7 @@ static int alloc_args(struct alloc_state *s, int argc, char **argv)
 
 static void alloc_nofree(void *p)
 {
-	(void)p;	/* the disks are freed through s->disk */
+	(void)p; /* the disks are freed through s->disk */
 }
 
 static void alloc_release(struct alloc_state *s)
@@ -721,7 +756,7 @@ static void alloc_usage(FILE *f)
 
 static int cmd_alloc_main(const struct opts *o, int argc, char **argv)
 {
-	struct alloc_state s = { .o = o, .json = o->json };
+	struct alloc_state s = {.o = o, .json = o->json};
 	char *buf = NULL;
 	size_t len = 0;
 	int i = 0, ret, next, status = 0, from_stdin;
@@ -736,8 +771,11 @@ static int cmd_alloc_main(const struct opts *o, int argc, char **argv)
 			alloc_usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "sdnum alloc: unknown option '%s'%s\n", argv[i],
-				cli_distance(argv[i], "--json") <= 2 ? " (did you mean --json?)" : "");
+			fprintf(stderr, "sdnum alloc: unknown option '%s'%s\n",
+				argv[i],
+				cli_distance(argv[i], "--json") <= 2
+					? " (did you mean --json?)"
+					: "");
 			alloc_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
@@ -761,7 +799,8 @@ static int cmd_alloc_main(const struct opts *o, int argc, char **argv)
 		goto out_release;
 	}
 	if (s.json) {
-		fprintf(s.out, "{\"scheme\":\"%s\",\"prefix\":", o->scheme->name);
+		fprintf(s.out,
+			"{\"scheme\":\"%s\",\"prefix\":", o->scheme->name);
 		json_str(s.out, o->prefix);
 		fputs(",\"events\":[", s.out);
 	}
@@ -802,14 +841,14 @@ out_release:
 }
 
 static const struct cmd cmds[] = {
-	{ "name", "INDEX [PART]", 1, 2, cmd_name, NULL },
-	{ "parse", "NAME", 1, 1, cmd_parse, NULL },
-	{ "devt", "INDEX [PART]", 1, 2, cmd_devt, NULL },
-	{ "decode", "MAJOR:MINOR", 1, 1, cmd_decode, NULL },
-	{ "encode", "MAJOR:MINOR", 1, 1, cmd_encode, NULL },
-	{ "table", "", 0, 0, cmd_table, NULL },
-	{ "schemes", "", 0, 0, cmd_schemes, NULL },
-	{ "alloc", "[--json] [EVENT... | -]", 0, 0, NULL, cmd_alloc_main },
+	{"name", "INDEX [PART]", 1, 2, cmd_name, NULL},
+	{"parse", "NAME", 1, 1, cmd_parse, NULL},
+	{"devt", "INDEX [PART]", 1, 2, cmd_devt, NULL},
+	{"decode", "MAJOR:MINOR", 1, 1, cmd_decode, NULL},
+	{"encode", "MAJOR:MINOR", 1, 1, cmd_encode, NULL},
+	{"table", "", 0, 0, cmd_table, NULL},
+	{"schemes", "", 0, 0, cmd_schemes, NULL},
+	{"alloc", "[--json] [EVENT... | -]", 0, 0, NULL, cmd_alloc_main},
 };
 
 static void usage(FILE *f)
@@ -887,23 +926,23 @@ static int run_batch(const struct opts *o, const struct cmd *c)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "scheme", required_argument, NULL, 's' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "parts", required_argument, NULL, 'P' },
-		{ "disks", required_argument, NULL, 'D' },
-		{ "ext-base", required_argument, NULL, 'B' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"scheme", required_argument, NULL, 's'},
+		{"prefix", required_argument, NULL, 'p'},
+		{"parts", required_argument, NULL, 'P'},
+		{"disks", required_argument, NULL, 'D'},
+		{"ext-base", required_argument, NULL, 'B'},
+		{"json", no_argument, NULL, 'j'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {
 		.prefix = "sd",
 		.scheme = &sdnum_scheme_linux,
-		.ext = { .ndisks = 1u << 20 },
+		.ext = {.ndisks = 1u << 20},
 	};
 	static const char *const scheme_names[] = {
-		"legacy", "naive", "wilcox", "linux", "dynamic", NULL };
+		"legacy", "naive", "wilcox", "linux", "dynamic", NULL};
 	const char *cmd_names[ARRAY_SIZE(cmds) + 1];
 	const struct cmd *c;
 	const char *why = NULL, *best;
@@ -918,15 +957,20 @@ int main(int argc, char **argv)
 			o.scheme = sdnum_scheme_find(optarg);
 			if (!o.scheme) {
 				best = cli_suggest(optarg, scheme_names, 5);
-				fprintf(stderr, "sdnum: unknown scheme '%s' (%s%s%s)\n", optarg,
-					best ? "did you mean " : "see sdnum schemes",
+				fprintf(stderr,
+					"sdnum: unknown scheme '%s' (%s%s%s)\n",
+					optarg,
+					best ? "did you mean "
+					     : "see sdnum schemes",
 					best ? best : "", best ? "?" : "");
 				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'p':
 			if (!*optarg || strlen(optarg) > SDNUM_MAX_PREFIX) {
-				fprintf(stderr, "sdnum: prefix '%s' must be 1-%d bytes\n", optarg, SDNUM_MAX_PREFIX);
+				fprintf(stderr,
+					"sdnum: prefix '%s' must be 1-%d bytes\n",
+					optarg, SDNUM_MAX_PREFIX);
 				return CLI_EXIT_USAGE;
 			}
 			o.prefix = optarg;
@@ -935,7 +979,9 @@ int main(int argc, char **argv)
 			if (parse_u32(optarg, 10, SDNUM_MAX_PART_NUMBER,
 				      &o.ext.parts) ||
 			    o.ext.parts < 16) {
-				fprintf(stderr, "sdnum: --parts '%s': need 16..255\n", optarg);
+				fprintf(stderr,
+					"sdnum: --parts '%s': need 16..255\n",
+					optarg);
 				return CLI_EXIT_USAGE;
 			}
 			o.have_ext = 1;
@@ -943,14 +989,18 @@ int main(int argc, char **argv)
 		case 'D':
 			if (parse_u32(optarg, 10, 1u << 20, &o.ext.ndisks) ||
 			    !o.ext.ndisks) {
-				fprintf(stderr, "sdnum: --disks '%s': need 1..1048576\n", optarg);
+				fprintf(stderr,
+					"sdnum: --disks '%s': need 1..1048576\n",
+					optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
 		case 'B':
 			if (parse_u32(optarg, 10, SDNUM_MINORMASK,
 				      &o.ext.base)) {
-				fprintf(stderr, "sdnum: --ext-base '%s': need 0..1048575\n", optarg);
+				fprintf(stderr,
+					"sdnum: --ext-base '%s': need 0..1048575\n",
+					optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -963,7 +1013,8 @@ int main(int argc, char **argv)
 			help = 1;
 			break;
 		default:
-			cli_suggest_option(stderr, "sdnum", lopts, argv[optind - 1]);
+			cli_suggest_option(stderr, "sdnum", lopts,
+					   argv[optind - 1]);
 			fprintf(stderr, "Try 'sdnum --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
@@ -986,10 +1037,12 @@ int main(int argc, char **argv)
 			cmd_names[k] = cmds[k].name;
 		best = cli_suggest(argv[optind], cmd_names, k);
 		if (best)
-			fprintf(stderr, "sdnum: unknown command '%s' (did you mean %s?)\n",
+			fprintf(stderr,
+				"sdnum: unknown command '%s' (did you mean %s?)\n",
 				argv[optind], best);
 		else
-			fprintf(stderr, "sdnum: unknown command '%s'\n", argv[optind]);
+			fprintf(stderr, "sdnum: unknown command '%s'\n",
+				argv[optind]);
 		fprintf(stderr, "Try 'sdnum --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
@@ -1004,7 +1057,8 @@ int main(int argc, char **argv)
 	if (nargs == 1 && strcmp(argv[0], "-") == 0 && c->max_args > 0)
 		return run_batch(&o, c);
 	if (nargs < c->min_args || nargs > c->max_args) {
-		fprintf(stderr, "sdnum: usage: sdnum %s %s\n", c->name, c->usage);
+		fprintf(stderr, "sdnum: usage: sdnum %s %s\n", c->name,
+			c->usage);
 		return CLI_EXIT_USAGE;
 	}
 	ret = c->run(&o, nargs, argv, stdout, &why);

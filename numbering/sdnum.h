@@ -113,7 +113,8 @@ int sdnum_parse_len(const char *prefix, const char *name, size_t len,
 /* The kernel's internal dev_t: 12-bit major, 20-bit minor. */
 #define SDNUM_MINORBITS 20
 #define SDNUM_MINORMASK ((1u << SDNUM_MINORBITS) - 1)
-#define SDNUM_MKDEV(ma, mi) (((uint32_t)(ma) << SDNUM_MINORBITS) | (uint32_t)(mi))
+#define SDNUM_MKDEV(ma, mi)                                                    \
+	(((uint32_t)(ma) << SDNUM_MINORBITS) | (uint32_t)(mi))
 #define SDNUM_MAJOR(dev) ((uint32_t)(dev) >> SDNUM_MINORBITS)
 /* clang-format off */
 /* (clang-format 14 reads "(uint32_t)(dev) &" as taking an address.) */

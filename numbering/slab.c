@@ -27,15 +27,15 @@
 
 #ifdef SLAB_ASAN
 #include <sanitizer/asan_interface.h>
-#define slab_poison(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define slab_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define slab_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
-#define slab_poison(p, n)   ((void)(p), (void)(n))
+#define slab_poison(p, n) ((void)(p), (void)(n))
 #define slab_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-#define SLAB_MAX_SIZE	   (1u << 20)
-#define SLAB_MAX_ALIGN	   4096u
+#define SLAB_MAX_SIZE (1u << 20)
+#define SLAB_MAX_ALIGN 4096u
 #define SLAB_DEFAULT_BYTES (64u * 1024)
 
 /* At the end of each slab, after its objects: the list of slabs to free. */

@@ -65,7 +65,7 @@ struct pgroup {
 	struct lun_group lg;
 	char section[LUN_NAME_MAX + 8]; /* "luns" or "luns.NAME" */
 	bool write_cache;
-	double sanitize_time;           /* seconds */
+	double sanitize_time; /* seconds */
 	uint64_t max_transfer, opt_transfer, max_unmap, max_write_same;
 	unsigned int nsizes;
 	uint64_t sizes[PTABLE_MAX_PARTS];
@@ -477,9 +477,9 @@ static int set_log_level(void *obj, const struct key *k, const char *v,
 			 char *why, size_t wl)
 {
 	if (log_level_parse(v, FIELD(obj, k, int))) {
-		snprintf(why, wl,
-			 "not a log level (err, warning, notice, "
-			 "info, debug, trace or 0..8)");
+		snprintf(
+			why, wl,
+			"not a log level (err, warning, notice, info, debug, trace or 0..8)");
 		return -EINVAL;
 	}
 	return 0;
@@ -560,10 +560,10 @@ static int set_part_sizes(void *obj, const struct key *k, const char *v,
 		item[len] = '\0';
 		ret = parse_size(item, UINT64_MAX, &sizes[n]);
 		if (ret) {
-			snprintf(why, wl,
-				 "'%s' is not a size (use a number "
-				 "with K, M, G, T or P)",
-				 item);
+			snprintf(
+				why, wl,
+				"'%s' is not a size (use a number with K, M, G, T or P)",
+				item);
 			return -EINVAL;
 		}
 		n++;
@@ -596,9 +596,9 @@ static int set_rotation(void *obj, const struct key *k, const char *v,
 	}
 	if (parse_u64(v, 0, UINT64_MAX, &n) || (n > 1 && n < 0x401) ||
 	    n > 0xfffe) {
-		snprintf(why, wl,
-			 "not 0 (not reported), 1 or ssd "
-			 "(non-rotating), or 1025..65534 rpm");
+		snprintf(
+			why, wl,
+			"not 0 (not reported), 1 or ssd (non-rotating), or 1025..65534 rpm");
 		return -EINVAL;
 	}
 	*FIELD(obj, k, uint16_t) = (uint16_t)n;
@@ -669,15 +669,14 @@ static int set_portal(void *obj, const struct key *k, const char *v, char *why,
 				 CFG_ISCSI_MAX_PORTALS);
 			return -EINVAL;
 		}
-		if (len >= sizeof(tok) ||
-		    (memcpy(tok, v, len), tok[len] = '\0',
-		     parse_portal(tok, &ps[n]))) {
+		if (len >= sizeof(tok) || (memcpy(tok, v, len), tok[len] = '\0',
+					   parse_portal(tok, &ps[n]))) {
 			/* in a list, name the one that is wrong */
-			snprintf(why, wl,
-				 "%.*s%snot ADDRESS:PORT (a numeric IPv4 "
-				 "address, or [IPv6], and a port 1..65535)",
-				 one ? 0 : (int)(len < 64 ? len : 64), v,
-				 one ? "" : " is ");
+			snprintf(
+				why, wl,
+				"%.*s%snot ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)",
+				one ? 0 : (int)(len < 64 ? len : 64), v,
+				one ? "" : " is ");
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {
@@ -692,9 +691,9 @@ static int set_portal(void *obj, const struct key *k, const char *v, char *why,
 		v += len;
 	}
 	if (!n) {
-		snprintf(why, wl,
-			 "no portal (ADDRESS:PORT, several separated by "
-			 "commas)");
+		snprintf(
+			why, wl,
+			"no portal (ADDRESS:PORT, several separated by commas)");
 		return -EINVAL;
 	}
 	memcpy(c->portals, ps, n * sizeof(ps[0]));
@@ -752,10 +751,10 @@ static int set_iqn_prefix(void *obj, const struct key *k, const char *v,
 	/* room for ":t15" */
 	if (strlen(v) > CFG_ISCSI_NAME_MAX - 4 || !iscsi_name_ok(v) ||
 	    strncmp(v, "iqn.", 4) != 0) {
-		snprintf(why, wl,
-			 "not an iqn. name (iqn.YYYY-MM.reversed."
-			 "domain, lower case, at most %d characters)",
-			 CFG_ISCSI_NAME_MAX - 4);
+		snprintf(
+			why, wl,
+			"not an iqn. name (iqn.YYYY-MM.reversed.domain, lower case, at most %d characters)",
+			CFG_ISCSI_NAME_MAX - 4);
 		return -EINVAL;
 	}
 	return copy_str(obj, k, v, why, wl);
@@ -787,18 +786,17 @@ static int set_initiators(void *obj, const struct key *k, const char *v,
 		}
 		if (len > CFG_ISCSI_NAME_MAX) {
 			snprintf(why, wl,
-				 "initiator %u is longer than %d "
-				 "characters",
+				 "initiator %u is longer than %d characters",
 				 n + 1, CFG_ISCSI_NAME_MAX);
 			return -EINVAL;
 		}
 		memcpy(name, s, len);
 		name[len] = '\0';
 		if (!iscsi_name_ok(name)) {
-			snprintf(why, wl,
-				 "'%s' is not an iSCSI name (iqn., "
-				 "eui. or naa.)",
-				 name);
+			snprintf(
+				why, wl,
+				"'%s' is not an iSCSI name (iqn., eui. or naa.)",
+				name);
 			return -EINVAL;
 		}
 		n++;
@@ -809,9 +807,9 @@ static int set_initiators(void *obj, const struct key *k, const char *v,
 	 * written to restrict access must never open it.
 	 */
 	if (!n) {
-		snprintf(why, wl,
-			 "names no initiator (remove the key to admit any "
-			 "initiator)");
+		snprintf(
+			why, wl,
+			"names no initiator (remove the key to admit any initiator)");
 		return -EINVAL;
 	}
 	s = v;
@@ -968,9 +966,9 @@ static int set_file_mode(void *obj, const struct key *k, const char *v,
 	m = strtoul(v, &end, 8);
 	if (errno || end == v || *end || *v == '-' || (m & ~0666ul) ||
 	    (m & 0600) != 0600) {
-		snprintf(why, wl,
-			 "not an octal mode of read and write bits with the "
-			 "owner's both set (0600 to 0666, e.g. 0640)");
+		snprintf(
+			why, wl,
+			"not an octal mode of read and write bits with the owner's both set (0600 to 0666, e.g. 0640)");
 		return -EINVAL;
 	}
 	*FIELD(obj, k, unsigned int) = (unsigned int)m;
@@ -1085,8 +1083,8 @@ static const struct key store_keys[] = {
 			max_open_files, 1, 1u << 20),
 	[SK_SHARDS] = KEY("shards", set_pow2, struct cfg_store, mem.shards, 1,
 			  STORE_MEM_MAX_SHARDS),
-	[SK_MODE] = KEY("file_mode", set_file_mode, struct cfg_store,
-			file_mode, 0, 0),
+	[SK_MODE] = KEY("file_mode", set_file_mode, struct cfg_store, file_mode,
+			0, 0),
 };
 
 enum {
@@ -1158,22 +1156,22 @@ static const struct key iscsi_keys[] = {
 	[IK_NOP_TIMEOUT] = KEY("nop_timeout", set_uint, struct cfg_iscsi,
 			       nop_timeout, 1, 3600),
 	/* at least one largest command (32 MiB) must always fit */
-	[IK_BUF_CONN] = KEY("max_buffer_per_connection", set_size,
-			    struct cfg_iscsi, max_buffer_per_connection,
-			    32u << 20, 1ull << 40),
+	[IK_BUF_CONN] =
+		KEY("max_buffer_per_connection", set_size, struct cfg_iscsi,
+		    max_buffer_per_connection, 32u << 20, 1ull << 40),
 	[IK_BUF_TOTAL] = KEY("max_buffer", set_size, struct cfg_iscsi,
 			     max_buffer, 32u << 20, 1ull << 40),
-	[IK_LOGIN_CONNS] = KEY("max_login_connections", set_uint,
-			       struct cfg_iscsi, max_login_connections, 1,
-			       65535),
-	[IK_LOGIN_PER_ADDR] = KEY("max_login_per_address", set_uint,
-				  struct cfg_iscsi, max_login_per_address, 1,
-				  65535),
+	[IK_LOGIN_CONNS] =
+		KEY("max_login_connections", set_uint, struct cfg_iscsi,
+		    max_login_connections, 1, 65535),
+	[IK_LOGIN_PER_ADDR] =
+		KEY("max_login_per_address", set_uint, struct cfg_iscsi,
+		    max_login_per_address, 1, 65535),
 	[IK_LOGIN_TIMEOUT] = KEY("login_timeout", set_uint, struct cfg_iscsi,
 				 login_timeout, 1, 3600),
-	[IK_LOGIN_TIMEOUT_BUSY] = KEY("login_timeout_busy", set_uint,
-				      struct cfg_iscsi, login_timeout_busy, 1,
-				      3600),
+	[IK_LOGIN_TIMEOUT_BUSY] =
+		KEY("login_timeout_busy", set_uint, struct cfg_iscsi,
+		    login_timeout_busy, 1, 3600),
 };
 
 /* [port_group.NAME] state = active/optimized | ... */
@@ -1183,9 +1181,9 @@ static int set_pg_state(void *obj, const struct key *k, const char *v,
 	enum scsi_alua_state st;
 
 	if (scsi_alua_state_parse(v, &st)) {
-		snprintf(why, wl,
-			 "not active/optimized (ao), active/non-optimized "
-			 "(an), standby or unavailable");
+		snprintf(
+			why, wl,
+			"not active/optimized (ao), active/non-optimized (an), standby or unavailable");
 		return -EINVAL;
 	}
 	*FIELD(obj, k, uint8_t) = (uint8_t)st;
@@ -1210,14 +1208,15 @@ static int set_pg_ports(void *obj, const struct key *k, const char *v,
 		    (memcpy(tok, v, len), tok[len] = '\0',
 		     parse_u64(tok, 0, UINT64_MAX, &n)) ||
 		    n < 1 || n > CFG_ISCSI_MAX_PORTALS) {
-			snprintf(why, wl,
-				 "not a list of relative target ports 1..%u "
-				 "(positions in [iscsi] portal)",
-				 CFG_ISCSI_MAX_PORTALS);
+			snprintf(
+				why, wl,
+				"not a list of relative target ports 1..%u (positions in [iscsi] portal)",
+				CFG_ISCSI_MAX_PORTALS);
 			return -EINVAL;
 		}
 		if (set & 1u << (n - 1)) {
-			snprintf(why, wl, "port %" PRIu64 " is listed twice", n);
+			snprintf(why, wl, "port %" PRIu64 " is listed twice",
+				 n);
 			return -EINVAL;
 		}
 		set |= 1u << (n - 1);
@@ -1236,10 +1235,10 @@ enum { PK_ID, PK_STATE, PK_PORTS };
 
 static const struct key pg_keys[] = {
 	[PK_ID] = KEY("id", set_uint, struct cfg_port_group, id, 1, 65535),
-	[PK_STATE] = KEY("state", set_pg_state, struct cfg_port_group, state,
-			 0, 0),
-	[PK_PORTS] = KEY("ports", set_pg_ports, struct cfg_port_group, ports,
-			 0, 0),
+	[PK_STATE] =
+		KEY("state", set_pg_state, struct cfg_port_group, state, 0, 0),
+	[PK_PORTS] =
+		KEY("ports", set_pg_ports, struct cfg_port_group, ports, 0, 0),
 };
 
 static const struct key tcmu_keys[] = {
@@ -1264,7 +1263,6 @@ static const struct key fuse_keys[] = {
 	KEY("prefetch_budget", set_size, struct cfg_fuse, prefetch_budget, 0,
 	    1ull << 40),
 };
-
 
 _Static_assert(ARRAY_SIZE(group_keys) <= MAX_KEYS, "MAX_KEYS too small");
 _Static_assert(ARRAY_SIZE(iscsi_keys) <= MAX_KEYS, "MAX_KEYS too small");
@@ -1379,9 +1377,8 @@ static void defaults(struct cfg *c)
 	strcpy(c->iscsi.host, "127.0.0.1");
 	c->iscsi.port = 3260;
 	c->iscsi.nportals = 1;
-	c->iscsi.portals[0] = (struct cfg_portal){ .text = "127.0.0.1:3260",
-						   .host = "127.0.0.1",
-						   .port = 3260 };
+	c->iscsi.portals[0] = (struct cfg_portal){
+		.text = "127.0.0.1:3260", .host = "127.0.0.1", .port = 3260};
 	c->iscsi.targets = CFG_ISCSI_MAX_TARGETS;
 	strcpy(c->iscsi.iqn_prefix, "iqn.2026-12.org.sdswarm");
 	c->iscsi.luns_per_target = CFG_ISCSI_MAX_LUNS_PER_TARGET;
@@ -1523,8 +1520,7 @@ static void begin_group(struct cfg_parser *p, int line, const char *sect,
 	for (s = name; *s; s++) {
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-') {
 			msg(p, line,
-			    "[%s]: a group name is letters, digits, "
-			    "_ and -",
+			    "[%s]: a group name is letters, digits, _ and -",
 			    sect);
 			goto bad;
 		}
@@ -1565,8 +1561,8 @@ bad:
 	p->sect = S_BAD;
 }
 
-static void begin_port_group(struct cfg_parser *p, int line,
-			     const char *sect, const char *name)
+static void begin_port_group(struct cfg_parser *p, int line, const char *sect,
+			     const char *name)
 {
 	struct ppg *g;
 	unsigned int i;
@@ -1580,8 +1576,7 @@ static void begin_port_group(struct cfg_parser *p, int line,
 	for (s = name; *s; s++) {
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-') {
 			msg(p, line,
-			    "[%s]: a port group name is letters, digits, "
-			    "_ and -",
+			    "[%s]: a port group name is letters, digits, _ and -",
 			    sect);
 			goto bad;
 		}
@@ -1728,16 +1723,14 @@ static void fault_key(struct cfg_parser *p, int line, const char *name,
 	    parse_u64(name + 6, 0, UINT64_MAX, &num) || name[6] == '0' ||
 	    num > UINT32_MAX) {
 		msg(p, line,
-		    "[faults] %s = %s: unknown key (rules are "
-		    "fault.N = RULE, N from 1)",
+		    "[faults] %s = %s: unknown key (rules are fault.N = RULE, N from 1)",
 		    name, value);
 		return;
 	}
 	for (i = 0; i < p->nfaults; i++) {
 		if (p->faults[i].num == num) {
 			msg(p, line,
-			    "[faults] %s = %s: duplicate key (first set "
-			    "on line %d)",
+			    "[faults] %s = %s: duplicate key (first set on line %d)",
 			    name, value, p->faults[i].line);
 			return;
 		}
@@ -1787,8 +1780,8 @@ static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
 	snprintf(buf, sizeof(buf), "%s", value);
 	tok = strtok_r(buf, " \t", &save);
 	if (!tok) {
-		snprintf(why, wl, "no LUNs (range.N = A[-B] [size=S] "
-				  "[offline])");
+		snprintf(why, wl,
+			 "no LUNs (range.N = A[-B] [size=S] [offline])");
 		return -EINVAL;
 	}
 	dash = strchr(tok, '-');
@@ -1804,8 +1797,8 @@ static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
 		b = a;
 	if (a > b || b >= LUN_MAX_LUNS) {
 		snprintf(why, wl,
-			 "LUNs %" PRIu64 "-%" PRIu64 ": not a range within "
-			 "0-%u",
+			 "LUNs %" PRIu64 "-%" PRIu64
+			 ": not a range within 0-%u",
 			 a, b, LUN_MAX_LUNS - 1);
 		return -EINVAL;
 	}
@@ -1824,10 +1817,10 @@ static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
 				return -EINVAL;
 			}
 		} else {
-			snprintf(why, wl,
-				 "'%s': not size=S or offline (given once "
-				 "each)",
-				 tok);
+			snprintf(
+				why, wl,
+				"'%s': not size=S or offline (given once each)",
+				tok);
 			return -EINVAL;
 		}
 	}
@@ -1835,7 +1828,7 @@ static int parse_lun_range(const char *value, struct cfg_range *r, char *why,
 }
 
 static void lun_range_key(struct cfg_parser *p, int line, const char *sect,
-		      const char *name, const char *value)
+			  const char *name, const char *value)
 {
 	struct prange *pr;
 	struct cfg_range r;
@@ -1846,8 +1839,7 @@ static void lun_range_key(struct cfg_parser *p, int line, const char *sect,
 	if (parse_u64(name + 6, 0, UINT64_MAX, &num) || name[6] == '0' ||
 	    num > UINT32_MAX) {
 		msg(p, line,
-		    "[%s] %s = %s: unknown key (ranges are range.N = A[-B] "
-		    "[size=S] [offline], N from 1)",
+		    "[%s] %s = %s: unknown key (ranges are range.N = A[-B] [size=S] [offline], N from 1)",
 		    sect, name, value);
 		return;
 	}
@@ -1855,8 +1847,7 @@ static void lun_range_key(struct cfg_parser *p, int line, const char *sect,
 		if (p->ranges[i].r.group == p->cur_group &&
 		    p->ranges[i].num == num) {
 			msg(p, line,
-			    "[%s] %s = %s: duplicate key (first set on line "
-			    "%d)",
+			    "[%s] %s = %s: duplicate key (first set on line %d)",
 			    sect, name, value, p->ranges[i].line);
 			return;
 		}
@@ -1902,8 +1893,8 @@ static void handle_key(struct cfg_parser *p, int line, const char *name,
 	switch (p->sect) {
 	case S_NONE:
 		msg(p, line,
-		    "%s = %s: a key before any [section] "
-		    "(sections: " SECTION_LIST ")",
+		    "%s = %s: a key before any [section] (sections: " SECTION_LIST
+		    ")",
 		    name, value);
 		return;
 	case S_BAD:
@@ -2149,8 +2140,7 @@ int cfg_override(struct cfg_parser *p, const char *section, const char *key,
 	if (!sec || sec->id == S_GROUP || sec->id == S_FAULTS ||
 	    sec->id == S_PGROUP) {
 		msg(p, LINE_CLI,
-		    "[%s] %s = %s: not a section the command "
-		    "line can set",
+		    "[%s] %s = %s: not a section the command line can set",
 		    section, key, value);
 		return -EINVAL;
 	}
@@ -2249,8 +2239,7 @@ static void apply_luns_override(struct cfg_parser *p, struct pgroup **v)
 
 	if (!p->ngroups) {
 		msg(p, LINE_CLI,
-		    "--luns %u: the configuration has no [luns] "
-		    "group",
+		    "--luns %u: the configuration has no [luns] group",
 		    p->luns_total);
 		return;
 	}
@@ -2319,9 +2308,7 @@ static void check_group(struct cfg_parser *p, struct pgroup *g)
 		if ((uint64_t)lg->first + lg->count > max)
 			group_msg(
 				p, g, range_key(g),
-				"LUNs %u-%u pass max_luns "
-				"(%u)",
-				lg->first,
+				"LUNs %u-%u pass max_luns (%u)", lg->first,
 				(uint32_t)((uint64_t)lg->first + lg->count - 1),
 				max);
 	} else if (lg->first >= max) {
@@ -2336,10 +2323,10 @@ static void check_group(struct cfg_parser *p, struct pgroup *g)
 	for (i = 0; i < g->nsizes; i++) {
 		if (g->sizes[i] % lg->block_size) {
 			cfg_format_size(g->sizes[i], sz, sizeof(sz));
-			group_msg(p, g, GK_PART_SIZES,
-				  "size %u (%s) is not a "
-				  "multiple of block_size %u",
-				  i + 1, sz, lg->block_size);
+			group_msg(
+				p, g, GK_PART_SIZES,
+				"size %u (%s) is not a multiple of block_size %u",
+				i + 1, sz, lg->block_size);
 			return;
 		}
 		lg->part_sizes[i] = g->sizes[i] / lg->block_size;
@@ -2412,8 +2399,7 @@ static void check_store(struct cfg_parser *p)
 			const struct seen *t = &p->store_st.keys[SK_TYPE];
 
 			msg(p, t->line,
-			    "[store] type = file: needs dir = "
-			    "DIRECTORY");
+			    "[store] type = file: needs dir = DIRECTORY");
 		}
 		store_only(p, SK_CHUNK, "mem");
 		store_only(p, SK_LIMIT, "mem");
@@ -2428,13 +2414,11 @@ static void check_store(struct cfg_parser *p)
 	cfg_format_size(s->mem.chunk_size, sz, sizeof(sz));
 	if (s->mem.mem_limit < s->mem.chunk_size)
 		msg(p, lim->line,
-		    "[store] mem_limit = %s: less than one chunk "
-		    "(chunk_size %s); 0 means no limit",
+		    "[store] mem_limit = %s: less than one chunk (chunk_size %s); 0 means no limit",
 		    lim->value, sz);
 	else if (s->mem.mem_limit % s->mem.chunk_size)
 		msg(p, lim->line,
-		    "[store] mem_limit = %s: not a multiple of "
-		    "chunk_size %s",
+		    "[store] mem_limit = %s: not a multiple of chunk_size %s",
 		    lim->value, sz);
 }
 
@@ -2458,8 +2442,7 @@ static void secret_length(struct cfg_parser *p, unsigned int k)
 
 	if (sn->line && strlen(sn->value) < 12)
 		msg(p, sn->line,
-		    "[iscsi] %s = %s: shorter than 12 characters "
-		    "(RFC 7143 asks for 96 bits)",
+		    "[iscsi] %s = %s: shorter than 12 characters (RFC 7143 asks for 96 bits)",
 		    iscsi_keys[k].name, sn->value);
 }
 
@@ -2474,31 +2457,29 @@ static void check_iscsi(struct cfg_parser *p)
 	secret_length(p, IK_MUTUAL_SECRET);
 	if (st[IK_MUTUAL_USER].line && !st[IK_CHAP_USER].line)
 		msg(p, st[IK_MUTUAL_USER].line,
-		    "[iscsi] mutual_user = %s: "
-		    "mutual CHAP needs chap_user and chap_secret",
+		    "[iscsi] mutual_user = %s: mutual CHAP needs chap_user and chap_secret",
 		    st[IK_MUTUAL_USER].value);
 	if (st[IK_MUTUAL_SECRET].line && st[IK_CHAP_SECRET].line &&
 	    strcmp(c->chap_secret, c->mutual_secret) == 0)
 		msg(p, st[IK_MUTUAL_SECRET].line,
-		    "[iscsi] mutual_secret = %s: "
-		    "the same as chap_secret (RFC 7143 12.1.3)",
+		    "[iscsi] mutual_secret = %s: the same as chap_secret (RFC 7143 12.1.3)",
 		    st[IK_MUTUAL_SECRET].value);
 	if (c->first_burst_length > c->max_burst_length)
 		msg(p, st[IK_FBL].line ? st[IK_FBL].line : st[IK_MBL].line,
-		    "[iscsi] first_burst_length %u is above max_burst_length "
-		    "%u (RFC 7143 13.14)",
+		    "[iscsi] first_burst_length %u is above max_burst_length %u (RFC 7143 13.14)",
 		    c->first_burst_length, c->max_burst_length);
 	if (c->max_buffer_per_connection > c->max_buffer)
-		msg(p, st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
-					    : st[IK_BUF_TOTAL].line,
+		msg(p,
+		    st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
+					 : st[IK_BUF_TOTAL].line,
 		    "[iscsi] max_buffer_per_connection %" PRIu64
 		    " is above max_buffer %" PRIu64,
 		    c->max_buffer_per_connection, c->max_buffer);
 	if (c->max_login_per_address > c->max_login_connections)
-		msg(p, st[IK_LOGIN_PER_ADDR].line ? st[IK_LOGIN_PER_ADDR].line
-						  : st[IK_LOGIN_CONNS].line,
-		    "[iscsi] max_login_per_address %u is above "
-		    "max_login_connections %u",
+		msg(p,
+		    st[IK_LOGIN_PER_ADDR].line ? st[IK_LOGIN_PER_ADDR].line
+					       : st[IK_LOGIN_CONNS].line,
+		    "[iscsi] max_login_per_address %u is above max_login_connections %u",
 		    c->max_login_per_address, c->max_login_connections);
 }
 
@@ -2525,8 +2506,7 @@ static void check_port_groups(struct cfg_parser *p)
 			g->pg.id = (uint16_t)(i + 1);
 		if (!k[PK_PORTS].line) {
 			msg(p, g->st.line,
-			    "[%s]: no ports (ports = the positions of its "
-			    "portals in [iscsi] portal, from 1)",
+			    "[%s]: no ports (ports = the positions of its portals in [iscsi] portal, from 1)",
 			    g->section);
 			continue;
 		}
@@ -2535,32 +2515,27 @@ static void check_port_groups(struct cfg_parser *p)
 				continue;
 			if (!(have & 1u << (port - 1)))
 				msg(p, k[PK_PORTS].line,
-				    "[%s] ports = %s: port %u, but [iscsi] "
-				    "portal lists %u portal%s (ports 1..%u): "
-				    "more paths than portals",
+				    "[%s] ports = %s: port %u, but [iscsi] portal lists %u portal%s (ports 1..%u): more paths than portals",
 				    g->section, k[PK_PORTS].value, port,
-				    ic->nportals,
-				    ic->nportals == 1 ? "" : "s",
+				    ic->nportals, ic->nportals == 1 ? "" : "s",
 				    ic->nportals);
 			else if (all & 1u << (port - 1))
 				msg(p, k[PK_PORTS].line,
-				    "[%s] ports = %s: port %u is already in "
-				    "another port group",
+				    "[%s] ports = %s: port %u is already in another port group",
 				    g->section, k[PK_PORTS].value, port);
 		}
 		all |= g->pg.ports;
 		for (j = 0; j < i; j++)
 			if (p->pgs[j].pg.id == g->pg.id)
-				msg(p, k[PK_ID].line ? k[PK_ID].line :
-						       g->st.line,
+				msg(p,
+				    k[PK_ID].line ? k[PK_ID].line : g->st.line,
 				    "[%s]: id %u is also [%s]'s", g->section,
 				    g->pg.id, p->pgs[j].section);
 	}
 	for (port = 1; port <= ic->nportals; port++)
 		if (!(all & 1u << (port - 1)))
 			msg(p, pline ? pline : p->pgs[0].st.line,
-			    "[iscsi] portal %s (port %u) is in no "
-			    "[port_group.NAME]",
+			    "[iscsi] portal %s (port %u) is in no [port_group.NAME]",
 			    ic->portals[port - 1].text, port);
 }
 
@@ -2632,8 +2607,7 @@ static void check_ranges(struct cfg_parser *p)
 			    g->section, pr->key, pr->value, pr->r.last, max);
 		if (pr->r.size % g->lg.block_size)
 			msg(p, pr->line,
-			    "[%s] %s = %s: size is not a multiple of "
-			    "block_size %u",
+			    "[%s] %s = %s: size is not a multiple of block_size %u",
 			    g->section, pr->key, pr->value, g->lg.block_size);
 		v[n++] = (struct span){pr->r.first, pr->r.last, g->section,
 				       pr->key, pr->line};
@@ -2642,11 +2616,11 @@ static void check_ranges(struct cfg_parser *p)
 		const struct pgroup *g = &p->groups[i];
 
 		if (g->lg.count)
-			v[n++] = (struct span){
-				g->lg.first,
-				(uint32_t)((uint64_t)g->lg.first +
-					   g->lg.count - 1),
-				g->section, NULL, g->st.line};
+			v[n++] =
+				(struct span){g->lg.first,
+					      (uint32_t)((uint64_t)g->lg.first +
+							 g->lg.count - 1),
+					      g->section, NULL, g->st.line};
 	}
 	qsort(v, n, sizeof(*v), by_span);
 	for (i = 0; i < n; i++) {
@@ -2657,8 +2631,7 @@ static void check_ranges(struct cfg_parser *p)
 
 			if (a->key)
 				msg(p, a->line,
-				    "[%s] %s: LUNs %u-%u overlap %s%s[%s] "
-				    "(LUNs %u-%u, line %d)",
+				    "[%s] %s: LUNs %u-%u overlap %s%s[%s] (LUNs %u-%u, line %d)",
 				    a->section, a->key, a->first, a->last,
 				    b->key ? b->key : "", b->key ? " of " : "",
 				    b->section, b->first, b->last, b->line);
@@ -2709,8 +2682,8 @@ static int settings_text(struct cfg_parser *p, struct cfg *c)
 	}
 	if (fclose(f))
 		return -ENOMEM;
-	c->group_settings = calloc(p->ngroups ? p->ngroups : 1,
-				   sizeof(*c->group_settings));
+	c->group_settings =
+		calloc(p->ngroups ? p->ngroups : 1, sizeof(*c->group_settings));
 	if (!c->group_settings)
 		return -ENOMEM;
 	sec = section_by_id(S_GROUP);

@@ -25,15 +25,15 @@
 /* Longest line in a configuration file, newline excluded. */
 #define CFG_LINE_MAX 4000
 /* iSCSI names are at most 223 bytes (RFC 7143, 4.2.7.1). */
-#define CFG_ISCSI_NAME_MAX	 223
-#define CFG_ISCSI_MAX_TARGETS	 16
+#define CFG_ISCSI_NAME_MAX 223
+#define CFG_ISCSI_MAX_TARGETS 16
 #define CFG_ISCSI_MAX_INITIATORS 64
 /* Portals: each one a target port, relative target port 1..16 in order. */
 #define CFG_ISCSI_MAX_PORTALS SCSI_ALUA_MAX_PORTS
 #define CFG_MAX_PORT_GROUPS SCSI_ALUA_MAX_GROUPS
 /* Flat space addressing reaches LUN 16383 (SAM-5). */
 #define CFG_ISCSI_MAX_LUNS_PER_TARGET 16384u
-#define CFG_CHAP_MAX		      255
+#define CFG_CHAP_MAX 255
 /* Most messages one parse collects; later ones are counted, not kept. */
 #define CFG_MAX_ERRORS 50
 /* The name of the embedded default, in messages. */
@@ -62,7 +62,7 @@ struct cfg_target {
 	char name_prefix[SDNUM_MAX_PREFIX + 1];
 	char control[CFG_SOCKET_PATH_MAX + 1];
 	int log_level;
-	bool power_on_ua;     /* POWER ON OCCURRED on each LUN's first command */
+	bool power_on_ua; /* POWER ON OCCURRED on each LUN's first command */
 	uint32_t control_idle_timeout;
 	bool syslog;
 };

@@ -197,15 +197,13 @@ static int prepare_dir(const char *path)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		log_err("control socket directory %s belongs to uid %u, not to "
-			"uid %u (this daemon) or root",
+		log_err("control socket directory %s belongs to uid %u, not to uid %u (this daemon) or root",
 			dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
 		return -EPERM;
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
 	    (st.st_uid != 0 || !(st.st_mode & S_ISVTX))) {
-		log_err("control socket directory %s has mode %04o: writable "
-			"by group or others",
+		log_err("control socket directory %s has mode %04o: writable by group or others",
 			dir, (unsigned int)(st.st_mode & 07777));
 		return -EPERM;
 	}
@@ -477,8 +475,7 @@ static int check_fields(struct req *r, const char *what,
 	json_t *v;
 	unsigned int i;
 
-	json_object_foreach(r->j, key, v)
-	{
+	json_object_foreach(r->j, key, v) {
 		for (i = 0; allowed[i]; i++)
 			if (strcmp(key, allowed[i]) == 0)
 				break;
@@ -588,7 +585,8 @@ static int cmd_status(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "lun", NULL};
 	struct lun_table *t = r->s->ctx.target->luns;
-	uint64_t present[LUN_MAX_GROUPS] = {0}, states[LUN_SANITIZING + 1] = {0};
+	uint64_t present[LUN_MAX_GROUPS] = {0},
+		 states[LUN_SANITIZING + 1] = {0};
 	uint32_t max = lun_max(t);
 	struct timespec now;
 	struct store_stats ss;
@@ -757,8 +755,8 @@ static int lun_list(struct req *r)
 
 	if (json_object_get(r->j, "lun") || json_object_get(r->j, "group") ||
 	    json_object_get(r->j, "size"))
-		return fail(r, "op list takes no \"lun\", \"group\" or "
-			       "\"size\"");
+		return fail(r,
+			    "op list takes no \"lun\", \"group\" or \"size\"");
 	nrules = list_faults(r->s, &one, 1);
 	if (nrules > 0) {
 		rules = calloc((size_t)nrules, sizeof(*rules));
@@ -810,8 +808,9 @@ static int cmd_lun(struct req *r)
 	if (check_fields(r, "lun", fields))
 		return -1;
 	if (get_str(r, "op", &op) <= 0)
-		return fail(r, "\"op\" is required (add, remove, resize, "
-			       "offline, online, list)");
+		return fail(
+			r,
+			"\"op\" is required (add, remove, resize, offline, online, list)");
 	if (strcmp(op, "list") == 0)
 		return lun_list(r);
 	have = get_uint(r, "lun", max - 1, &lun);
@@ -862,32 +861,34 @@ static int cmd_lun(struct req *r)
 		return 0;
 	}
 	if (strcmp(op, "resize") != 0)
-		return fail(r,
-			    "unknown op \"%s\" (add, remove, resize, "
-			    "offline, online, list)",
-			    op);
+		return fail(
+			r,
+			"unknown op \"%s\" (add, remove, resize, offline, online, list)",
+			op);
 	jsize = json_object_get(r->j, "size");
 	if (json_is_string(jsize)) {
 		sizes = json_string_value(jsize);
 		if (parse_size(sizes, UINT64_MAX, &size))
-			return fail(r,
-				    "\"size\": %s is not a size (use a number "
-				    "with K, M, G, T or P)",
-				    sizes);
+			return fail(
+				r,
+				"\"size\": %s is not a size (use a number with K, M, G, T or P)",
+				sizes);
 	} else if (json_is_integer(jsize) && json_integer_value(jsize) > 0) {
 		size = (uint64_t)json_integer_value(jsize);
 	} else {
-		return fail(r, "\"size\" is required for op resize: bytes, or "
-			       "a string like \"2G\"");
+		return fail(
+			r,
+			"\"size\" is required for op resize: bytes, or a string like \"2G\"");
 	}
 	ret = lun_resize(t, (uint32_t)lun, size);
 	if (ret == -ENOENT)
 		return fail(r, "no LUN %" PRIu64, lun);
 	if (ret == -EINVAL)
-		return fail(r,
-			    "size %" PRIu64 " is not a positive multiple of "
-			    "the LUN's block size, or is over 8P",
-			    size);
+		return fail(
+			r,
+			"size %" PRIu64
+			" is not a positive multiple of the LUN's block size, or is over 8P",
+			size);
 	if (ret < 0)
 		return fail(r, "resize: %s", strerror(-ret));
 	log_lun_info(lun, "resized to %" PRIu64 " bytes", size);
@@ -931,15 +932,15 @@ static int cmd_fault(struct req *r)
 			return fail(r, "\"id\" applies only to op clear");
 		if (get_str(r, "rule", &text) <= 0)
 			return fail(r, "\"rule\" is required for op set");
-		if (fault_rule_parse(text, lun_max(r->s->ctx.target->luns), &rule, why,
-				     sizeof(why)))
+		if (fault_rule_parse(text, lun_max(r->s->ctx.target->luns),
+				     &rule, why, sizeof(why)))
 			return fail(r, "rule: %s", why);
 		ret = fault_add(ft, &rule);
 		if (ret == -ENOSPC)
-			return fail(r,
-				    "too many fault rules (at most %u; clear "
-				    "some first)",
-				    FAULT_MAX_RULES);
+			return fail(
+				r,
+				"too many fault rules (at most %u; clear some first)",
+				FAULT_MAX_RULES);
 		if (ret < 0)
 			return fail(r, "rule: %s", strerror(-ret));
 		rule.id = (uint32_t)ret;
@@ -965,9 +966,9 @@ static int cmd_fault(struct req *r)
 					"no fault rule %" JSON_INTEGER_FORMAT,
 					json_integer_value(id));
 		} else {
-			return fail(r,
-				    "\"id\" is required for op clear: a rule "
-				    "id, or \"all\"");
+			return fail(
+				r,
+				"\"id\" is required for op clear: a rule id, or \"all\"");
 		}
 		if (ret < 0)
 			return fail(r, "clear: %s", strerror(-ret));
@@ -1003,17 +1004,16 @@ static json_t *group_json(const struct scsi_alua *a, unsigned int i)
 
 	json_object_set_new(o, "name", json_string(g->name));
 	set_u64(o, "id", g->id);
-	json_object_set_new(
-		o, "state",
-		json_string(scsi_alua_state_name(
-			__atomic_load_n(&g->state, __ATOMIC_RELAXED))));
+	json_object_set_new(o, "state",
+			    json_string(scsi_alua_state_name(__atomic_load_n(
+				    &g->state, __ATOMIC_RELAXED))));
 	for (p = 1; p <= a->nports; p++)
 		if (a->port_group[p - 1] == i)
 			json_array_append_new(ports, json_integer(p));
 	json_object_set_new(o, "ports", ports);
-	json_object_set_new(o, "changed",
-			    json_boolean(__atomic_load_n(&g->changed,
-							 __ATOMIC_RELAXED)));
+	json_object_set_new(
+		o, "changed",
+		json_boolean(__atomic_load_n(&g->changed, __ATOMIC_RELAXED)));
 	return o;
 }
 
@@ -1041,14 +1041,16 @@ static int cmd_alua(struct req *r)
 	if (get_str(r, "op", &op) < 0)
 		return -1;
 	if (!t || !t->alua)
-		return fail(r, "no ALUA: the configuration has no "
-			       "[port_group.NAME] (see sdswarm.conf(5))");
+		return fail(
+			r,
+			"no ALUA: the configuration has no [port_group.NAME] (see sdswarm.conf(5))");
 	a = t->alua;
 	if (strcmp(op, "list") == 0) {
 		if (json_object_get(r->j, "group") ||
 		    json_object_get(r->j, "state"))
-			return fail(r, "\"group\" and \"state\" apply only "
-				       "to op set");
+			return fail(
+				r,
+				"\"group\" and \"state\" apply only to op set");
 		arr = json_array();
 		for (i = 0; i < a->ngroups; i++)
 			json_array_append_new(arr, group_json(a, i));
@@ -1062,10 +1064,10 @@ static int cmd_alua(struct req *r)
 	if (get_str(r, "state", &state) <= 0)
 		return fail(r, "\"state\" is required for op set");
 	if (scsi_alua_state_parse(state, &st))
-		return fail(r,
-			    "state \"%s\": not active/optimized (ao), "
-			    "active/non-optimized (an), standby or unavailable",
-			    state);
+		return fail(
+			r,
+			"state \"%s\": not active/optimized (ao), active/non-optimized (an), standby or unavailable",
+			state);
 	ret = scsi_alua_set(t, group, st);
 	if (ret == -ENOENT) {
 		names[0] = '\0';
@@ -1148,7 +1150,8 @@ static json_t *fuse_json(const struct target_snapshot *snap)
 
 	for (i = 0; i < TARGET_FILE_OPS; i++) {
 		op = json_object();
-		json_object_set_new(op, "op", json_string(target_file_op_name(i)));
+		json_object_set_new(op, "op",
+				    json_string(target_file_op_name(i)));
 		set_u64(op, "count", fs->count[i]);
 		set_u64(op, "errors", fs->errors[i]);
 		set_u64(op, "bytes", fs->bytes[i]);
@@ -1194,10 +1197,10 @@ static int stats_luns(struct req *r)
 		if (parse_luns(r, "count_luns", count, max, &first, &last))
 			return -1;
 		if (last - first >= LUN_STATS_MAX)
-			return fail(r,
-				    "\"count_luns\": %u LUNs; per-LUN counters "
-				    "cover at most %u at once",
-				    last - first + 1, LUN_STATS_MAX);
+			return fail(
+				r,
+				"\"count_luns\": %u LUNs; per-LUN counters cover at most %u at once",
+				last - first + 1, LUN_STATS_MAX);
 		ret = lun_stats_enable(t, first, last);
 		if (ret)
 			return fail(r, "per-LUN counters: %s", strerror(-ret));
@@ -1217,13 +1220,14 @@ static int stats_luns(struct req *r)
 	if (parse_luns(r, "luns", luns, max, &first, &last))
 		return -1;
 	if (!on)
-		return fail(r, "per-LUN counters are off (turn them on with "
-			       "sdswarm stats --count-luns A-B)");
+		return fail(
+			r,
+			"per-LUN counters are off (turn them on with sdswarm stats --count-luns A-B)");
 	if (last < wf || first > wl)
-		return fail(r,
-			    "LUNs %u-%u are not counted (per-LUN counters "
-			    "cover LUNs %u-%u)",
-			    first, last, wf, wl);
+		return fail(
+			r,
+			"LUNs %u-%u are not counted (per-LUN counters cover LUNs %u-%u)",
+			first, last, wf, wl);
 	if (first < wf)
 		first = wf;
 	if (last > wl)
@@ -1265,7 +1269,8 @@ static int cmd_stats(struct req *r)
 	if (!snap)
 		return fail(r, "out of memory");
 	target_snapshot(r->s->ctx.target, snap,
-			TARGET_KIND(TARGET_SRC_SCSI) | TARGET_KIND(TARGET_SRC_FILE));
+			TARGET_KIND(TARGET_SRC_SCSI) |
+				TARGET_KIND(TARGET_SRC_FILE));
 	sum = &snap->scsi;
 	threads = snap->sources[TARGET_SRC_SCSI];
 	ops = json_array();
@@ -1277,10 +1282,11 @@ static int cmd_stats(struct req *r)
 		o = json_object();
 		snprintf(opcode, sizeof(opcode), "0x%02x", i);
 		json_object_set_new(o, "opcode", json_string(opcode));
-		json_object_set_new(o, "name",
-				    json_string(scsi_opcode_name((uint8_t)i)
-							? scsi_opcode_name((uint8_t)i)
-							: "unsupported"));
+		json_object_set_new(
+			o, "name",
+			json_string(scsi_opcode_name((uint8_t)i)
+					    ? scsi_opcode_name((uint8_t)i)
+					    : "unsupported"));
 		set_u64(o, "count", os->count);
 		set_u64(o, "bytes", os->bytes);
 		set_u64(o, "errors", os->errors);
@@ -1297,7 +1303,8 @@ static int cmd_stats(struct req *r)
 	json_object_set_new(r->reply, "ops", ops);
 	json_object_set_new(r->reply, "latency_ns", lat_json(sum->lat));
 	json_object_set_new(r->reply, "fuse", fuse_json(snap));
-	set_u64(r->reply, "faults_fired", fault_total_hits(r->s->ctx.target->faults));
+	set_u64(r->reply, "faults_fired",
+		fault_total_hits(r->s->ctx.target->faults));
 	set_u64(r->reply, "faults_counted", sum->faults);
 	free(snap);
 	return 0;
@@ -1411,7 +1418,8 @@ static int cmd_metrics(struct req *r)
 		return fail(r, "out of memory");
 	}
 	target_snapshot(r->s->ctx.target, snap,
-			TARGET_KIND(TARGET_SRC_SCSI) | TARGET_KIND(TARGET_SRC_FILE));
+			TARGET_KIND(TARGET_SRC_SCSI) |
+				TARGET_KIND(TARGET_SRC_FILE));
 	sum = &snap->scsi;
 	fs = &snap->file;
 	/* O(LUNs), as status */
@@ -1461,37 +1469,34 @@ static int cmd_metrics(struct req *r)
 		    "I/O errors of the file store.");
 	fprintf(f, "sdswarm_store_io_errors_total %" PRIu64 "\n", ss.io_errors);
 
-	metric_ops(f, sum, "sdswarm_scsi_commands", 0,
-		   "SCSI commands completed, by opcode (the front ends that "
-		   "count: iSCSI, TCMU).");
-	metric_ops(f, sum, "sdswarm_scsi_command_errors", 1,
-		   "SCSI commands that ended with a status other than GOOD, "
-		   "by opcode.");
-	metric_ops(f, sum, "sdswarm_scsi_data_bytes", 2,
-		   "Bytes moved by SCSI commands (Data-In and Data-Out), by "
-		   "opcode.");
-	metric_head(f, "sdswarm_scsi_latency_seconds", "histogram",
-		    "Time scsi_exec() took to execute a command: the emulation "
-		    "only, "
-		    "no transport time, no injected delay; log2 buckets, no "
-		    "_sum kept.");
+	metric_ops(
+		f, sum, "sdswarm_scsi_commands", 0,
+		"SCSI commands completed, by opcode (the front ends that count: iSCSI, TCMU).");
+	metric_ops(
+		f, sum, "sdswarm_scsi_command_errors", 1,
+		"SCSI commands that ended with a status other than GOOD, by opcode.");
+	metric_ops(
+		f, sum, "sdswarm_scsi_data_bytes", 2,
+		"Bytes moved by SCSI commands (Data-In and Data-Out), by opcode.");
+	metric_head(
+		f, "sdswarm_scsi_latency_seconds", "histogram",
+		"Time scsi_exec() took to execute a command: the emulation only, no transport time, no injected delay; log2 buckets, no _sum kept.");
 	metric_histogram(f, "sdswarm_scsi_latency_seconds", sum->lat);
 	metric_head(f, "sdswarm_faults_fired", "counter",
 		    "Injected faults that fired.");
 	fprintf(f, "sdswarm_faults_fired_total %" PRIu64 "\n",
 		fault_total_hits(r->s->ctx.target->faults));
-	metric_file(f, "sdswarm_fuse_requests", fs->count,
-		    "FUSE data requests answered, by kind (read, write, "
-		    "fallocate, fsync).");
+	metric_file(
+		f, "sdswarm_fuse_requests", fs->count,
+		"FUSE data requests answered, by kind (read, write, fallocate, fsync).");
 	metric_file(f, "sdswarm_fuse_request_errors", fs->errors,
 		    "FUSE data requests answered with an error, by kind.");
-	metric_file(f, "sdswarm_fuse_data_bytes", fs->bytes,
-		    "Bytes FUSE requests read, wrote or (fallocate) punched "
-		    "or zeroed, by kind.");
-	metric_head(f, "sdswarm_fuse_latency_seconds", "histogram",
-		    "Time a FUSE data request took from its handler receiving "
-		    "it to the reply, fault delays included; log2 buckets, "
-		    "no _sum kept.");
+	metric_file(
+		f, "sdswarm_fuse_data_bytes", fs->bytes,
+		"Bytes FUSE requests read, wrote or (fallocate) punched or zeroed, by kind.");
+	metric_head(
+		f, "sdswarm_fuse_latency_seconds", "histogram",
+		"Time a FUSE data request took from its handler receiving it to the reply, fault delays included; log2 buckets, no _sum kept.");
 	metric_histogram(f, "sdswarm_fuse_latency_seconds", fs->lat);
 	fputs("# EOF\n", f);
 	free(snap);
@@ -1668,7 +1673,8 @@ static int cmd_save_config(struct req *r)
 	static const char *const fields[] = {"cmd", NULL};
 	struct lun_table *t = r->s->ctx.target->luns;
 	const struct cfg *cfg = r->s->ctx.cfg;
-	const struct scsi_alua *a = r->s->ctx.target->scsi ? r->s->ctx.target->scsi->alua : NULL;
+	const struct scsi_alua *a =
+		r->s->ctx.target->scsi ? r->s->ctx.target->scsi->alua : NULL;
 	struct fault_rule one, *rules = NULL;
 	const struct lun_group *g;
 	struct save_group *sg;
@@ -1813,14 +1819,15 @@ static int cmd_names(struct req *r)
 	if (sname) {
 		scheme = sdnum_scheme_find(sname);
 		if (!scheme)
-			return fail(r,
-				    "unknown scheme \"%s\" (legacy, naive, "
-				    "wilcox, linux, dynamic)",
-				    sname);
+			return fail(
+				r,
+				"unknown scheme \"%s\" (legacy, naive, wilcox, linux, dynamic)",
+				sname);
 	}
 	if (order && strcmp(order, "lun") != 0)
-		return fail(r, "\"order\" must be \"lun\" (LUN order is the "
-			       "order the kernel probes them in)");
+		return fail(
+			r,
+			"\"order\" must be \"lun\" (LUN order is the order the kernel probes them in)");
 	if (get_uint(r, "first", UINT32_MAX, &first) < 0 ||
 	    get_uint(r, "count", UINT32_MAX, &count) < 0)
 		return -1;
@@ -1837,12 +1844,11 @@ static int cmd_names(struct req *r)
 	nc->next_lun = k < first ? max : from;
 	nc->index = (uint32_t)first;
 	nc->left = first < total ? count : 0;
-	out_printf(r->c,
-		   "{\"ok\":true,\"scheme\":\"%s\",\"prefix\":\"%s\","
-		   "\"order\":\"lun\",\"first\":%" PRIu64 ",\"total\":%u,"
-		   "\"names\":[",
-		   scheme->name, r->s->ctx.cfg->target.name_prefix, first,
-		   total);
+	out_printf(
+		r->c,
+		"{\"ok\":true,\"scheme\":\"%s\",\"prefix\":\"%s\",\"order\":\"lun\",\"first\":%" PRIu64
+		",\"total\":%u,\"names\":[",
+		scheme->name, r->s->ctx.cfg->target.name_prefix, first, total);
 	return 1;
 }
 
@@ -1850,14 +1856,15 @@ static const struct {
 	const char *name;
 	int (*fn)(struct req *r);
 } commands[] = {
-	{"status", cmd_status}, {"lun", cmd_lun},     {"fault", cmd_fault},
-	{"stats", cmd_stats},	{"names", cmd_names}, {"metrics", cmd_metrics},
-	{"alua", cmd_alua},	{"save-config", cmd_save_config},
+	{"status", cmd_status},	    {"lun", cmd_lun},
+	{"fault", cmd_fault},	    {"stats", cmd_stats},
+	{"names", cmd_names},	    {"metrics", cmd_metrics},
+	{"alua", cmd_alua},	    {"save-config", cmd_save_config},
 	{"sessions", cmd_sessions},
 };
 
 #define CMD_LIST                                                               \
-	"status, lun, fault, stats, names, metrics, alua, save-config, "        \
+	"status, lun, fault, stats, names, metrics, alua, save-config, "       \
 	"sessions"
 
 static void dispatch(struct ctl_server *s, struct ctl_client *c,
@@ -1873,8 +1880,9 @@ static void dispatch(struct ctl_server *s, struct ctl_client *c,
 	while (len && line[len - 1] == '\r')
 		len--;
 	if (!len) {
-		send_error(c, "empty request: send one JSON object per line, "
-			      "like {\"cmd\":\"status\"}");
+		send_error(
+			c,
+			"empty request: send one JSON object per line, like {\"cmd\":\"status\"}");
 		return;
 	}
 	r.j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -1884,8 +1892,9 @@ static void dispatch(struct ctl_server *s, struct ctl_client *c,
 		return;
 	}
 	if (!json_is_object(r.j)) {
-		send_error(c, "a request is a JSON object, like "
-			      "{\"cmd\":\"status\"}");
+		send_error(
+			c,
+			"a request is a JSON object, like {\"cmd\":\"status\"}");
 		goto out;
 	}
 	v = json_object_get(r.j, "cmd");
@@ -1934,8 +1943,7 @@ static void client_free(struct ctl_client *c)
 static void timer_update(struct ctl_server *s)
 {
 	struct itimerspec its = {0};
-	bool want = s->accept_paused ||
-		    (s->nclients && s->ctx.idle_timeout);
+	bool want = s->accept_paused || (s->nclients && s->ctx.idle_timeout);
 
 	if (want == s->timer_armed)
 		return;
@@ -2104,7 +2112,6 @@ static bool pump(struct ctl_server *s, struct ctl_client *c)
 	}
 }
 
-
 /* Stops or resumes polling the listener. */
 static void accept_pause(struct ctl_server *s, bool pause)
 {
@@ -2119,8 +2126,8 @@ static void accept_pause(struct ctl_server *s, bool pause)
 
 static void accept_clients(struct ctl_server *s)
 {
-	static const char busy[] = "{\"ok\":false,\"error\":\"too many control "
-				   "clients; try again\"}\n";
+	static const char busy[] =
+		"{\"ok\":false,\"error\":\"too many control clients; try again\"}\n";
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct ctl_client *c;
 	bool root;
@@ -2140,15 +2147,15 @@ static void accept_clients(struct ctl_server *s)
 			 * next tick; the client's connect waits in the
 			 * backlog.
 			 */
-			log_warn("control: accept: %s; not accepting for a "
-				 "second",
-				 strerror(errno));
+			log_warn(
+				"control: accept: %s; not accepting for a second",
+				strerror(errno));
 			accept_pause(s, true);
 			return;
 		}
 		root = peer_uid(fd) == 0;
-		if (s->nclients >= CTL_MAX_CLIENTS + (root ? CTL_ROOT_CLIENTS
-							    : 0)) {
+		if (s->nclients >=
+		    CTL_MAX_CLIENTS + (root ? CTL_ROOT_CLIENTS : 0)) {
 			if (send(fd, busy, sizeof(busy) - 1,
 				 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 				log_debug("control: busy reply: %s",
@@ -2198,7 +2205,8 @@ static void close_idle(struct ctl_server *s)
 		if (now - c->active_ns < limit)
 			continue;
 		if (c->out_off == c->out_len &&
-		    send(c->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		    send(c->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) <
+			    0)
 			log_debug("control: idle reply: %s", strerror(errno));
 		client_close(s, c);
 		closed++;

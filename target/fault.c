@@ -21,11 +21,11 @@
 
 struct fault_table {
 	pthread_mutex_t lock;
-	_Atomic unsigned int n;        /* rules in use; read without the lock */
+	_Atomic unsigned int n; /* rules in use; read without the lock */
 	_Atomic uint64_t total_hits;
 	uint32_t next_id;
 	unsigned int cap;
-	struct fault_rule *rules;      /* sorted by id (ids only grow) */
+	struct fault_rule *rules; /* sorted by id (ids only grow) */
 	/* fault_watch_set(): called under the read side of watch_lock */
 	pthread_rwlock_t watch_lock;
 	fault_watch_fn *watch;
@@ -263,7 +263,8 @@ bool fault_check(struct fault_table *ft, uint32_t lun, uint64_t lba,
 
 uint64_t fault_total_hits(struct fault_table *ft)
 {
-	return ft ? atomic_load_explicit(&ft->total_hits, memory_order_relaxed) : 0;
+	return ft ? atomic_load_explicit(&ft->total_hits, memory_order_relaxed)
+		  : 0;
 }
 
 /* ---- the one-line grammar ----------------------------------------------- */
@@ -710,10 +711,10 @@ static int say_bad_value(char *why, size_t whylen, const struct field *f,
 		return say(why, whylen, "%s=%s: %s", f->name, v, f->bad);
 	put_time(&a, f->min);
 	put_time(&b, f->max);
-	return say(why, whylen,
-		   "%s=%s: not a time from %s to %s (a number and ns, us, ms "
-		   "or s)",
-		   f->name, v, lo, hi);
+	return say(
+		why, whylen,
+		"%s=%s: not a time from %s to %s (a number and ns, us, ms or s)",
+		f->name, v, lo, hi);
 }
 
 static unsigned int field_find(const char *name)

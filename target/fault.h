@@ -21,40 +21,41 @@
 #include <stdint.h>
 
 enum fault_kind {
-	FAULT_MEDIUM_READ = 1, /* MEDIUM ERROR 11h/00h, INFORMATION = first bad LBA */
-	FAULT_MEDIUM_WRITE,    /* MEDIUM ERROR 0Ch/00h, INFORMATION = first bad LBA */
-	FAULT_DELAY,           /* complete after delay_ns */
-	FAULT_HANG,            /* never complete (front-end timeouts, aborts) */
-	FAULT_UA,              /* UNIT ATTENTION asc/ascq, one-shot or repeating */
-	FAULT_NOT_READY,       /* NOT READY asc/ascq on medium access */
+	FAULT_MEDIUM_READ =
+		1, /* MEDIUM ERROR 11h/00h, INFORMATION = first bad LBA */
+	FAULT_MEDIUM_WRITE, /* MEDIUM ERROR 0Ch/00h, INFORMATION = first bad LBA */
+	FAULT_DELAY, /* complete after delay_ns */
+	FAULT_HANG, /* never complete (front-end timeouts, aborts) */
+	FAULT_UA, /* UNIT ATTENTION asc/ascq, one-shot or repeating */
+	FAULT_NOT_READY, /* NOT READY asc/ascq on medium access */
 	FAULT_KIND_MAX,
 };
 
 /* Which commands a rule applies to (struct fault_rule.ops). */
-#define FAULT_OP_READ 1u   /* READ, VERIFY, the read half of COMPARE AND WRITE */
-#define FAULT_OP_WRITE 2u  /* WRITE, WRITE SAME, UNMAP, WRITE AND VERIFY */
-#define FAULT_OP_OTHER 4u  /* everything else addressed to the LUN */
+#define FAULT_OP_READ 1u /* READ, VERIFY, the read half of COMPARE AND WRITE */
+#define FAULT_OP_WRITE 2u /* WRITE, WRITE SAME, UNMAP, WRITE AND VERIFY */
+#define FAULT_OP_OTHER 4u /* everything else addressed to the LUN */
 #define FAULT_OP_ANY 7u
 
 struct fault_rule {
-	uint32_t id;               /* set by fault_add() */
+	uint32_t id; /* set by fault_add() */
 	enum fault_kind kind;
-	unsigned int ops;          /* FAULT_OP_* mask; 0 = the kind's default */
-	uint32_t lun_first;        /* inclusive */
-	uint32_t lun_last;         /* inclusive */
-	uint64_t lba_first;        /* inclusive */
-	uint64_t lba_last;         /* inclusive; UINT64_MAX: to the end */
-	uint64_t delay_ns;         /* FAULT_DELAY */
-	uint8_t asc, ascq;         /* FAULT_UA, FAULT_NOT_READY */
-	uint32_t count;            /* hits left; 0 = unlimited (repeating) */
-	uint64_t hits;             /* times it fired (read back by fault_list()) */
+	unsigned int ops; /* FAULT_OP_* mask; 0 = the kind's default */
+	uint32_t lun_first; /* inclusive */
+	uint32_t lun_last; /* inclusive */
+	uint64_t lba_first; /* inclusive */
+	uint64_t lba_last; /* inclusive; UINT64_MAX: to the end */
+	uint64_t delay_ns; /* FAULT_DELAY */
+	uint8_t asc, ascq; /* FAULT_UA, FAULT_NOT_READY */
+	uint32_t count; /* hits left; 0 = unlimited (repeating) */
+	uint64_t hits; /* times it fired (read back by fault_list()) */
 };
 
 /* What fired. */
 struct fault_hit {
 	enum fault_kind kind;
 	uint32_t id;
-	uint64_t lba;              /* first LBA of the command inside the rule */
+	uint64_t lba; /* first LBA of the command inside the rule */
 	uint64_t delay_ns;
 	uint8_t asc, ascq;
 };
@@ -122,7 +123,8 @@ int fault_clear(struct fault_table *ft, uint32_t id);
  *
  * Return: the total number of rules (may exceed @max: only @max copied).
  */
-int fault_list(struct fault_table *ft, struct fault_rule *out, unsigned int max);
+int fault_list(struct fault_table *ft, struct fault_rule *out,
+	       unsigned int max);
 
 /**
  * fault_exists() - whether rule @id is still in the table (not cleared,

@@ -44,11 +44,11 @@ extern _Atomic int log_threshold;
 			log_msg((level), __VA_ARGS__);                         \
 	} while (0)
 
-#define log_err(...)	log_at(LOG_ERR, __VA_ARGS__)
-#define log_warn(...)	log_at(LOG_WARNING, __VA_ARGS__)
+#define log_err(...) log_at(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) log_at(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...) log_at(LOG_NOTICE, __VA_ARGS__)
-#define log_info(...)	log_at(LOG_INFO, __VA_ARGS__)
-#define log_debug(...)	log_at(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...) log_at(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_at(LOG_DEBUG, __VA_ARGS__)
 
 /* Per-LUN messages: "lun 17: ..." so a grep for one LUN finds them all. */
 #define log_lun(level, lun, fmt, ...)                                          \
@@ -56,7 +56,7 @@ extern _Atomic int log_threshold;
 #define log_lun_err(lun, fmt, ...) log_lun(LOG_ERR, lun, fmt, ##__VA_ARGS__)
 #define log_lun_warn(lun, fmt, ...)                                            \
 	log_lun(LOG_WARNING, lun, fmt, ##__VA_ARGS__)
-#define log_lun_info(lun, fmt, ...)  log_lun(LOG_INFO, lun, fmt, ##__VA_ARGS__)
+#define log_lun_info(lun, fmt, ...) log_lun(LOG_INFO, lun, fmt, ##__VA_ARGS__)
 #define log_lun_debug(lun, fmt, ...) log_lun(LOG_DEBUG, lun, fmt, ##__VA_ARGS__)
 
 /* A CDB at trace level: "lun 3: cdb 28 00 00 00 08 00 00 00 08 00". */

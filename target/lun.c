@@ -18,7 +18,7 @@
 
 /* slot flags */
 #define SLOT_TABLE_OWNED 0x01u /* host wrote the table area: store is truth */
-#define SLOT_POWERED 0x02u     /* POWER ON OCCURRED has been reported */
+#define SLOT_POWERED 0x02u /* POWER ON OCCURRED has been reported */
 
 /*
  * 32 bytes, so 262,144 idle LUNs cost 8 MiB and 2^20 cost 32 MiB. Fields the
@@ -27,10 +27,10 @@
 struct lun_slot {
 	_Atomic uint8_t state;
 	_Atomic uint8_t flags;
-	uint8_t ua_asc, ua_ascq;      /* LUN_UA_INJECTED's code */
+	uint8_t ua_asc, ua_ascq; /* LUN_UA_INJECTED's code */
 	_Atomic uint16_t mode;
 	uint16_t group;
-	_Atomic uint32_t inflight;    /* lun_get() pins */
+	_Atomic uint32_t inflight; /* lun_get() pins */
 	uint32_t gen;
 	/*
 	 * One counter per condition this LUN raises (enum ua_kind): raising
@@ -56,16 +56,16 @@ _Static_assert(sizeof(struct lun_slot) == 32, "a LUN slot is 32 bytes");
 enum ua_kind { UA_K_RESET, UA_K_MODE, UA_K_CAPACITY, UA_K_INJECTED };
 
 #define UA_SEEN_TRESET 4 /* seen[] index of the table's reset_gen */
-#define UA_SEEN_LUNS 5   /* ... of the table's luns_gen */
-#define UA_STRIPES 64    /* locks: commands of different nexuses rarely meet */
+#define UA_SEEN_LUNS 5 /* ... of the table's luns_gen */
+#define UA_STRIPES 64 /* locks: commands of different nexuses rarely meet */
 
 struct ua_entry {
 	uint32_t nexus;
 	uint32_t lun;
-	uint32_t lun_gen;   /* the slot's gen when made; 0: a free entry */
-	uint16_t seen[6];   /* ua_gen[4], then reset_gen and luns_gen */
-	uint8_t power_on;   /* the first command has not reported yet */
-	uint8_t prevent;    /* PREVENT ALLOW MEDIUM REMOVAL: prevented, valid
+	uint32_t lun_gen; /* the slot's gen when made; 0: a free entry */
+	uint16_t seen[6]; /* ua_gen[4], then reset_gen and luns_gen */
+	uint8_t power_on; /* the first command has not reported yet */
+	uint8_t prevent; /* PREVENT ALLOW MEDIUM REMOVAL: prevented, valid
 			     * while the two reset counters below are current */
 	uint16_t prevent_rgen, prevent_tgen; /* ua_gen[RESET], reset_gen */
 	uint16_t alua_seen; /* the table's alua_gen when last reported */
@@ -76,14 +76,14 @@ _Static_assert(sizeof(struct ua_entry) == 32, "a nexus's LUN is 32 bytes");
 struct ua_stripe {
 	pthread_mutex_t lock;
 	struct ua_entry *e;
-	uint32_t cap;       /* power of two, or 0 */
+	uint32_t cap; /* power of two, or 0 */
 	uint32_t used;
 };
 
 struct san_entry {
 	uint32_t lun;
-	uint32_t gen;       /* the LUN's gen; 0: a free entry */
-	uint64_t t0, t1;    /* CLOCK_MONOTONIC ns: started, ends */
+	uint32_t gen; /* the LUN's gen; 0: a free entry */
+	uint64_t t0, t1; /* CLOCK_MONOTONIC ns: started, ends */
 	uint64_t pad;
 };
 _Static_assert(sizeof(struct san_entry) == 32, "a sanitize entry is 32 bytes");
@@ -93,23 +93,23 @@ struct lun_ctr {
 };
 
 struct lun_table {
-	struct lun_slot *slots;       /* mmap'd, max_luns */
+	struct lun_slot *slots; /* mmap'd, max_luns */
 	size_t slots_bytes;
-	_Atomic uint64_t *present;    /* bitmap, max_luns bits */
+	_Atomic uint64_t *present; /* bitmap, max_luns bits */
 	uint32_t max_luns;
 	_Atomic uint32_t count;
 	uint64_t seed;
 	uint32_t oui;
 	struct store *store;
-	pthread_mutex_t lock;         /* writers: add, remove, groups */
-	pthread_mutex_t own_lock;     /* materialising partition tables */
-	_Atomic uint16_t luns_gen;    /* REPORTED LUNS DATA HAS CHANGED */
-	_Atomic uint16_t reset_gen;   /* reset unit attentions */
-	_Atomic uint16_t alua_gen;    /* ASYMMETRIC ACCESS STATE CHANGED */
-	_Atomic uint32_t gen;         /* LUN generations */
-	bool power_on_ua;             /* report POWER ON OCCURRED */
+	pthread_mutex_t lock; /* writers: add, remove, groups */
+	pthread_mutex_t own_lock; /* materialising partition tables */
+	_Atomic uint16_t luns_gen; /* REPORTED LUNS DATA HAS CHANGED */
+	_Atomic uint16_t reset_gen; /* reset unit attentions */
+	_Atomic uint16_t alua_gen; /* ASYMMETRIC ACCESS STATE CHANGED */
+	_Atomic uint32_t gen; /* LUN generations */
+	bool power_on_ua; /* report POWER ON OCCURRED */
 	struct ua_stripe ua[UA_STRIPES];
-	pthread_mutex_t medium_lock;  /* prevent vs eject (lun_medium()) */
+	pthread_mutex_t medium_lock; /* prevent vs eject (lun_medium()) */
 	/*
 	 * LUNs a SANITIZE keeps busy, hashed by number (open addressing,
 	 * linear probing; an entry of a LUN whose gen moved on is dead and is
@@ -342,7 +342,9 @@ int lun_serial(const struct lun_table *t, uint32_t lun, char *buf, size_t len)
 static bool present(const struct lun_table *t, uint32_t lun)
 {
 	return atomic_load_explicit(&t->present[lun / 64],
-				    memory_order_relaxed) >> (lun % 64) & 1;
+				    memory_order_relaxed) >>
+		       (lun % 64) &
+	       1;
 }
 
 static void set_present(struct lun_table *t, uint32_t lun, bool on)
@@ -436,7 +438,8 @@ int lun_group_add(struct lun_table *t, const struct lun_group *g)
 		goto out_unlock;
 	}
 	for (i = g->first; i < end; i++) {
-		if (present(t, i) || atomic_load(&t->slots[i].state) != LUN_ABSENT) {
+		if (present(t, i) ||
+		    atomic_load(&t->slots[i].state) != LUN_ABSENT) {
 			ret = -EEXIST;
 			goto out_unlock;
 		}
@@ -603,7 +606,8 @@ int lun_find(const struct lun_table *t, uint32_t first, uint32_t last)
 	/* no wrap: last < max_luns <= LUN_MAX_LUNS */
 	for (i = first; i <= last;) {
 		w = atomic_load_explicit(&t->present[i / 64],
-					 memory_order_relaxed) >> (i % 64);
+					 memory_order_relaxed) >>
+		    (i % 64);
 		if (w) {
 			i += (uint32_t)__builtin_ctzll(w);
 			return i <= last ? (int)i : -ENOENT;
@@ -678,7 +682,8 @@ int lun_set_state(struct lun_table *t, uint32_t lun, enum lun_state state)
 			ret = -EBUSY;
 			break;
 		}
-	} while (!atomic_compare_exchange_weak(&s->state, &cur, (uint8_t)state));
+	} while (
+		!atomic_compare_exchange_weak(&s->state, &cur, (uint8_t)state));
 	pthread_mutex_unlock(&t->lock);
 	if (!ret && cur != (uint8_t)state)
 		changed(t, LUN_CHANGE_STATE, lun, 0, 0);
@@ -846,21 +851,23 @@ int lun_get(struct lun_table *t, uint32_t lun, struct lun_info *info)
 	atomic_fetch_add(&s->inflight, 1); /* seq_cst: see lun_remove() */
 	st = atomic_load(&s->state);
 	if (st == LUN_ABSENT || st == LUN_REMOVING) {
-		lun_put(t, &(struct lun_info){ .lun = lun });
+		lun_put(t, &(struct lun_info){.lun = lun});
 		return -ENODEV;
 	}
 	g = &t->groups[s->group];
 	info->lun = lun;
 	info->gen = s->gen;
 	info->progress = 0;
-	info->state = st == LUN_SANITIZING ? san_state(t, s, lun, &info->progress) :
-					     (enum lun_state)st;
+	info->state = st == LUN_SANITIZING
+			      ? san_state(t, s, lun, &info->progress)
+			      : (enum lun_state)st;
 	info->group = g;
 	info->nblocks = atomic_load_explicit(&s->nblocks, memory_order_relaxed);
 	info->block_size = g->block_size;
 	info->mode = atomic_load_explicit(&s->mode, memory_order_relaxed);
-	info->table_owned = atomic_load_explicit(&s->flags, memory_order_acquire) &
-			    SLOT_TABLE_OWNED;
+	info->table_owned =
+		atomic_load_explicit(&s->flags, memory_order_acquire) &
+		SLOT_TABLE_OWNED;
 	lun_wwn(t, lun, &info->wwn_hi, &info->wwn_lo);
 	fill_geom(t, g, lun, info->nblocks, &info->geom);
 	return 0;
@@ -896,7 +903,8 @@ static struct ua_entry *ua_find(struct ua_stripe *st, uint32_t nexus,
 
 	if (!st->cap)
 		return NULL;
-	for (i = ua_hash(nexus, lun) & (st->cap - 1);; i = (i + 1) & (st->cap - 1)) {
+	for (i = ua_hash(nexus, lun) & (st->cap - 1);;
+	     i = (i + 1) & (st->cap - 1)) {
 		struct ua_entry *e = &st->e[i];
 
 		if (!e->lun_gen)
@@ -957,8 +965,9 @@ static void ua_entry_init(struct lun_table *t, struct lun_slot *s,
 	 * POWER ON OCCURRED goes to the first nexus that uses a new LUN, as
 	 * scsi_debug and LIO do; later nexuses log in to a unit long powered.
 	 */
-	e->power_on = t->power_on_ua &&
-		      !(atomic_fetch_or(&s->flags, SLOT_POWERED) & SLOT_POWERED);
+	e->power_on =
+		t->power_on_ua &&
+		!(atomic_fetch_or(&s->flags, SLOT_POWERED) & SLOT_POWERED);
 }
 
 /*
@@ -1041,14 +1050,36 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	pthread_mutex_unlock(&st->lock);
 
 	switch (bit) {
-	case 0: break;
-	case LUN_UA_POWER_ON: *asc = 0x29; *ascq = 0x01; break;
-	case LUN_UA_RESET: *asc = 0x29; *ascq = 0x00; break;
-	case LUN_UA_MODE_CHANGED: *asc = 0x2a; *ascq = 0x01; break;
-	case LUN_UA_CAPACITY: *asc = 0x2a; *ascq = 0x09; break;
-	case LUN_UA_LUNS_CHANGED: *asc = 0x3f; *ascq = 0x0e; break;
-	case LUN_UA_ALUA_CHANGED: *asc = 0x2a; *ascq = 0x06; break;
-	default: *asc = s->ua_asc; *ascq = s->ua_ascq; break;
+	case 0:
+		break;
+	case LUN_UA_POWER_ON:
+		*asc = 0x29;
+		*ascq = 0x01;
+		break;
+	case LUN_UA_RESET:
+		*asc = 0x29;
+		*ascq = 0x00;
+		break;
+	case LUN_UA_MODE_CHANGED:
+		*asc = 0x2a;
+		*ascq = 0x01;
+		break;
+	case LUN_UA_CAPACITY:
+		*asc = 0x2a;
+		*ascq = 0x09;
+		break;
+	case LUN_UA_LUNS_CHANGED:
+		*asc = 0x3f;
+		*ascq = 0x0e;
+		break;
+	case LUN_UA_ALUA_CHANGED:
+		*asc = 0x2a;
+		*ascq = 0x06;
+		break;
+	default:
+		*asc = s->ua_asc;
+		*ascq = s->ua_ascq;
+		break;
 	}
 	return bit;
 }
@@ -1248,9 +1279,8 @@ int lun_medium(struct lun_table *t, const struct lun_info *info, bool load)
 			ret = -EBUSY;
 			break;
 		}
-	} while (!atomic_compare_exchange_weak(&s->state, &cur,
-					       load ? LUN_ONLINE :
-						      LUN_NO_MEDIUM));
+	} while (!atomic_compare_exchange_weak(
+		&s->state, &cur, load ? LUN_ONLINE : LUN_NO_MEDIUM));
 out:
 	pthread_mutex_unlock(&t->medium_lock);
 	if (!ret)
@@ -1388,8 +1418,7 @@ void lun_stats_disable(struct lun_table *t)
 	atomic_store_explicit(&t->ctr_win, 0, memory_order_relaxed);
 }
 
-int lun_stats_window(const struct lun_table *t, uint32_t *first,
-		     uint32_t *last)
+int lun_stats_window(const struct lun_table *t, uint32_t *first, uint32_t *last)
 {
 	uint64_t w = atomic_load_explicit(&t->ctr_win, memory_order_relaxed);
 
@@ -1494,8 +1523,9 @@ static int read_blocks(struct lun_table *t, const struct lun_info *info,
 	 */
 	end = lba + nblocks;
 	ub = unit_blocks(t, info);
-	for (blk = lba; blk < end &&
-	     ptable_next_synthetic(&info->geom, blk, &blk) == 1 && blk < end;
+	for (blk = lba;
+	     blk < end && ptable_next_synthetic(&info->geom, blk, &blk) == 1 &&
+	     blk < end;
 	     blk++) {
 		if (blk / ub != unit) {
 			unit = blk / ub;
@@ -1611,8 +1641,7 @@ int lun_write(struct lun_table *t, const struct lun_info *info, uint64_t lba,
 	}
 	/* even a failed write may have changed some of the blocks */
 	changed(t, LUN_CHANGE_DATA, info->lun, lba, nblocks);
-	io_count(t, info->lun, true, (uint64_t)nblocks * info->block_size,
-		 ret);
+	io_count(t, info->lun, true, (uint64_t)nblocks * info->block_size, ret);
 	return ret;
 }
 

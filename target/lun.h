@@ -24,24 +24,26 @@
 #define LUN_NEXUS_NONE UINT32_MAX
 
 enum lun_state {
-	LUN_ABSENT = 0,   /* no LUN with this number */
-	LUN_ONLINE,       /* serving */
-	LUN_OFFLINE,      /* present, every medium access fails: NOT READY, offline */
-	LUN_NOT_READY,    /* present, becoming ready (NOT READY, in process) */
-	LUN_STOPPED,      /* START STOP UNIT stopped it: initializing command required */
-	LUN_REMOVING,     /* removed; waiting for commands in flight to finish */
-	LUN_NO_MEDIUM,    /* removable, medium ejected: NOT READY, not present */
-	LUN_SANITIZING,   /* a SANITIZE runs: NOT READY, sanitize in progress */
+	LUN_ABSENT = 0, /* no LUN with this number */
+	LUN_ONLINE, /* serving */
+	LUN_OFFLINE, /* present, every medium access fails: NOT READY, offline */
+	LUN_NOT_READY, /* present, becoming ready (NOT READY, in process) */
+	LUN_STOPPED, /* START STOP UNIT stopped it: initializing command required */
+	LUN_REMOVING, /* removed; waiting for commands in flight to finish */
+	LUN_NO_MEDIUM, /* removable, medium ejected: NOT READY, not present */
+	LUN_SANITIZING, /* a SANITIZE runs: NOT READY, sanitize in progress */
 };
 
 /* Unit attention conditions, highest priority first (SAM-5 5.14). */
 enum lun_ua {
-	LUN_UA_POWER_ON = 1u << 0,      /* 29h/01h POWER ON OCCURRED */
-	LUN_UA_RESET = 1u << 1,         /* 29h/00h after a LUN or target reset */
-	LUN_UA_MODE_CHANGED = 1u << 2,  /* 2Ah/01h MODE PARAMETERS CHANGED */
-	LUN_UA_CAPACITY = 1u << 3,      /* 2Ah/09h CAPACITY DATA HAS CHANGED */
-	LUN_UA_LUNS_CHANGED = 1u << 4,  /* 3Fh/0Eh REPORTED LUNS DATA HAS CHANGED */
-	LUN_UA_INJECTED = 1u << 5,      /* a fault's unit attention (its own ASC/ASCQ) */
+	LUN_UA_POWER_ON = 1u << 0, /* 29h/01h POWER ON OCCURRED */
+	LUN_UA_RESET = 1u << 1, /* 29h/00h after a LUN or target reset */
+	LUN_UA_MODE_CHANGED = 1u << 2, /* 2Ah/01h MODE PARAMETERS CHANGED */
+	LUN_UA_CAPACITY = 1u << 3, /* 2Ah/09h CAPACITY DATA HAS CHANGED */
+	LUN_UA_LUNS_CHANGED = 1u
+			      << 4, /* 3Fh/0Eh REPORTED LUNS DATA HAS CHANGED */
+	LUN_UA_INJECTED =
+		1u << 5, /* a fault's unit attention (its own ASC/ASCQ) */
 	/*
 	 * 2Ah/06h ASYMMETRIC ACCESS STATE CHANGED: table-wide, reported after
 	 * CAPACITY DATA HAS CHANGED and before REPORTED LUNS DATA HAS CHANGED
@@ -51,13 +53,13 @@ enum lun_ua {
 
 /* Mode page bits a host can change with MODE SELECT, per LUN. */
 enum lun_mode {
-	LUN_MODE_WCE = 1u << 0,     /* caching page: write cache enable */
-	LUN_MODE_RCD = 1u << 1,     /* caching page: read cache disable */
+	LUN_MODE_WCE = 1u << 0, /* caching page: write cache enable */
+	LUN_MODE_RCD = 1u << 1, /* caching page: read cache disable */
 	LUN_MODE_D_SENSE = 1u << 2, /* control page: descriptor-format sense */
-	LUN_MODE_SWP = 1u << 3,     /* control page: software write protect */
-	LUN_MODE_DEXCPT = 1u << 4,  /* IE page: disable exceptions */
-	LUN_MODE_TEST = 1u << 5,    /* IE page: test (report a false failure) */
-	LUN_MODE_QERR = 1u << 6,    /* control page: QErr = 01b */
+	LUN_MODE_SWP = 1u << 3, /* control page: software write protect */
+	LUN_MODE_DEXCPT = 1u << 4, /* IE page: disable exceptions */
+	LUN_MODE_TEST = 1u << 5, /* IE page: test (report a false failure) */
+	LUN_MODE_QERR = 1u << 6, /* control page: QErr = 01b */
 };
 
 /*
@@ -66,53 +68,54 @@ enum lun_mode {
  */
 struct lun_group {
 	char name[LUN_NAME_MAX];
-	uint32_t first;          /* first LUN number */
-	uint32_t count;          /* number of LUNs created at start */
-	uint64_t size;           /* bytes; a multiple of block_size */
-	uint32_t block_size;     /* 512 or 4096 */
-	uint8_t phys_exp;        /* physical block = block_size << phys_exp */
-	bool thin;               /* logical block provisioning (LBPME, UNMAP) */
-	bool lbprz;              /* unmapped blocks read as zero (reported) */
-	uint16_t mode_default;   /* enum lun_mode bits at power on */
-	char vendor[9];          /* INQUIRY T10 vendor, space padded on output */
+	uint32_t first; /* first LUN number */
+	uint32_t count; /* number of LUNs created at start */
+	uint64_t size; /* bytes; a multiple of block_size */
+	uint32_t block_size; /* 512 or 4096 */
+	uint8_t phys_exp; /* physical block = block_size << phys_exp */
+	bool thin; /* logical block provisioning (LBPME, UNMAP) */
+	bool lbprz; /* unmapped blocks read as zero (reported) */
+	uint16_t mode_default; /* enum lun_mode bits at power on */
+	char vendor[9]; /* INQUIRY T10 vendor, space padded on output */
 	char product[17];
 	char revision[5];
-	uint32_t max_xfer_blocks;   /* block limits VPD: MAXIMUM TRANSFER LENGTH */
-	uint32_t opt_xfer_blocks;   /* OPTIMAL TRANSFER LENGTH */
-	uint32_t max_unmap_blocks;  /* MAXIMUM UNMAP LBA COUNT */
-	uint32_t max_unmap_desc;    /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
-	uint32_t max_ws_blocks;     /* MAXIMUM WRITE SAME LENGTH */
-	uint16_t rotation_rate;     /* VPD B1: 1 = non-rotating */
-	bool removable;             /* RMB: START STOP UNIT ejects and loads */
-	uint32_t sanitize_ms;       /* how long a SANITIZE keeps it busy */
+	uint32_t max_xfer_blocks; /* block limits VPD: MAXIMUM TRANSFER LENGTH */
+	uint32_t opt_xfer_blocks; /* OPTIMAL TRANSFER LENGTH */
+	uint32_t max_unmap_blocks; /* MAXIMUM UNMAP LBA COUNT */
+	uint32_t max_unmap_desc; /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
+	uint32_t max_ws_blocks; /* MAXIMUM WRITE SAME LENGTH */
+	uint16_t rotation_rate; /* VPD B1: 1 = non-rotating */
+	bool removable; /* RMB: START STOP UNIT ejects and loads */
+	uint32_t sanitize_ms; /* how long a SANITIZE keeps it busy */
 	enum ptable_kind ptable;
 	unsigned int nparts;
 	unsigned int nsizes;
-	uint64_t part_sizes[64];    /* blocks, see ptable.h for the rule */
+	uint64_t part_sizes[64]; /* blocks, see ptable.h for the rule */
 };
 
 /* A LUN as the command path sees it: a snapshot, cheap to take. */
 struct lun_info {
 	uint32_t lun;
-	uint32_t gen;            /* bumps on every add: commands from before fail */
+	uint32_t gen; /* bumps on every add: commands from before fail */
 	enum lun_state state;
 	const struct lun_group *group;
-	uint64_t nblocks;        /* current capacity in logical blocks */
+	uint64_t nblocks; /* current capacity in logical blocks */
 	uint32_t block_size;
-	uint16_t mode;           /* enum lun_mode bits */
+	uint16_t mode; /* enum lun_mode bits */
 	uint64_t wwn_hi, wwn_lo; /* NAA-6 WWN, 16 bytes, big-endian halves */
-	bool table_owned;        /* the host wrote the table area: no overlay */
-	struct ptable_geom geom; /* partition table geometry (kind NONE if none) */
-	uint16_t progress;       /* LUN_SANITIZING: done, in 65536ths */
+	bool table_owned; /* the host wrote the table area: no overlay */
+	struct ptable_geom
+		geom; /* partition table geometry (kind NONE if none) */
+	uint16_t progress; /* LUN_SANITIZING: done, in 65536ths */
 };
 
 struct lun_table_params {
-	uint32_t max_luns;       /* 1..LUN_MAX_LUNS; default LUN_DEFAULT_MAX */
-	uint64_t seed;           /* target seed: serials and WWNs */
-	uint32_t oui;            /* IEEE OUI in the WWN (24 bits); 0: AC-DE-48,
+	uint32_t max_luns; /* 1..LUN_MAX_LUNS; default LUN_DEFAULT_MAX */
+	uint64_t seed; /* target seed: serials and WWNs */
+	uint32_t oui; /* IEEE OUI in the WWN (24 bits); 0: AC-DE-48,
 				  * the block IEEE reserves for private use */
-	struct store *store;     /* where blocks live; not owned */
-	bool no_power_on_ua;     /* no POWER ON OCCURRED on a LUN's first
+	struct store *store; /* where blocks live; not owned */
+	bool no_power_on_ua; /* no POWER ON OCCURRED on a LUN's first
 				  * command (iscsi-ls and other one-shot
 				  * tools give up on a unit attention) */
 };
@@ -335,10 +338,10 @@ int lun_find(const struct lun_table *t, uint32_t first, uint32_t last);
  * body may lun_get() and must not assume one succeeds.
  * Cost: O(@last - @first) / 64 bitmap words over the whole walk.
  */
-#define lun_for_each(t, l, first, last)                                    \
-	for ((l) = lun_find((t), (first), (last)); (l) >= 0;               \
-	     (l) = (uint32_t)(l) < (uint32_t)(last)                        \
-			   ? lun_find((t), (uint32_t)(l) + 1, (last))      \
+#define lun_for_each(t, l, first, last)                                        \
+	for ((l) = lun_find((t), (first), (last)); (l) >= 0;                   \
+	     (l) = (uint32_t)(l) < (uint32_t)(last)                            \
+			   ? lun_find((t), (uint32_t)(l) + 1, (last))          \
 			   : -ENOENT)
 
 /**
@@ -465,8 +468,8 @@ int lun_mode_set(struct lun_table *t, uint32_t lun, uint16_t mode,
 int lun_serial(const struct lun_table *t, uint32_t lun, char *buf, size_t len);
 
 /* I/O flags for lun_write() and friends. */
-#define LUN_IO_FUA 1u     /* durable before completion */
-#define LUN_IO_UNMAP 2u   /* write_zeroes may deallocate */
+#define LUN_IO_FUA 1u /* durable before completion */
+#define LUN_IO_UNMAP 2u /* write_zeroes may deallocate */
 
 /*
  * Block I/O on a pinned LUN. LBA ranges are checked by the caller (scsi/ has
@@ -496,20 +499,21 @@ int lun_flush(struct lun_table *t, const struct lun_info *info);
  * coherence to every other path.
  */
 enum lun_change_kind {
-	LUN_CHANGE_DATA = 1,  /* [lba, lba + nblocks) written, zeroed, unmapped */
-	LUN_CHANGE_SIZE,      /* capacity changed (lun_resize()) */
-	LUN_CHANGE_STATE,     /* state or medium: reads may fail or work now */
-	LUN_CHANGE_ADDED,     /* lun_add() */
-	LUN_CHANGE_REMOVED,   /* lun_remove() */
-	LUN_CHANGE_FAULT,     /* a fault rule now covers [lba, lba + nblocks) */
+	LUN_CHANGE_DATA =
+		1, /* [lba, lba + nblocks) written, zeroed, unmapped */
+	LUN_CHANGE_SIZE, /* capacity changed (lun_resize()) */
+	LUN_CHANGE_STATE, /* state or medium: reads may fail or work now */
+	LUN_CHANGE_ADDED, /* lun_add() */
+	LUN_CHANGE_REMOVED, /* lun_remove() */
+	LUN_CHANGE_FAULT, /* a fault rule now covers [lba, lba + nblocks) */
 };
 
 struct lun_change {
 	enum lun_change_kind kind;
-	uint32_t lun_first;   /* inclusive */
-	uint32_t lun_last;    /* inclusive */
-	uint64_t lba;         /* LUN_CHANGE_DATA and _FAULT; else 0 */
-	uint64_t nblocks;     /* ditto; UINT64_MAX: to the end */
+	uint32_t lun_first; /* inclusive */
+	uint32_t lun_last; /* inclusive */
+	uint64_t lba; /* LUN_CHANGE_DATA and _FAULT; else 0 */
+	uint64_t nblocks; /* ditto; UINT64_MAX: to the end */
 };
 
 typedef void lun_watch_fn(void *arg, const struct lun_change *c);

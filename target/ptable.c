@@ -157,15 +157,15 @@ int ptable_kind_parse(const char *name, enum ptable_kind *out)
 
 struct plan {
 	const struct ptable_geom *g;
-	uint64_t align;        /* blocks in 1 MiB */
-	uint64_t limit;        /* exclusive end of the space partitions use */
-	uint32_t ent_blocks;   /* GPT: blocks of one entry array */
-	uint32_t ent_used;     /* GPT: of those, blocks holding entries */
-	unsigned int n;        /* data partitions */
-	unsigned int nfixed;   /* data partitions 0..nfixed-1 have a size */
-	bool logicals;         /* MBR with an extended partition */
-	uint64_t auto_base;    /* start of unsized partition nfixed's room */
-	uint64_t auto_size;    /* each unsized partition (but the last) */
+	uint64_t align; /* blocks in 1 MiB */
+	uint64_t limit; /* exclusive end of the space partitions use */
+	uint32_t ent_blocks; /* GPT: blocks of one entry array */
+	uint32_t ent_used; /* GPT: of those, blocks holding entries */
+	unsigned int n; /* data partitions */
+	unsigned int nfixed; /* data partitions 0..nfixed-1 have a size */
+	bool logicals; /* MBR with an extended partition */
+	uint64_t auto_base; /* start of unsized partition nfixed's room */
+	uint64_t auto_size; /* each unsized partition (but the last) */
 	uint64_t fixed_start[PTABLE_MAX_PARTS];
 };
 
@@ -224,8 +224,9 @@ static int plan_make(const struct ptable_geom *g, struct plan *p,
 	p->align = MIB / g->block_size;
 	if (g->kind == PTABLE_NONE) {
 		if (g->nparts || g->nsizes)
-			return bad(why, "partitions need a partition table "
-					"(ptable = gpt or mbr)");
+			return bad(
+				why,
+				"partitions need a partition table (ptable = gpt or mbr)");
 		return 0;
 	}
 	if (g->nparts > PTABLE_MAX_PARTS)
@@ -239,8 +240,9 @@ static int plan_make(const struct ptable_geom *g, struct plan *p,
 		p->nfixed--;
 	for (d = 0; d < p->nfixed; d++)
 		if (!g->sizes[d])
-			return bad(why, "only the last partition size may be 0 "
-					"(the rest of the disk)");
+			return bad(
+				why,
+				"only the last partition size may be 0 (the rest of the disk)");
 
 	if (g->kind == PTABLE_GPT) {
 		p->ent_blocks = GPT_ENTRIES_BYTES / g->block_size;
@@ -248,8 +250,9 @@ static int plan_make(const struct ptable_geom *g, struct plan *p,
 		if (g->nblocks < 2ull * p->ent_blocks + 4)
 			return bad(why, "disk too small for a GPT");
 		p->limit = g->nblocks - 1 - p->ent_blocks;
-		p->ent_used = (p->n * PTABLE_GPT_ENTRY_SIZE + g->block_size -
-			       1) / g->block_size;
+		p->ent_used =
+			(p->n * PTABLE_GPT_ENTRY_SIZE + g->block_size - 1) /
+			g->block_size;
 	} else {
 		if (!g->nblocks)
 			return bad(why, "disk has no blocks");
@@ -266,9 +269,9 @@ static int plan_make(const struct ptable_geom *g, struct plan *p,
 
 		if (start >= p->limit || g->sizes[d] > p->limit - start) {
 			if (g->kind == PTABLE_MBR && g->nblocks > MBR_LIMIT)
-				return bad(why, "partition sizes pass block "
-						"2^32 - 1, the last an MBR can "
-						"address (use ptable = gpt)");
+				return bad(
+					why,
+					"partition sizes pass block 2^32 - 1, the last an MBR can address (use ptable = gpt)");
 			return bad(why, "partition sizes exceed the disk");
 		}
 		p->fixed_start[d] = start;
@@ -284,8 +287,9 @@ static int plan_make(const struct ptable_geom *g, struct plan *p,
 	overhead = p->logicals ? (uint64_t)(p->n - first_log) * p->align : 0;
 	room = p->auto_base < p->limit ? p->limit - p->auto_base : 0;
 	if (room < overhead + (uint64_t)nauto * p->align)
-		return bad(why, "disk too small: every unsized partition needs "
-				"1 MiB (and every logical 1 MiB more)");
+		return bad(
+			why,
+			"disk too small: every unsized partition needs 1 MiB (and every logical 1 MiB more)");
 	p->auto_size = align_down((room - overhead) / nauto, p->align);
 	return 0;
 }
@@ -358,8 +362,7 @@ static unsigned int ebr_search(const struct plan *p, uint64_t lba)
 }
 
 /* Table blocks as up to three ascending intervals [start, end). */
-static bool next_table_block(const struct plan *p, uint64_t lba,
-			     uint64_t *out)
+static bool next_table_block(const struct plan *p, uint64_t lba, uint64_t *out)
 {
 	const struct ptable_geom *g = p->g;
 	unsigned int d;
@@ -370,9 +373,9 @@ static bool next_table_block(const struct plan *p, uint64_t lba,
 	case PTABLE_GPT: {
 		uint64_t bk = g->nblocks - 1 - p->ent_blocks;
 		uint64_t iv[3][2] = {
-			{ 0, 2 + p->ent_used },
-			{ bk, bk + p->ent_used },
-			{ g->nblocks - 1, g->nblocks },
+			{0, 2 + p->ent_used},
+			{bk, bk + p->ent_used},
+			{g->nblocks - 1, g->nblocks},
 		};
 		int i;
 
@@ -493,12 +496,12 @@ static void fill_ebr(const struct plan *p, unsigned int d, uint8_t *b)
 {
 	uint64_t es = ext_start(p);
 
-	put_mbr_entry(b, 0, PTABLE_MBR_LINUX, data_start(p, d),
-		      data_size(p, d), (uint32_t)p->align);
+	put_mbr_entry(b, 0, PTABLE_MBR_LINUX, data_start(p, d), data_size(p, d),
+		      (uint32_t)p->align);
 	if (d + 1 < p->n) {
 		uint64_t next = ebr_lba(p, d + 1);
-		uint64_t span = data_start(p, d + 1) + data_size(p, d + 1) -
-				next;
+		uint64_t span =
+			data_start(p, d + 1) + data_size(p, d + 1) - next;
 
 		put_mbr_entry(b, 1, PTABLE_MBR_EXTENDED, next, span,
 			      (uint32_t)(next - es));
@@ -551,7 +554,8 @@ static uint32_t gpt_entries_crc(const struct plan *p)
 	}
 	rest = (z_off_t)(PTABLE_GPT_ENTRIES - p->n) * PTABLE_GPT_ENTRY_SIZE;
 	crc = ~crc32_combine_op(~crc & 0xffffffffu, 0,
-				crc32_combine_gen(rest)) & 0xffffffffu;
+				crc32_combine_gen(rest)) &
+	      0xffffffffu;
 	return (uint32_t)crc;
 }
 
@@ -931,7 +935,7 @@ static int gpt_entries(struct pctx *c, const struct gpt_hdr *h)
 /* 1 GPT found, 0 not a GPT, < 0 read error. */
 static int parse_gpt(struct pctx *c)
 {
-	uint64_t where[2] = { 1, c->nblocks - 1 };
+	uint64_t where[2] = {1, c->nblocks - 1};
 	struct gpt_hdr h;
 	int i, ret;
 

@@ -55,13 +55,13 @@ enum ptable_kind {
  */
 struct ptable_geom {
 	enum ptable_kind kind;
-	uint32_t block_size;   /* 512, 1024, 2048 or 4096 */
-	uint64_t nblocks;      /* capacity in blocks */
-	unsigned int nparts;   /* data partitions, 0..PTABLE_MAX_PARTS */
+	uint32_t block_size; /* 512, 1024, 2048 or 4096 */
+	uint64_t nblocks; /* capacity in blocks */
+	unsigned int nparts; /* data partitions, 0..PTABLE_MAX_PARTS */
 	const uint64_t *sizes; /* optional sizes in blocks (see above) */
-	unsigned int nsizes;   /* entries in @sizes, 0..@nparts */
-	uint64_t wwn;          /* NAA-6 WWN: seeds GUIDs and MBR signature */
-	uint32_t lun;          /* LUN number: mixed into the same seed */
+	unsigned int nsizes; /* entries in @sizes, 0..@nparts */
+	uint64_t wwn; /* NAA-6 WWN: seeds GUIDs and MBR signature */
+	uint32_t lun; /* LUN number: mixed into the same seed */
 };
 
 /*
@@ -69,14 +69,14 @@ struct ptable_geom {
  * order (first three fields little-endian); zero for MBR partitions.
  */
 struct ptable_part {
-	unsigned int number;    /* kernel partition number, 1..255 */
-	uint64_t start;         /* first LBA */
-	uint64_t nblocks;       /* blocks the kernel gives the partition */
+	unsigned int number; /* kernel partition number, 1..255 */
+	uint64_t start; /* first LBA */
+	uint64_t nblocks; /* blocks the kernel gives the partition */
 	uint64_t table_nblocks; /* blocks the table records (see below) */
-	uint8_t mbr_type;       /* MBR system id; 0 for GPT */
-	bool extended;          /* an MBR extended partition (0x05/0x0f/0x85) */
-	uint8_t type_guid[16];  /* GPT partition type */
-	uint8_t guid[16];       /* GPT unique partition GUID */
+	uint8_t mbr_type; /* MBR system id; 0 for GPT */
+	bool extended; /* an MBR extended partition (0x05/0x0f/0x85) */
+	uint8_t type_guid[16]; /* GPT partition type */
+	uint8_t guid[16]; /* GPT unique partition GUID */
 };
 /*
  * @table_nblocks differs from @nblocks for an extended partition, which the

@@ -98,46 +98,30 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sdswarm [--control PATH] [--json] COMMAND [ARGS]\n"
 		"  status [--lun N]              LUNs, memory, store, groups\n"
-		"  lun add [--group NAME] [LUN]  add a LUN (lowest free "
-		"number)\n"
+		"  lun add [--group NAME] [LUN]  add a LUN (lowest free number)\n"
 		"  lun remove LUN\n"
 		"  lun resize LUN SIZE           SIZE with K, M, G, T or P\n"
 		"  lun offline LUN | lun online LUN\n"
-		"  lun list                      LUNs as ranges: group, state, "
-		"size, stored\n"
-		"  fault set RULE...             e.g. medium-read luns=0-3 "
-		"lba=100-199\n"
+		"  lun list                      LUNs as ranges: group, state, size, stored\n"
+		"  fault set RULE...             e.g. medium-read luns=0-3 lba=100-199\n"
 		"  fault clear ID|all\n"
 		"  fault list\n"
 		"  alua list                     ALUA port groups and states\n"
-		"  alua set GROUP STATE          STATE: active/optimized (ao), "
-		"active/non-optimized\n"
+		"  alua set GROUP STATE          STATE: active/optimized (ao), active/non-optimized\n"
 		"                                (an), standby, unavailable\n"
-		"  stats [--luns A-B] [--count-luns A-B|off] [--watch SECONDS "
-		"[--count N]]\n"
-		"                                SCSI commands by name, FUSE "
-		"requests, latency,\n"
-		"                                per-LUN counters, rates per "
-		"interval\n"
-		"  metrics                       the counters as OpenMetrics "
-		"text\n"
-		"  sessions                      iSCSI initiators, targets, "
-		"digests, commands in\n"
-		"                                flight; the FUSE mount's "
-		"requests in flight\n"
-		"  save-config FILE|-            the running LUN table, groups "
-		"and faults as\n"
-		"                                a configuration that "
-		"reproduces them\n"
+		"  stats [--luns A-B] [--count-luns A-B|off] [--watch SECONDS [--count N]]\n"
+		"                                SCSI commands by name, FUSE requests, latency,\n"
+		"                                per-LUN counters, rates per interval\n"
+		"  metrics                       the counters as OpenMetrics text\n"
+		"  sessions                      iSCSI initiators, targets, digests, commands in\n"
+		"                                flight; the FUSE mount's requests in flight\n"
+		"  save-config FILE|-            the running LUN table, groups and faults as\n"
+		"                                a configuration that reproduces them\n"
 		"  names [--scheme S] [--first N] [--count N]\n"
-		"                                predicted kernel names and "
-		"dev_ts\n"
-		"--control PATH (default $SDSWARM_CONTROL, else sdswarmd's "
-		"default) and\n"
-		"--json (print the daemon's reply) may come before or after "
-		"the command.\n"
-		"--version prints the version. Exit status: 0 done, 1 failed, "
-		"2 usage\n"
+		"                                predicted kernel names and dev_ts\n"
+		"--control PATH (default $SDSWARM_CONTROL, else sdswarmd's default) and\n"
+		"--json (print the daemon's reply) may come before or after the command.\n"
+		"--version prints the version. Exit status: 0 done, 1 failed, 2 usage\n"
 		"error. See sdswarm(8).\n");
 }
 
@@ -157,8 +141,7 @@ static void connect_daemon(struct client *cl, json_t *pending)
 	if (!cl->path) {
 		if (ctl_default_path(def, sizeof(def)) < 0) {
 			json_decref(pending);
-			die("the default control socket path is too long; use "
-			    "--control");
+			die("the default control socket path is too long; use --control");
 		}
 		cl->path = def;
 	}
@@ -166,17 +149,13 @@ static void connect_daemon(struct client *cl, json_t *pending)
 	if (fd < 0)
 		json_decref(pending);
 	if (fd == -ENOENT)
-		die("cannot reach sdswarmd at %s: no control socket there "
-		    "(is sdswarmd running? see --control)",
+		die("cannot reach sdswarmd at %s: no control socket there (is sdswarmd running? see --control)",
 		    cl->path);
 	if (fd == -ECONNREFUSED)
-		die("cannot reach sdswarmd at %s: nothing is listening (is "
-		    "sdswarmd running?)",
+		die("cannot reach sdswarmd at %s: nothing is listening (is sdswarmd running?)",
 		    cl->path);
 	if (fd == -EPERM)
-		die("refusing %s: the process behind it is neither root nor "
-		    "this user, so its replies cannot be trusted (was the "
-		    "socket's directory made by someone else?)",
+		die("refusing %s: the process behind it is neither root nor this user, so its replies cannot be trusted (was the socket's directory made by someone else?)",
 		    cl->path);
 	if (fd < 0)
 		die("cannot reach sdswarmd at %s: %s", cl->path, strerror(-fd));
@@ -216,8 +195,7 @@ static void read_reply(struct client *cl)
 		if (n < 0)
 			die("reading from %s: %s", cl->path, strerror(errno));
 		if (n == 0)
-			die("sdswarmd at %s closed the connection without a "
-			    "reply",
+			die("sdswarmd at %s closed the connection without a reply",
 			    cl->path);
 		cl->have += (size_t)n;
 	}
@@ -381,8 +359,7 @@ static int do_status(struct client *cl, int argc, char **argv)
 	printf("faults    %" PRIu64 " rules, %" PRIu64 " fired\n",
 	       num(r, "faults"), num(r, "faults_fired"));
 	printf("groups\n");
-	json_array_foreach(json_object_get(r, "groups"), i, g)
-	{
+	json_array_foreach(json_object_get(r, "groups"), i, g) {
 		uint64_t first = num(g, "first"), count = num(g, "count");
 		char range[48];
 
@@ -406,8 +383,7 @@ static int do_status(struct client *cl, int argc, char **argv)
 	if (lun)
 		printf("lun %" PRIu64 ": %s, group %s, %" PRIu64
 		       " bytes (%" PRIu64 " blocks of %" PRIu64
-		       "), %s stored, serial %s, "
-		       "wwn %s\n",
+		       "), %s stored, serial %s, wwn %s\n",
 		       num(lun, "lun"), str(lun, "state"), str(lun, "group"),
 		       num(lun, "size"), num(lun, "blocks"),
 		       num(lun, "block_size"),
@@ -433,8 +409,7 @@ static int lun_list(struct client *cl, int argc, char **argv)
 		return 0;
 	printf("%-15s %-8s %-12s %-10s %-10s %-12s %s\n", "LUNS", "COUNT",
 	       "GROUP", "STATE", "SIZE", "STORED", "FAULTS");
-	json_array_foreach(json_object_get(r, "ranges"), i, g)
-	{
+	json_array_foreach(json_object_get(r, "ranges"), i, g) {
 		if (num(g, "count") == 1)
 			snprintf(luns, sizeof(luns), "%" PRIu64,
 				 num(g, "first"));
@@ -465,8 +440,8 @@ static int do_lun(struct client *cl, int argc, char **argv)
 	int k;
 
 	if (argc < 1)
-		die_usage("lun: which op? (add, remove, resize, offline, "
-			  "online)");
+		die_usage(
+			"lun: which op? (add, remove, resize, offline, online)");
 	op = argv[0];
 	for (k = 0; ops[k] && strcmp(op, ops[k]); k++)
 		;
@@ -502,8 +477,8 @@ static int do_lun(struct client *cl, int argc, char **argv)
 			die_usage("lun %s: which LUN?", op);
 		if (strcmp(op, "resize") == 0) {
 			if (!size)
-				die_usage("lun resize: to what size? (lun "
-					  "resize LUN SIZE)");
+				die_usage(
+					"lun resize: to what size? (lun resize LUN SIZE)");
 			json_object_set_new(req, "size", json_string(size));
 		}
 	}
@@ -545,8 +520,8 @@ static int do_fault(struct client *cl, int argc, char **argv)
 	req = json_pack("{s:s,s:s}", "cmd", "fault", "op", argv[0]);
 	if (strcmp(argv[0], "set") == 0) {
 		if (argc < 2)
-			die_usage("fault set: which rule? (e.g. fault set "
-				  "medium-read luns=0-3 lba=100-199)");
+			die_usage(
+				"fault set: which rule? (e.g. fault set medium-read luns=0-3 lba=100-199)");
 		rule[0] = '\0';
 		for (k = 1; k < argc; k++) {
 			size_t l = strlen(argv[k]);
@@ -582,8 +557,7 @@ static int do_fault(struct client *cl, int argc, char **argv)
 		       num(r, "cleared") == 1 ? "" : "s");
 	} else {
 		printf("%-6s %-10s %-10s %s\n", "ID", "HITS", "LEFT", "RULE");
-		json_array_foreach(json_object_get(r, "faults"), i, f)
-		{
+		json_array_foreach(json_object_get(r, "faults"), i, f) {
 			char left[24];
 
 			if (num(f, "count_left"))
@@ -716,22 +690,24 @@ static void print_stats(json_t *r)
 	size_t i;
 
 	human(num(r, "bytes"), a, sizeof(a));
-	printf("scsi     %" PRIu64 " commands, %" PRIu64 " errors, %s moved, "
-	       "from %" PRIu64 " front-end threads (iSCSI, TCMU)\n",
+	printf("scsi     %" PRIu64 " commands, %" PRIu64
+	       " errors, %s moved, from %" PRIu64
+	       " front-end threads (iSCSI, TCMU)\n",
 	       num(r, "commands"), num(r, "errors"), a, num(r, "threads"));
-	print_lat(json_object_get(r, "latency_ns"),
-		  "the SCSI emulation of a command, without transport time "
-		  "or injected delays");
-	printf("fuse     %" PRIu64 " reads (%s), %" PRIu64 " writes (%s), "
-	       "%" PRIu64 " requests in all, %" PRIu64 " errors%s\n",
+	print_lat(
+		json_object_get(r, "latency_ns"),
+		"the SCSI emulation of a command, without transport time or injected delays");
+	printf("fuse     %" PRIu64 " reads (%s), %" PRIu64
+	       " writes (%s), %" PRIu64 " requests in all, %" PRIu64
+	       " errors%s\n",
 	       num(fuse, "reads"), human(num(fuse, "read_bytes"), a, sizeof(a)),
 	       num(fuse, "writes"),
 	       human(num(fuse, "write_bytes"), b, sizeof(b)),
 	       num(fuse, "requests"), num(fuse, "errors"),
 	       num(fuse, "running") ? "" : " (no FUSE mount now)");
-	print_lat(json_object_get(fuse, "latency_ns"),
-		  "a read, write, fallocate or fsync from its handler to its "
-		  "reply, fault delays included");
+	print_lat(
+		json_object_get(fuse, "latency_ns"),
+		"a read, write, fallocate or fsync from its handler to its reply, fault delays included");
 	printf("faults   %" PRIu64 " fired\n", num(r, "faults_fired"));
 	lc = json_object_get(r, "lun_counters");
 	if (json_is_object(lc))
@@ -740,8 +716,7 @@ static void print_stats(json_t *r)
 	if (json_array_size(json_object_get(r, "ops")))
 		printf("%-28s %-12s %-16s %s\n", "COMMAND", "COUNT", "BYTES",
 		       "ERRORS");
-	json_array_foreach(json_object_get(r, "ops"), i, o)
-	{
+	json_array_foreach(json_object_get(r, "ops"), i, o) {
 		const char *name = str(o, "name");
 
 		/* the hex only for an opcode that has no name */
@@ -789,13 +764,11 @@ static void watch_line(json_t *r, json_t *prev, unsigned long n)
 		printf("%8s %10s %10s %8s %10s %10s %10s %10s %8s\n", "SECONDS",
 		       "CMDS/S", "SCSI MB/S", "ERR/S", "FUSE R/S", "FUSE W/S",
 		       "FUSE MB/S", "F.ERR/S", "FAULTS/S");
-	printf("%8.2f %10.1f %10.2f %8.1f %10.1f %10.1f %10.2f %10.1f "
-	       "%8.1f\n",
-	       s, rate(r, prev, "commands", s),
-	       rate(r, prev, "bytes", s) / 1e6, rate(r, prev, "errors", s),
-	       rate(f, pf, "reads", s), rate(f, pf, "writes", s),
-	       rate(f, pf, "bytes", s) / 1e6, rate(f, pf, "errors", s),
-	       rate(r, prev, "faults_fired", s));
+	printf("%8.2f %10.1f %10.2f %8.1f %10.1f %10.1f %10.2f %10.1f %8.1f\n",
+	       s, rate(r, prev, "commands", s), rate(r, prev, "bytes", s) / 1e6,
+	       rate(r, prev, "errors", s), rate(f, pf, "reads", s),
+	       rate(f, pf, "writes", s), rate(f, pf, "bytes", s) / 1e6,
+	       rate(f, pf, "errors", s), rate(r, prev, "faults_fired", s));
 	fflush(stdout);
 }
 
@@ -832,18 +805,18 @@ static int do_stats(struct client *cl, int argc, char **argv)
 			every = strtod(argv[++i], &end);
 			if (*end || errno || !(every >= 0.01) ||
 			    !(every <= 86400))
-				die_usage("--watch '%s': not a number of "
-					  "seconds from 0.01 to 86400",
-					  argv[i]);
+				die_usage(
+					"--watch '%s': not a number of seconds from 0.01 to 86400",
+					argv[i]);
 		} else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
 			count = parse_num("--count", argv[++i], UINT32_MAX);
 			have_count = true;
 			if (!count)
 				die_usage("--count 0: at least one interval");
 		} else {
-			unexpected("stats", argv[i], opts,
-				   "stats [--luns A-B] [--count-luns A-B|off] "
-				   "[--watch SECONDS [--count N]]");
+			unexpected(
+				"stats", argv[i], opts,
+				"stats [--luns A-B] [--count-luns A-B|off] [--watch SECONDS [--count N]]");
 		}
 	}
 	if (have_count && !every)
@@ -929,11 +902,11 @@ static int do_names(struct client *cl, int argc, char **argv)
 			count = parse_num("--count", argv[++k], UINT32_MAX);
 			have_count = true;
 		} else {
-			unexpected("names", argv[k],
-				   (const char *const[]){"--scheme", "--first",
-							 "--count", NULL},
-				   "names [--scheme S] [--first N] [--count "
-				   "N]");
+			unexpected(
+				"names", argv[k],
+				(const char *const[]){"--scheme", "--first",
+						      "--count", NULL},
+				"names [--scheme S] [--first N] [--count N]");
 		}
 	}
 	if (cl->json) {
@@ -947,8 +920,7 @@ static int do_names(struct client *cl, int argc, char **argv)
 			break;
 		r = call(cl, names_req(scheme, first, want, true), false);
 		got = 0;
-		json_array_foreach(json_object_get(r, "names"), i, e)
-		{
+		json_array_foreach(json_object_get(r, "names"), i, e) {
 			devt = json_object_get(e, "devt");
 			printf("%" PRIu64 " %s %s\n", num(e, "lun"),
 			       str(e, "name"),
@@ -1019,14 +991,14 @@ static int do_save_config(struct client *cl, int argc, char **argv)
 			unexpected("save-config", argv[k], NULL,
 				   "save-config FILE|-");
 		if (path)
-			die_usage("save-config: one FILE (or - for standard "
-				  "output), not '%s' too",
-				  argv[k]);
+			die_usage(
+				"save-config: one FILE (or - for standard output), not '%s' too",
+				argv[k]);
 		path = argv[k];
 	}
 	if (!path)
-		die_usage("save-config: where to? (save-config FILE, or - for "
-			  "standard output)");
+		die_usage(
+			"save-config: where to? (save-config FILE, or - for standard output)");
 	if (!path[0])
 		die_usage("save-config: an empty file name");
 	r = call(cl, json_pack("{s:s}", "cmd", "save-config"), cl->json);
@@ -1045,7 +1017,9 @@ static int do_save_config(struct client *cl, int argc, char **argv)
 			   json_string_length(text));
 		uint64_t nl = num(r, "luns"), nf = num(r, "faults");
 
-		fprintf(stderr, "saved %" PRIu64 " LUN%s and %" PRIu64 " fault rule%s to %s\n",
+		fprintf(stderr,
+			"saved %" PRIu64 " LUN%s and %" PRIu64
+			" fault rule%s to %s\n",
 			nl, nl == 1 ? "" : "s", nf, nf == 1 ? "" : "s", path);
 	}
 	json_decref(r);
@@ -1067,13 +1041,11 @@ static int do_sessions(struct client *cl, int argc, char **argv)
 		return 0;
 	n = json_array_size(json_object_get(r, "sessions"));
 	if (n)
-		printf("%-9s %-6s %-21s %-21s %-13s %-15s %-9s %-7s %s -> "
-		       "%s\n",
+		printf("%-9s %-6s %-21s %-21s %-13s %-15s %-9s %-7s %s -> %s\n",
 		       "TRANSPORT", "TSIH", "PEER", "PORTAL", "ISID",
 		       "DIGESTS (H/D)", "INFLIGHT", "AGE", "INITIATOR",
 		       "TARGET");
-	json_array_foreach(json_object_get(r, "sessions"), i, s)
-	{
+	json_array_foreach(json_object_get(r, "sessions"), i, s) {
 		snprintf(digests, sizeof(digests), "%s/%s",
 			 str(s, "header_digest"), str(s, "data_digest"));
 		snprintf(age, sizeof(age), "%" PRIu64 "s", num(s, "age_s"));
@@ -1174,12 +1146,10 @@ int main(int argc, char **argv)
 	    strcmp(cmd, "names") && strcmp(cmd, "metrics") &&
 	    strcmp(cmd, "alua") && strcmp(cmd, "save-config") &&
 	    strcmp(cmd, "sessions")) {
-		best = cli_suggest(cmd, commands,
-				   ARRAY_SIZE(commands));
+		best = cli_suggest(cmd, commands, ARRAY_SIZE(commands));
 		if (best)
 			fprintf(stderr,
-				"sdswarm: unknown command '%s' (did you mean "
-				"%s?)\n",
+				"sdswarm: unknown command '%s' (did you mean %s?)\n",
 				cmd, best);
 		else
 			fprintf(stderr, "sdswarm: unknown command '%s'\n", cmd);

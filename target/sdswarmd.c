@@ -100,53 +100,35 @@ struct opts {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sdswarmd [--config FILE] [--control PATH] [--store "
-		"DIR]\n"
+		"usage: sdswarmd [--config FILE] [--control PATH] [--store DIR]\n"
 		"                [--mem-limit SIZE] [--luns N] [--fuse DIR]\n"
-		"                [--iscsi [ADDR:PORT]] [--tcmu] [--pidfile "
-		"PATH]\n"
-		"                [--run CMD] [--exit-with-parent] "
-		"[-v|-vv|-vvv]\n"
+		"                [--iscsi [ADDR:PORT]] [--tcmu] [--pidfile PATH]\n"
+		"                [--run CMD] [--exit-with-parent] [-v|-vv|-vvv]\n"
 		"                [--check] [--version]\n"
-		"  -c, --config FILE   the configuration (default: the "
-		"built-in one,\n"
+		"  -c, --config FILE   the configuration (default: the built-in one,\n"
 		"                      18,279 disks; see sdswarm.conf(5))\n"
-		"      --control PATH  the control socket (default: "
-		"$SDSWARM_CONTROL,\n"
+		"      --control PATH  the control socket (default: $SDSWARM_CONTROL,\n"
 		"                      else one under $XDG_RUNTIME_DIR)\n"
 		"      --store DIR     keep data in DIR (the file store)\n"
 		"      --mem-limit SIZE  cap the mem store (K, M, G, T, P)\n"
 		"      --luns N        create N LUNs at start\n"
 		"      --fuse DIR      mount the FUSE front end on DIR\n"
-		"      --iscsi [ADDR:PORT]  serve iSCSI (default portal "
-		"127.0.0.1:3260)\n"
-		"      --tcmu          export the LUNs as LIO TCMU backstores "
-		"(root)\n"
-		"      --syslog        log to syslog (facility daemon) as well "
-		"as stderr\n"
-		"      --pidfile PATH  write the daemon's PID there once every "
-		"front end\n"
-		"                      serves (as is READY=1 to "
-		"$NOTIFY_SOCKET)\n"
-		"      --run CMD       once ready, run CMD with /bin/sh, then "
-		"stop "
-		"and exit\n"
-		"                      with its status; $SDSWARM_CONTROL, "
-		"$SDSWARM_MOUNT,\n"
-		"                      $SDSWARM_PORTAL tell it where the "
-		"daemon "
-		"serves\n"
+		"      --iscsi [ADDR:PORT]  serve iSCSI (default portal 127.0.0.1:3260)\n"
+		"      --tcmu          export the LUNs as LIO TCMU backstores (root)\n"
+		"      --syslog        log to syslog (facility daemon) as well as stderr\n"
+		"      --pidfile PATH  write the daemon's PID there once every front end\n"
+		"                      serves (as is READY=1 to $NOTIFY_SOCKET)\n"
+		"      --run CMD       once ready, run CMD with /bin/sh, then stop and exit\n"
+		"                      with its status; $SDSWARM_CONTROL, $SDSWARM_MOUNT,\n"
+		"                      $SDSWARM_PORTAL tell it where the daemon serves\n"
 		"      --exit-with-parent  stop when the parent process exits\n"
 		"  -v                  log info; -vv debug; -vvv every CDB\n"
-		"      --foreground    run in the foreground (always the "
-		"case)\n"
-		"      --check         check the configuration, build the LUN "
-		"table,\n"
+		"      --foreground    run in the foreground (always the case)\n"
+		"      --check         check the configuration, build the LUN table,\n"
 		"                      print a summary and exit\n"
 		"  -V, --version       print the version and exit\n"
 		"  -h, --help          this text\n"
-		"Exit status: 0 stopped cleanly (or --check passed), 1 failed, "
-		"2 usage\n"
+		"Exit status: 0 stopped cleanly (or --check passed), 1 failed, 2 usage\n"
 		"error; with --run, the command's own status.\n");
 }
 
@@ -254,21 +236,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (o->luns) {
 		if (parse_u32(o->luns, 10, LUN_MAX_LUNS, &o->nluns)) {
 			fprintf(stderr,
-				"sdswarmd: --luns %s: not a number from 0 to "
-				"%u\n",
+				"sdswarmd: --luns %s: not a number from 0 to %u\n",
 				o->luns, LUN_MAX_LUNS);
 			return -1;
 		}
 	}
 	if (o->check && o->run) {
-		fprintf(stderr, "sdswarmd: --check and --run exclude each "
-				"other\n");
+		fprintf(stderr,
+			"sdswarmd: --check and --run exclude each other\n");
 		return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr,
-			"sdswarmd: unexpected argument '%s' (sdswarmd takes "
-			"only options; see --help)\n",
+			"sdswarmd: unexpected argument '%s' (sdswarmd takes only options; see --help)\n",
 			argv[optind]);
 		return -1;
 	}
@@ -333,9 +313,10 @@ static double ms_since(const struct timespec *t0)
 
 static int make_store(const struct cfg *c, struct store **out)
 {
-	struct store_file_params fp = {
-		.dir = c->store.dir, .max_open_files = c->store.max_open_files,
-		.file_mode = c->store.file_mode};
+	struct store_file_params fp = {.dir = c->store.dir,
+				       .max_open_files =
+					       c->store.max_open_files,
+				       .file_mode = c->store.file_mode};
 	int ret;
 
 	if (c->store.type == CFG_STORE_MEM)
@@ -459,10 +440,8 @@ static int check_fit(const struct cfg *c, const struct lun_table *t)
 		n++;
 		last = (uint32_t)l;
 	}
-	log_err("iscsi: %u LUNs, but %u target%s x %u LUNs (luns_per_target) "
-		"export only LUNs 0-%" PRIu64 "; %u LUN%s (%d-%u) would be "
-		"reachable by no target: raise [iscsi] targets (at most %u) or "
-		"luns_per_target (at most %u), or create fewer LUNs",
+	log_err("iscsi: %u LUNs, but %u target%s x %u LUNs (luns_per_target) export only LUNs 0-%" PRIu64
+		"; %u LUN%s (%d-%u) would be reachable by no target: raise [iscsi] targets (at most %u) or luns_per_target (at most %u), or create fewer LUNs",
 		lun_count(t), c->iscsi.targets,
 		c->iscsi.targets == 1 ? "" : "s", c->iscsi.luns_per_target,
 		reach - 1, n, n == 1 ? "" : "s", first, last,
@@ -556,12 +535,10 @@ static int check_only(const struct cfg *c)
 			 ", %u iSCSI portal%s, %u ALUA port group%s",
 			 c->iscsi.nportals, c->iscsi.nportals == 1 ? "" : "s",
 			 c->nport_groups, c->nport_groups == 1 ? "" : "s");
-	printf("%s: ok: %u LUNs, %u group%s, max_luns %u, store %s, "
-	       "%u fault rule%s%s, %.1f bytes/LUN, built in %.1f ms, "
-	       "front ends: %s\n",
+	printf("%s: ok: %u LUNs, %u group%s, max_luns %u, store %s, %u fault rule%s%s, %.1f bytes/LUN, built in %.1f ms, front ends: %s\n",
 	       c->source, lun_count(t), c->ngroups, c->ngroups == 1 ? "" : "s",
-	       lun_max(t), sdesc, c->nfaults, c->nfaults == 1 ? "" : "s",
-	       paths, bytes_per_lun(t), ms, fdesc);
+	       lun_max(t), sdesc, c->nfaults, c->nfaults == 1 ? "" : "s", paths,
+	       bytes_per_lun(t), ms, fdesc);
 	fault_table_destroy(ft);
 out_luns:
 	lun_table_destroy(t);
@@ -608,15 +585,13 @@ static const char *ctl_error(int err)
 {
 	switch (err) {
 	case -EADDRINUSE:
-		return "another sdswarmd answers there (stop it, or use "
-		       "--control)";
+		return "another sdswarmd answers there (stop it, or use --control)";
 	case -EEXIST:
 		return "exists and is not a socket";
 	case -ENAMETOOLONG:
 		return "path too long for a Unix socket";
 	case -EPERM:
-		return "its directory is not safe (it must belong to this "
-		       "user or root and not be writable by others)";
+		return "its directory is not safe (it must belong to this user or root and not be writable by others)";
 	default:
 		return strerror(-err);
 	}
@@ -694,22 +669,19 @@ static int raise_nofile(const struct cfg *c, const struct lun_table *t)
 			 (unsigned long long)rl.rlim_cur, need);
 	}
 	if (want.rlim_cur != RLIM_INFINITY && want.rlim_cur < must) {
-		log_err("tcmu: %u backstores need %llu open files, but "
-			"RLIMIT_NOFILE is %llu and cannot be raised (ulimit "
-			"-n, LimitNOFILE=, or run with CAP_SYS_RESOURCE)",
+		log_err("tcmu: %u backstores need %llu open files, but RLIMIT_NOFILE is %llu and cannot be raised (ulimit -n, LimitNOFILE=, or run with CAP_SYS_RESOURCE)",
 			lun_count(t), must, (unsigned long long)want.rlim_cur);
 		return -EMFILE;
 	}
 	if (want.rlim_cur != RLIM_INFINITY && want.rlim_cur < need)
-		log_warn("open files: limit %llu is below the %llu this "
-			 "configuration may hold (TCMU LUNs added later, iSCSI "
-			 "sessions, file store): past it they are refused",
-			 (unsigned long long)want.rlim_cur, need);
+		log_warn(
+			"open files: limit %llu is below the %llu this configuration may hold (TCMU LUNs added later, iSCSI sessions, file store): past it they are refused",
+			(unsigned long long)want.rlim_cur, need);
 	return 0;
 }
 
-static int start_frontends(const struct cfg *c, struct target *t,
-			   void **states, bool *running)
+static int start_frontends(const struct cfg *c, struct target *t, void **states,
+			   bool *running)
 {
 	unsigned int i;
 	int ret;
@@ -868,9 +840,9 @@ static int serve(struct ctl_server *ctl, int sfd, pid_t child,
 				    waitpid(child, &ws, WNOHANG) != child)
 					continue;
 				*child_status = shell_status(ws);
-				log_notice("--run: the command exited with "
-					   "status %d: shutting down",
-					   *child_status);
+				log_notice(
+					"--run: the command exited with status %d: shutting down",
+					*child_status);
 				goto out;
 			}
 			log_notice("%s: shutting down",
@@ -947,8 +919,7 @@ int main(int argc, char **argv)
 			goto out_sfd;
 		}
 		if (getppid() != parent) {
-			log_err("--exit-with-parent: the parent has already "
-				"exited");
+			log_err("--exit-with-parent: the parent has already exited");
 			goto out_sfd;
 		}
 	}
@@ -957,10 +928,10 @@ int main(int argc, char **argv)
 		goto out_sfd;
 	if (make_luns(c, store, &luns, &ms))
 		goto out_store;
-	log_notice("created %u LUNs in %u group%s in %.1f ms: %.1f bytes/LUN "
-		   "(LUN table %zu bytes)",
-		   lun_count(luns), c->ngroups, c->ngroups == 1 ? "" : "s", ms,
-		   bytes_per_lun(luns), lun_table_bytes(luns));
+	log_notice(
+		"created %u LUNs in %u group%s in %.1f ms: %.1f bytes/LUN (LUN table %zu bytes)",
+		lun_count(luns), c->ngroups, c->ngroups == 1 ? "" : "s", ms,
+		bytes_per_lun(luns), lun_table_bytes(luns));
 	if (make_faults(c, &faults))
 		goto out_luns;
 	tgt = (struct scsi_target){
@@ -999,13 +970,14 @@ int main(int argc, char **argv)
 		}
 		snprintf(path, sizeof(path), "%s", env);
 	} else if (ctl_default_path(path, sizeof(path)) < 0) {
-		log_err("control socket: the default path is too long; use "
-			"--control");
+		log_err("control socket: the default path is too long; use --control");
 		goto out_faults;
 	}
-	ctx = (struct ctl_context){
-		.target = &target, .store = store, .cfg = c,
-		.idle_timeout = c->target.control_idle_timeout};
+	ctx = (struct ctl_context){.target = &target,
+				   .store = store,
+				   .cfg = c,
+				   .idle_timeout =
+					   c->target.control_idle_timeout};
 	ret = ctl_server_create(&ctl, path, &ctx);
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));
@@ -1019,13 +991,12 @@ int main(int argc, char **argv)
 		goto out_frontends;
 	describe_frontends(c, fdesc, sizeof(fdesc));
 	if (!any_frontend(c))
-		log_warn("no front end: the %u LUNs are reachable only through "
-			 "the control socket (give --fuse DIR, --iscsi or "
-			 "--tcmu, or enable one in the configuration)",
-			 lun_count(luns));
-	log_notice("serving %u LUNs; front ends: %s; control socket %s "
-		   "(pid %d)",
-		   lun_count(luns), fdesc, path, (int)getpid());
+		log_warn(
+			"no front end: the %u LUNs are reachable only through the control socket (give --fuse DIR, --iscsi or --tcmu, or enable one in the configuration)",
+			lun_count(luns));
+	log_notice(
+		"serving %u LUNs; front ends: %s; control socket %s (pid %d)",
+		lun_count(luns), fdesc, path, (int)getpid());
 
 	/* ready: every front end serves */
 	if (o.pidfile) {

@@ -45,8 +45,8 @@ static void add_file(struct target_snapshot *out, void *obj, bool retiring)
 						    memory_order_relaxed);
 	}
 	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
-		s->lat[i] += atomic_load_explicit(&st->lat[i],
-						  memory_order_relaxed);
+		s->lat[i] +=
+			atomic_load_explicit(&st->lat[i], memory_order_relaxed);
 	/* gone: nothing of it is in flight any more */
 	if (!retiring)
 		s->inflight += atomic_load_explicit(&st->inflight,

@@ -168,8 +168,8 @@ typedef unsigned int target_sessions_fn(void *arg, struct target_session *out,
 
 /* The kinds of source the registry holds, and what @obj points at. */
 enum target_source_kind {
-	TARGET_SRC_SCSI,     /* struct scsi_stats, one thread's */
-	TARGET_SRC_FILE,     /* struct target_file_stats, a file front end's */
+	TARGET_SRC_SCSI, /* struct scsi_stats, one thread's */
+	TARGET_SRC_FILE, /* struct target_file_stats, a file front end's */
 	TARGET_SRC_SESSIONS, /* a front end's sessions: @obj is the fn's arg */
 	TARGET_SRC_KINDS,
 };

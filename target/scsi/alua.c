@@ -33,16 +33,16 @@ int scsi_alua_state_parse(const char *text, enum scsi_alua_state *out)
 		const char *name;
 		enum scsi_alua_state state;
 	} names[] = {
-		{ "active/optimized", SCSI_ALUA_OPTIMIZED },
-		{ "optimized", SCSI_ALUA_OPTIMIZED },
-		{ "ao", SCSI_ALUA_OPTIMIZED },
-		{ "active/non-optimized", SCSI_ALUA_NON_OPTIMIZED },
-		{ "non-optimized", SCSI_ALUA_NON_OPTIMIZED },
-		{ "an", SCSI_ALUA_NON_OPTIMIZED },
-		{ "standby", SCSI_ALUA_STANDBY },
-		{ "s", SCSI_ALUA_STANDBY },
-		{ "unavailable", SCSI_ALUA_UNAVAILABLE },
-		{ "u", SCSI_ALUA_UNAVAILABLE },
+		{"active/optimized", SCSI_ALUA_OPTIMIZED},
+		{"optimized", SCSI_ALUA_OPTIMIZED},
+		{"ao", SCSI_ALUA_OPTIMIZED},
+		{"active/non-optimized", SCSI_ALUA_NON_OPTIMIZED},
+		{"non-optimized", SCSI_ALUA_NON_OPTIMIZED},
+		{"an", SCSI_ALUA_NON_OPTIMIZED},
+		{"standby", SCSI_ALUA_STANDBY},
+		{"s", SCSI_ALUA_STANDBY},
+		{"unavailable", SCSI_ALUA_UNAVAILABLE},
+		{"u", SCSI_ALUA_UNAVAILABLE},
 	};
 	size_t i;
 
@@ -93,8 +93,8 @@ enum scsi_alua_state scsi_alua_state(const struct scsi_ctx *c)
 	g = port_group(t->alua, scsi_alua_port(c));
 	/* relaxed: a command racing a change may see either state */
 	return g ? (enum scsi_alua_state)__atomic_load_n(&g->state,
-							 __ATOMIC_RELAXED) :
-		   SCSI_ALUA_OPTIMIZED;
+							 __ATOMIC_RELAXED)
+		 : SCSI_ALUA_OPTIMIZED;
 }
 
 bool scsi_alua_sense(enum scsi_alua_state state, uint8_t *asc, uint8_t *ascq)
@@ -147,9 +147,9 @@ int scsi_alua_set(struct scsi_target *t, const char *group,
 
 /* ---- REPORT TARGET PORT GROUPS --------------------------------------- */
 
-#define RTPG_FMT_LENGTH 0x0    /* PARAMETER DATA FORMAT 000b */
-#define RTPG_FMT_EXT 0x1       /* 001b: the extended header */
-#define RTPG_SUP_ALL 0x0f      /* U_SUP, S_SUP, AN_SUP, AO_SUP */
+#define RTPG_FMT_LENGTH 0x0 /* PARAMETER DATA FORMAT 000b */
+#define RTPG_FMT_EXT 0x1 /* 001b: the extended header */
+#define RTPG_SUP_ALL 0x0f /* U_SUP, S_SUP, AN_SUP, AO_SUP */
 #define RTPG_STATUS_IMPLICIT 0x02
 
 /*
@@ -201,8 +201,8 @@ enum scsi_disposition scsi_alua_rtpg(struct scsi_ctx *c)
 	/* RETURN DATA LENGTH: the bytes after the field itself */
 	put_be32(buf, (uint32_t)(n - 4));
 	if (fmt == RTPG_FMT_EXT) {
-		buf[4] = RTPG_FMT_EXT << 4;  /* FORMAT TYPE */
-		buf[5] = 0;                  /* IMPLICIT TRANSITION TIME: none */
+		buf[4] = RTPG_FMT_EXT << 4; /* FORMAT TYPE */
+		buf[5] = 0; /* IMPLICIT TRANSITION TIME: none */
 	}
 	scsi_copy_in(c, buf, n < alloc ? n : alloc);
 	return SCSI_DONE;

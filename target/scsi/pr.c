@@ -33,21 +33,21 @@
 #define PR_LU_SCOPE 0x0
 
 /* Unit attentions for one I_T nexus, in the order they are reported. */
-#define PR_UA_RESV_PREEMPTED 0x01u  /* 2Ah/03h RESERVATIONS PREEMPTED */
-#define PR_UA_RESV_RELEASED 0x02u   /* 2Ah/04h RESERVATIONS RELEASED */
-#define PR_UA_REG_PREEMPTED 0x04u   /* 2Ah/05h REGISTRATIONS PREEMPTED */
+#define PR_UA_RESV_PREEMPTED 0x01u /* 2Ah/03h RESERVATIONS PREEMPTED */
+#define PR_UA_RESV_RELEASED 0x02u /* 2Ah/04h RESERVATIONS RELEASED */
+#define PR_UA_REG_PREEMPTED 0x04u /* 2Ah/05h REGISTRATIONS PREEMPTED */
 
 /* REPORT CAPABILITIES (SPC-4 6.15.4) */
 #define PR_CAP_CRH 0x10
 #define PR_CAP_ATP_C 0x04
 #define PR_CAP_TMV 0x80
-#define PR_ALLOW_CMDS 0x3           /* 011b: see scsi_pr_in() */
-#define PR_TYPE_MASK_HI 0xea        /* WR_EX_AR EX_AC_RO WR_EX_RO EX_AC WR_EX */
-#define PR_TYPE_MASK_LO 0x01        /* EX_AC_AR */
+#define PR_ALLOW_CMDS 0x3 /* 011b: see scsi_pr_in() */
+#define PR_TYPE_MASK_HI 0xea /* WR_EX_AR EX_AC_RO WR_EX_RO EX_AC WR_EX */
+#define PR_TYPE_MASK_LO 0x01 /* EX_AC_AR */
 
-#define PR_PARAM_LEN 24             /* the basic PR OUT parameter list */
-#define PR_NAME_MAX 255             /* initiator port name, without NUL */
-#define PR_TID_MAX (4 + PR_NAME_MAX + 1)  /* iSCSI TransportID: 260 */
+#define PR_PARAM_LEN 24 /* the basic PR OUT parameter list */
+#define PR_NAME_MAX 255 /* initiator port name, without NUL */
+#define PR_TID_MAX (4 + PR_NAME_MAX + 1) /* iSCSI TransportID: 260 */
 #define PR_MOVE_MAX (PR_PARAM_LEN + PR_TID_MAX)
 
 /*
@@ -56,9 +56,9 @@
  * REGISTRATION RESOURCES; it also bounds PREEMPT AND ABORT's list.
  */
 #define PR_MAX_IT 128u
-#define PR_SHIFT_MIN 4u             /* 16 buckets at first */
-#define PR_SHIFT_MAX 20u            /* 2^20: LUN_MAX_LUNS records */
-#define PR_FILTER 4096u             /* filter slots: LUN number modulo */
+#define PR_SHIFT_MIN 4u /* 16 buckets at first */
+#define PR_SHIFT_MAX 20u /* 2^20: LUN_MAX_LUNS records */
+#define PR_FILTER 4096u /* filter slots: LUN number modulo */
 
 /*
  * One I_T nexus a LUN knows, named by the initiator port name when the
@@ -66,16 +66,16 @@
  * nexus), else by the nexus id. 32 bytes and the name.
  */
 struct pr_it {
-	char *name;              /* owned copy, or NULL */
-	uint64_t key;            /* reservation key, when @registered */
-	uint32_t nexus;          /* the nexus id last seen with @name */
-	bool nexus_valid;        /* @nexus is a session that was seen */
+	char *name; /* owned copy, or NULL */
+	uint64_t key; /* reservation key, when @registered */
+	uint32_t nexus; /* the nexus id last seen with @name */
+	bool nexus_valid; /* @nexus is a session that was seen */
 	bool registered;
 	bool all_tg_pt;
-	bool holder;             /* holds a reservation of a type other than
+	bool holder; /* holds a reservation of a type other than
 				  * all registrants (those: every registrant) */
-	bool spc2;               /* holds the RESERVE(6)/(10) reservation */
-	uint8_t ua;              /* PR_UA_* pending for it */
+	bool spc2; /* holds the RESERVE(6)/(10) reservation */
+	uint8_t ua; /* PR_UA_* pending for it */
 };
 
 /*
@@ -84,18 +84,18 @@ struct pr_it {
  * bytes then, whatever the LUN's registrations were.
  */
 struct pr_lun {
-	struct pr_lun *next;     /* hash chain */
-	struct pr_it *it;        /* @n in use, @cap allocated */
-	uint32_t lun;            /* table LUN */
-	uint32_t lun_gen;        /* lun_info.gen of the LUN it belongs to */
-	uint32_t generation;     /* PRgeneration */
+	struct pr_lun *next; /* hash chain */
+	struct pr_it *it; /* @n in use, @cap allocated */
+	uint32_t lun; /* table LUN */
+	uint32_t lun_gen; /* lun_info.gen of the LUN it belongs to */
+	uint32_t generation; /* PRgeneration */
 	uint16_t n, cap;
-	uint8_t type;            /* persistent reservation type, 0: none */
-	bool counted;            /* counted in scsi_target.pr_active */
+	uint8_t type; /* persistent reservation type, 0: none */
+	bool counted; /* counted in scsi_target.pr_active */
 };
 
 struct scsi_pr {
-	pthread_mutex_t lock;    /* everything below and every pr_lun */
+	pthread_mutex_t lock; /* everything below and every pr_lun */
 	struct pr_lun **buckets; /* 1 << shift of them */
 	unsigned int shift;
 	uint32_t nluns;
@@ -120,8 +120,8 @@ struct pr_param {
 	uint8_t sa, scope, type;
 	uint64_t key, sa_key;
 	bool all_tg_pt;
-	bool unreg;              /* REGISTER AND MOVE */
-	uint16_t rtpi;           /* REGISTER AND MOVE */
+	bool unreg; /* REGISTER AND MOVE */
+	uint16_t rtpi; /* REGISTER AND MOVE */
 	char name[PR_NAME_MAX + 1]; /* REGISTER AND MOVE: the TransportID's */
 };
 
@@ -167,7 +167,7 @@ static bool pr_excl_access(uint8_t type)
 
 static struct pr_who pr_who_of(const struct scsi_cmd *cmd)
 {
-	struct pr_who w = { .nexus = cmd->nexus };
+	struct pr_who w = {.nexus = cmd->nexus};
 	const char *n = cmd->initiator_name;
 
 	if (n && n[0] && strnlen(n, PR_NAME_MAX + 1) <= PR_NAME_MAX)
@@ -271,8 +271,7 @@ static unsigned int pr_nregistered(const struct pr_lun *e)
 /* SPC-4 5.12.10: the persistent reservation holders. */
 static bool pr_is_holder(const struct pr_lun *e, const struct pr_it *it)
 {
-	return e->type && it->registered &&
-	       (pr_all_reg(e->type) || it->holder);
+	return e->type && it->registered && (pr_all_reg(e->type) || it->holder);
 }
 
 /* Registered I_T nexuses of a registrants only type reserve with it. */
@@ -620,8 +619,8 @@ bool scsi_pr_conflict(struct scsi_ctx *c)
 	if (resv & SCSI_RESV_CDB)
 		conflict = !pr_cdb_allowed(c->cdb);
 	else
-		conflict = !(resv & (pr_excl_access(type) ? SCSI_RESV_EA :
-				     SCSI_RESV_WE));
+		conflict = !(resv & (pr_excl_access(type) ? SCSI_RESV_EA
+							  : SCSI_RESV_WE));
 out_unlock:
 	pthread_mutex_unlock(&p->lock);
 	return conflict;
@@ -677,8 +676,10 @@ struct pr_resp {
 static void pr_put(struct pr_resp *o, const void *buf, size_t len)
 {
 	if (o->off < o->alloc)
-		scsi_copy_in_at(o->c, buf, len < o->alloc - o->off ? len :
-				o->alloc - o->off, o->off);
+		scsi_copy_in_at(o->c, buf,
+				len < o->alloc - o->off ? len
+							: o->alloc - o->off,
+				o->off);
 	o->off += len;
 }
 
@@ -696,7 +697,7 @@ static void pr_header(struct scsi_ctx *c, const struct pr_lun *e,
 static void pr_read_keys(struct scsi_ctx *c, const struct pr_lun *e,
 			 size_t alloc)
 {
-	struct pr_resp o = { .c = c, .off = 8, .alloc = alloc };
+	struct pr_resp o = {.c = c, .off = 8, .alloc = alloc};
 	uint8_t key[8];
 	unsigned int i;
 
@@ -716,8 +717,8 @@ static void pr_read_keys(struct scsi_ctx *c, const struct pr_lun *e,
 static void pr_read_reservation(struct scsi_ctx *c, const struct pr_lun *e,
 				size_t alloc)
 {
-	struct pr_resp o = { .c = c, .off = 8, .alloc = alloc };
-	uint8_t d[16] = { 0 };
+	struct pr_resp o = {.c = c, .off = 8, .alloc = alloc};
+	uint8_t d[16] = {0};
 	int h;
 
 	if (e && e->type) {
@@ -740,7 +741,7 @@ static void pr_read_reservation(struct scsi_ctx *c, const struct pr_lun *e,
  */
 static void pr_report_capabilities(struct scsi_ctx *c, size_t alloc)
 {
-	uint8_t d[8] = { 0 };
+	uint8_t d[8] = {0};
 
 	put_be16(d, sizeof(d));
 	d[2] = PR_CAP_CRH | PR_CAP_ATP_C;
@@ -789,7 +790,7 @@ static size_t pr_transport_id(const struct pr_it *it, uint8_t *buf)
 static void pr_read_full_status(struct scsi_ctx *c, const struct pr_lun *e,
 				size_t alloc)
 {
-	struct pr_resp o = { .c = c, .off = 8, .alloc = alloc };
+	struct pr_resp o = {.c = c, .off = 8, .alloc = alloc};
 	uint8_t d[24 + PR_TID_MAX];
 	unsigned int i;
 	size_t tl;
@@ -862,8 +863,8 @@ out_unlock:
  * must be an initiator port, and a port is what an I_T nexus is known by
  * here. The list is exactly the header and the TransportID.
  */
-static bool pr_move_parse(struct scsi_ctx *c, const uint8_t *buf,
-			  uint32_t pll, struct pr_param *prm)
+static bool pr_move_parse(struct scsi_ctx *c, const uint8_t *buf, uint32_t pll,
+			  struct pr_param *prm)
 {
 	const uint8_t *tid = buf + PR_PARAM_LEN;
 	uint32_t tl = get_be32(buf + 20);
@@ -927,8 +928,7 @@ static bool pr_move_parse(struct scsi_ctx *c, const uint8_t *buf,
  * RESERVE, a SCOPE other than LU_SCOPE or an unsupported TYPE as INVALID
  * FIELD IN CDB.
  */
-static bool pr_out_parse(struct scsi_ctx *c, uint8_t *buf,
-			 struct pr_param *prm)
+static bool pr_out_parse(struct scsi_ctx *c, uint8_t *buf, struct pr_param *prm)
 {
 	const uint8_t *cdb = c->cdb;
 	uint32_t pll = get_be32(cdb + 5);
@@ -1177,7 +1177,7 @@ static bool pr_preempt(struct scsi_ctx *c, struct pr_lun *e, int i,
 static bool pr_move(struct scsi_ctx *c, struct pr_lun *e, int i,
 		    const struct pr_param *prm)
 {
-	const struct pr_who dest = { .name = prm->name };
+	const struct pr_who dest = {.name = prm->name};
 	struct pr_it *it;
 	int d;
 
@@ -1234,7 +1234,7 @@ enum scsi_disposition scsi_pr_out(struct scsi_ctx *c)
 {
 	struct scsi_target *t = c->cmd->tgt;
 	struct pr_who w = pr_who_of(c->cmd);
-	struct pr_abort ab = { .n = 0 };
+	struct pr_abort ab = {.n = 0};
 	uint8_t buf[PR_MOVE_MAX];
 	struct pr_param prm;
 	struct scsi_pr *p;

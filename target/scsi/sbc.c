@@ -23,13 +23,13 @@
 #define SBC_SA_GET_LBA_STATUS 0x12
 
 /* Byte 1 of the 10/12/16-byte CDBs. */
-#define SBC_PROTECT_MASK 0xe0  /* RDPROTECT, WRPROTECT, VRPROTECT */
+#define SBC_PROTECT_MASK 0xe0 /* RDPROTECT, WRPROTECT, VRPROTECT */
 #define SBC_FUA 0x08
 #define SBC_WS_ANCHOR 0x10
 #define SBC_WS_UNMAP 0x08
-#define SBC_WS_PBDATA 0x04     /* obsolete in SBC-4 */
-#define SBC_WS_LBDATA 0x02     /* obsolete in SBC-4 */
-#define SBC_WS_NDOB 0x01       /* WRITE SAME (16) only */
+#define SBC_WS_PBDATA 0x04 /* obsolete in SBC-4 */
+#define SBC_WS_LBDATA 0x02 /* obsolete in SBC-4 */
+#define SBC_WS_NDOB 0x01 /* WRITE SAME (16) only */
 #define SBC_UNMAP_ANCHOR 0x01
 #define SBC_BYTCHK(b1) (((b1) >> 1) & 3u)
 
@@ -89,7 +89,7 @@ static pthread_mutex_t *sbc_caw_lock(uint32_t lun, uint64_t lba)
 struct sbc_rw {
 	uint64_t lba;
 	uint64_t nblocks;
-	uint16_t len_byte;   /* CDB byte the length field starts at */
+	uint16_t len_byte; /* CDB byte the length field starts at */
 };
 
 static void sbc_decode(const uint8_t *cdb, struct sbc_rw *rw)
@@ -310,7 +310,7 @@ static bool sbc_write_out(struct scsi_ctx *c, uint64_t lba, uint32_t n,
 		return true;
 	}
 	while (n) {
-		struct iovec b = { .iov_base = sbc_buf };
+		struct iovec b = {.iov_base = sbc_buf};
 
 		k = n < per ? n : per;
 		b.iov_len = (size_t)k * bs;
@@ -401,9 +401,8 @@ enum scsi_disposition sbc_read(struct scsi_ctx *c)
  * shorter than the command is written as far as it holds whole blocks (the
  * iSCSI conformance suites check that the rest stays untouched).
  */
-static enum scsi_disposition sbc_do_write(struct scsi_ctx *c,
-					  const struct sbc_rw *rw,
-					  unsigned int flags)
+static enum scsi_disposition
+sbc_do_write(struct scsi_ctx *c, const struct sbc_rw *rw, unsigned int flags)
 {
 	enum scsi_disposition d = SCSI_DONE;
 	uint32_t bs = c->li.block_size;
@@ -553,7 +552,7 @@ static bool sbc_write_pattern(struct scsi_ctx *c, uint64_t lba, uint64_t n,
 {
 	uint32_t bs = c->li.block_size, per = SBC_BUF_SIZE / bs, k;
 	size_t have = bs, want;
-	struct iovec v = { .iov_base = sbc_buf };
+	struct iovec v = {.iov_base = sbc_buf};
 	int ret;
 
 	/* replicate by doubling: log2(64 KiB / block size) copies */
@@ -860,7 +859,7 @@ static enum scsi_disposition sbc_read_capacity16(struct scsi_ctx *c)
 {
 	const struct lun_group *g = c->li.group;
 	uint32_t alloc = get_be32(c->cdb + 10);
-	uint8_t buf[32] = { 0 };
+	uint8_t buf[32] = {0};
 
 	if (!sbc_pmi_ok(c, c->cdb[14] & 1, get_be64(c->cdb + 2)))
 		return SCSI_DONE;
@@ -928,8 +927,10 @@ static enum scsi_disposition sbc_get_lba_status(struct scsi_ctx *c)
 			len = pend_run;
 			pend = -1;
 		} else {
-			state = sbc_lba_state(c, lba, end - lba < UINT32_MAX ?
-					      end - lba : UINT32_MAX, &len);
+			state = sbc_lba_state(
+				c, lba,
+				end - lba < UINT32_MAX ? end - lba : UINT32_MAX,
+				&len);
 			if (state < 0) {
 				ret = state;
 				goto out_sense;
@@ -1013,7 +1014,7 @@ enum scsi_disposition sbc_prefetch(struct scsi_ctx *c)
 enum scsi_disposition sbc_read_defect_data(struct scsi_ctx *c)
 {
 	bool d12 = c->cdb[0] == 0xb7;
-	uint8_t req = d12 ? c->cdb[1] : c->cdb[2], hdr[8] = { 0 };
+	uint8_t req = d12 ? c->cdb[1] : c->cdb[2], hdr[8] = {0};
 	size_t alloc = d12 ? get_be32(c->cdb + 6) : get_be16(c->cdb + 7);
 	size_t n = d12 ? 8 : 4;
 
@@ -1038,7 +1039,7 @@ enum scsi_disposition sbc_read_defect_data(struct scsi_ctx *c)
  */
 static void sbc_lock_range(uint32_t lun, uint64_t lba, uint64_t n, bool lock)
 {
-	uint64_t set[SBC_CAW_LOCKS / 64] = { 0 };
+	uint64_t set[SBC_CAW_LOCKS / 64] = {0};
 	uint64_t i, k;
 
 	for (i = 0; i < n && i < 4 * SBC_CAW_LOCKS; i++) {
@@ -1132,7 +1133,7 @@ enum scsi_disposition sbc_write_atomic(struct scsi_ctx *c)
 	uint64_t lba = get_be64(c->cdb + 2);
 	uint32_t n = get_be16(c->cdb + 12), bs = c->li.block_size;
 	size_t len = (size_t)n * bs;
-	struct iovec v = { .iov_base = sbc_buf, .iov_len = len };
+	struct iovec v = {.iov_base = sbc_buf, .iov_len = len};
 	int ret;
 
 	if (!sbc_protect_ok(c))

@@ -71,7 +71,7 @@ enum {
 #define SA_REPORT_OPCODES 0x0c
 #define SA_REPORT_TMFS 0x0d
 
-#define SA_MASK 0x1f            /* CDB byte 1 bits 4-0 */
+#define SA_MASK 0x1f /* CDB byte 1 bits 4-0 */
 
 /* clang-format off */
 /* Flag sets. */
@@ -746,9 +746,8 @@ enum scsi_disposition scsi_check_faults(struct scsi_ctx *c, uint64_t lba,
 	struct scsi_cmd *cmd = c->cmd;
 	struct fault_hit hit;
 
-	if (!cmd->tgt->faults ||
-	    !fault_check(cmd->tgt->faults, c->table_lun, lba, nblocks, op,
-			 &hit))
+	if (!cmd->tgt->faults || !fault_check(cmd->tgt->faults, c->table_lun,
+					      lba, nblocks, op, &hit))
 		return SCSI_DONE;
 	if (cmd->stats)
 		cmd->stats->faults++;
@@ -1017,9 +1016,9 @@ static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 			n = 1;
 			break;
 		default:
-			n = cdb[0] == VERIFY_10	  ? get_be16(cdb + 7) :
-			    cdb[0] == VERIFY_12 ? get_be32(cdb + 6) :
-						  get_be32(cdb + 10);
+			n = cdb[0] == VERIFY_10	  ? get_be16(cdb + 7)
+			    : cdb[0] == VERIFY_12 ? get_be32(cdb + 6)
+						  : get_be32(cdb + 10);
 		}
 		break;
 	case WRITE_SAME_10:
@@ -1048,7 +1047,7 @@ static uint64_t now_ns(void)
 
 enum scsi_disposition scsi_exec(struct scsi_cmd *cmd)
 {
-	struct scsi_ctx c = { .cmd = cmd, .cdb = cmd->cdb };
+	struct scsi_ctx c = {.cmd = cmd, .cdb = cmd->cdb};
 	enum scsi_disposition d;
 	uint64_t t0 = 0;
 

@@ -46,15 +46,15 @@ struct scsi_alua;
 
 enum scsi_dir {
 	SCSI_DIR_NONE = 0,
-	SCSI_DIR_READ,   /* data from target to initiator (Data-In) */
-	SCSI_DIR_WRITE,  /* data from initiator to target (Data-Out) */
+	SCSI_DIR_READ, /* data from target to initiator (Data-In) */
+	SCSI_DIR_WRITE, /* data from initiator to target (Data-Out) */
 };
 
 /* What the front end does with a command scsi_exec() returned. */
 enum scsi_disposition {
-	SCSI_DONE = 0,   /* complete it now */
-	SCSI_DELAY,      /* complete it after cmd->delay_ns (injected delay) */
-	SCSI_HOLD,       /* never complete it: a fault; only an abort ends it */
+	SCSI_DONE = 0, /* complete it now */
+	SCSI_DELAY, /* complete it after cmd->delay_ns (injected delay) */
+	SCSI_HOLD, /* never complete it: a fault; only an abort ends it */
 };
 
 /*
@@ -75,12 +75,12 @@ struct scsi_view {
  */
 struct scsi_target {
 	struct lun_table *luns;
-	struct fault_table *faults;  /* may be NULL: no faults */
-	const char *target_name;     /* VPD 83h SCSI name string, or NULL */
-	const char *port_name;       /* VPD 83h target port name, or NULL */
-	uint16_t port_id;            /* relative target port identifier, >= 1;
+	struct fault_table *faults; /* may be NULL: no faults */
+	const char *target_name; /* VPD 83h SCSI name string, or NULL */
+	const char *port_name; /* VPD 83h target port name, or NULL */
+	uint16_t port_id; /* relative target port identifier, >= 1;
 				      * 0: no such designator in VPD 83h */
-	uint16_t tpg;                /* target port group */
+	uint16_t tpg; /* target port group */
 	/*
 	 * SPC-4 protocol identifier of the port (SCSI_PROTOCOL_ISCSI...),
 	 * reported with PIV = 1 in VPD 83h's target port and target device
@@ -107,7 +107,7 @@ struct scsi_target {
 	 * command costs nothing more.
 	 */
 	struct scsi_pr *pr;
-	uint32_t pr_active;          /* LUNs whose commands pr.c checks */
+	uint32_t pr_active; /* LUNs whose commands pr.c checks */
 	/*
 	 * Asymmetric logical unit access (SPC-4 5.15), implicit only: the
 	 * target port groups, their states and which relative target port
@@ -123,22 +123,22 @@ struct scsi_target {
  * values of REPORT TARGET PORT GROUPS' ASYMMETRIC ACCESS STATE field).
  */
 enum scsi_alua_state {
-	SCSI_ALUA_OPTIMIZED = 0x0,       /* active/optimized */
-	SCSI_ALUA_NON_OPTIMIZED = 0x1,   /* active/non-optimized */
+	SCSI_ALUA_OPTIMIZED = 0x0, /* active/optimized */
+	SCSI_ALUA_NON_OPTIMIZED = 0x1, /* active/non-optimized */
 	SCSI_ALUA_STANDBY = 0x2,
 	SCSI_ALUA_UNAVAILABLE = 0x3,
 };
 
 #define SCSI_ALUA_MAX_GROUPS 16
-#define SCSI_ALUA_MAX_PORTS 16   /* relative target ports 1..16 */
+#define SCSI_ALUA_MAX_PORTS 16 /* relative target ports 1..16 */
 #define SCSI_ALUA_NAME_MAX 31
 
 /* One target port group: its name (for people), number and state. */
 struct scsi_alua_group {
 	char name[SCSI_ALUA_NAME_MAX + 1];
-	uint16_t id;                 /* TARGET PORT GROUP, 1..65535 */
-	uint8_t state;               /* enum scsi_alua_state; atomic access */
-	uint8_t changed;             /* set at run time: STATUS CODE 02h */
+	uint16_t id; /* TARGET PORT GROUP, 1..65535 */
+	uint8_t state; /* enum scsi_alua_state; atomic access */
+	uint8_t changed; /* set at run time: STATUS CODE 02h */
 };
 
 /*
@@ -158,14 +158,14 @@ struct scsi_alua {
 #define SCSI_PROTOCOL_SRP 0x4
 #define SCSI_PROTOCOL_ISCSI 0x5
 #define SCSI_PROTOCOL_SAS 0x6
-#define SCSI_PROTOCOL_NONE 0xf   /* "no specific protocol" (a TCMU loop) */
+#define SCSI_PROTOCOL_NONE 0xf /* "no specific protocol" (a TCMU loop) */
 
 struct scsi_cmd {
 	/* in: set by the front end */
 	struct scsi_target *tgt;
 	const struct scsi_view *view;
-	uint32_t lun;                /* LUN number in the view (decoded) */
-	uint32_t nexus;              /* I_T nexus id, for reservations */
+	uint32_t lun; /* LUN number in the view (decoded) */
+	uint32_t nexus; /* I_T nexus id, for reservations */
 	/*
 	 * The relative target port the command came through (1..65535: an
 	 * iSCSI portal's position in [iscsi] portal), which names the port in
@@ -186,16 +186,16 @@ struct scsi_cmd {
 	const char *initiator_name;
 	const uint8_t *cdb;
 	uint8_t cdb_len;
-	enum scsi_dir dir;           /* the direction the transport declared */
-	const struct iovec *iov;     /* data buffer: read into or write from */
+	enum scsi_dir dir; /* the direction the transport declared */
+	const struct iovec *iov; /* data buffer: read into or write from */
 	unsigned int iovcnt;
-	uint32_t xfer_len;           /* expected transfer length, bytes */
-	struct scsi_stats *stats;    /* per-thread counters, or NULL */
+	uint32_t xfer_len; /* expected transfer length, bytes */
+	struct scsi_stats *stats; /* per-thread counters, or NULL */
 
 	/* out: set by scsi_exec() */
 	uint8_t status;
 	uint8_t sense_len;
-	uint32_t data_len;           /* bytes moved (Data-In or Data-Out) */
+	uint32_t data_len; /* bytes moved (Data-In or Data-Out) */
 	/*
 	 * Bytes the CDB itself asks to move: its transfer length in bytes,
 	 * or its allocation or parameter list length; xfer_len for a CDB
@@ -203,7 +203,7 @@ struct scsi_cmd {
 	 * xfer_len for residual overflow (iSCSI's O bit, FCP_RESID_OVER).
 	 */
 	uint32_t cdb_xfer_len;
-	uint64_t delay_ns;           /* for SCSI_DELAY */
+	uint64_t delay_ns; /* for SCSI_DELAY */
 	uint8_t sense[SCSI_SENSE_MAX];
 };
 

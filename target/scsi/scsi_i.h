@@ -16,23 +16,23 @@ struct scsi_op;
 struct scsi_ctx {
 	struct scsi_cmd *cmd;
 	const uint8_t *cdb;
-	struct lun_info li;          /* valid when have_lun */
+	struct lun_info li; /* valid when have_lun */
 	bool have_lun;
-	uint32_t table_lun;          /* view LUN translated to a table LUN */
-	const struct scsi_op *op;    /* the table entry (the SA's, if any) */
-	bool pr;                     /* the target has reservation state that
+	uint32_t table_lun; /* view LUN translated to a table LUN */
+	const struct scsi_op *op; /* the table entry (the SA's, if any) */
+	bool pr; /* the target has reservation state that
 				      * commands must pass (scsi_pr_active(),
 				      * read once, when the LUN is pinned) */
 };
 
 /* flags of a struct scsi_op */
-#define SCSI_OP_LUN      0x01u /* needs a present LUN (else LUN NOT SUPP.) */
-#define SCSI_OP_MEDIUM   0x02u /* medium access: needs the LUN ready */
-#define SCSI_OP_NO_UA    0x04u /* does not report or clear a unit attention */
-#define SCSI_OP_WRITE    0x08u /* modifies the medium: software write protect */
+#define SCSI_OP_LUN 0x01u /* needs a present LUN (else LUN NOT SUPP.) */
+#define SCSI_OP_MEDIUM 0x02u /* medium access: needs the LUN ready */
+#define SCSI_OP_NO_UA 0x04u /* does not report or clear a unit attention */
+#define SCSI_OP_WRITE 0x08u /* modifies the medium: software write protect */
 #define SCSI_OP_DATA_OUT 0x10u /* carries Data-Out */
-#define SCSI_OP_DATA_IN  0x20u /* returns Data-In */
-#define SCSI_OP_FAULTS   0x40u /* injected LBA faults, checked by the handler */
+#define SCSI_OP_DATA_IN 0x20u /* returns Data-In */
+#define SCSI_OP_FAULTS 0x40u /* injected LBA faults, checked by the handler */
 #define SCSI_OP_SANITIZE 0x80u /* runs while a SANITIZE is in progress */
 
 /*
@@ -85,8 +85,8 @@ struct scsi_op {
 	const char *name;
 	enum scsi_disposition (*fn)(struct scsi_ctx *c);
 	uint8_t flags;
-	uint8_t resv;                /* SCSI_RESV_* */
-	uint8_t alua;                /* SCSI_ALUA_* */
+	uint8_t resv; /* SCSI_RESV_* */
+	uint8_t alua; /* SCSI_ALUA_* */
 	uint8_t cdb_len;
 	uint16_t sa;
 	bool has_sa;
@@ -119,8 +119,8 @@ void scsi_sense_param(struct scsi_ctx *c, uint16_t byte, int8_t bit);
  * A sense with the INFORMATION field set (medium errors: the LBA). Fixed
  * format holds 32 bits: a larger @info is left out there (VALID = 0).
  */
-void scsi_sense_info(struct scsi_ctx *c, uint8_t key, uint8_t asc,
-		     uint8_t ascq, uint64_t info);
+void scsi_sense_info(struct scsi_ctx *c, uint8_t key, uint8_t asc, uint8_t ascq,
+		     uint64_t info);
 /*
  * The one place -errno from lun/store becomes SCSI: -ENOSPC SPACE
  * ALLOCATION FAILED WRITE PROTECT, -EIO MEDIUM ERROR (read: 11h/00h, write:
@@ -191,8 +191,8 @@ enum scsi_disposition spc_test_unit_ready(struct scsi_ctx *c);
 enum scsi_disposition spc_request_sense(struct scsi_ctx *c);
 enum scsi_disposition spc_inquiry(struct scsi_ctx *c);
 enum scsi_disposition spc_report_luns(struct scsi_ctx *c);
-enum scsi_disposition spc_mode_sense(struct scsi_ctx *c);   /* 6 and 10 */
-enum scsi_disposition spc_mode_select(struct scsi_ctx *c);  /* 6 and 10 */
+enum scsi_disposition spc_mode_sense(struct scsi_ctx *c); /* 6 and 10 */
+enum scsi_disposition spc_mode_select(struct scsi_ctx *c); /* 6 and 10 */
 enum scsi_disposition spc_start_stop_unit(struct scsi_ctx *c);
 enum scsi_disposition spc_prevent_allow(struct scsi_ctx *c);
 enum scsi_disposition spc_report_opcodes(struct scsi_ctx *c);
@@ -223,21 +223,20 @@ uint16_t scsi_alua_group_id(const struct scsi_ctx *c);
  * NOT READY's ASC/ASCQ for an inaccessible state: standby 04h/0Bh,
  * unavailable 04h/0Ch. Return: false (nothing set) for the active ones.
  */
-bool scsi_alua_sense(enum scsi_alua_state state, uint8_t *asc,
-		     uint8_t *ascq);
+bool scsi_alua_sense(enum scsi_alua_state state, uint8_t *asc, uint8_t *ascq);
 
-enum scsi_disposition sbc_read(struct scsi_ctx *c);          /* 6/10/12/16 */
-enum scsi_disposition sbc_write(struct scsi_ctx *c);         /* 6/10/12/16 */
-enum scsi_disposition sbc_write_verify(struct scsi_ctx *c);  /* 10/12/16 */
-enum scsi_disposition sbc_verify(struct scsi_ctx *c);        /* 10/12/16 */
-enum scsi_disposition sbc_write_same(struct scsi_ctx *c);    /* 10/16 */
+enum scsi_disposition sbc_read(struct scsi_ctx *c); /* 6/10/12/16 */
+enum scsi_disposition sbc_write(struct scsi_ctx *c); /* 6/10/12/16 */
+enum scsi_disposition sbc_write_verify(struct scsi_ctx *c); /* 10/12/16 */
+enum scsi_disposition sbc_verify(struct scsi_ctx *c); /* 10/12/16 */
+enum scsi_disposition sbc_write_same(struct scsi_ctx *c); /* 10/16 */
 enum scsi_disposition sbc_unmap(struct scsi_ctx *c);
 enum scsi_disposition sbc_compare_and_write(struct scsi_ctx *c);
-enum scsi_disposition sbc_prefetch(struct scsi_ctx *c);      /* 10/16 */
+enum scsi_disposition sbc_prefetch(struct scsi_ctx *c); /* 10/16 */
 enum scsi_disposition sbc_read_defect_data(struct scsi_ctx *c); /* 10/12 */
-enum scsi_disposition sbc_orwrite(struct scsi_ctx *c);       /* 16 */
-enum scsi_disposition sbc_write_atomic(struct scsi_ctx *c);  /* 16 */
-enum scsi_disposition sbc_sanitize(struct scsi_ctx *c);      /* every SA */
+enum scsi_disposition sbc_orwrite(struct scsi_ctx *c); /* 16 */
+enum scsi_disposition sbc_write_atomic(struct scsi_ctx *c); /* 16 */
+enum scsi_disposition sbc_sanitize(struct scsi_ctx *c); /* every SA */
 
 /*
  * WRITE ATOMIC (16)'s most blocks, the Block Limits page's MAXIMUM ATOMIC
@@ -252,7 +251,7 @@ static inline uint32_t scsi_atomic_max_blocks(uint32_t block_size,
 
 	return max_xfer && max_xfer < n ? max_xfer : n;
 }
-enum scsi_disposition sbc_sync_cache(struct scsi_ctx *c);    /* 10/16 */
+enum scsi_disposition sbc_sync_cache(struct scsi_ctx *c); /* 10/16 */
 enum scsi_disposition sbc_read_capacity10(struct scsi_ctx *c);
 /* 0x9e: READ CAPACITY (16), GET LBA STATUS */
 enum scsi_disposition sbc_service_action_in16(struct scsi_ctx *c);
@@ -265,7 +264,7 @@ enum scsi_disposition sbc_service_action_in16(struct scsi_ctx *c);
  * OPERATING PARAMETERS and FAILED SEGMENT DETAILS from a bounded table of
  * the last copies per I_T nexus, LUN and LIST IDENTIFIER.
  */
-enum scsi_disposition scsi_xcopy_lid1(struct scsi_ctx *c);    /* 83h/00h */
+enum scsi_disposition scsi_xcopy_lid1(struct scsi_ctx *c); /* 83h/00h */
 enum scsi_disposition scsi_xcopy_results(struct scsi_ctx *c); /* 84h, 4 SAs */
 
 /* pr.c: reservations. Service actions (SPC-4 6.15.1, 6.16.2). */
@@ -282,8 +281,8 @@ enum scsi_disposition scsi_xcopy_results(struct scsi_ctx *c); /* 84h, 4 SAs */
 #define SCSI_PROUT_REGISTER_AND_IGNORE 0x06
 #define SCSI_PROUT_REGISTER_AND_MOVE 0x07
 
-enum scsi_disposition scsi_pr_in(struct scsi_ctx *c);      /* 0x5e, all SAs */
-enum scsi_disposition scsi_pr_out(struct scsi_ctx *c);     /* 0x5f, all SAs */
+enum scsi_disposition scsi_pr_in(struct scsi_ctx *c); /* 0x5e, all SAs */
+enum scsi_disposition scsi_pr_out(struct scsi_ctx *c); /* 0x5f, all SAs */
 enum scsi_disposition scsi_pr_reserve(struct scsi_ctx *c); /* (6) and (10) */
 enum scsi_disposition scsi_pr_release(struct scsi_ctx *c); /* (6) and (10) */
 

@@ -9,16 +9,16 @@
 
 #include "scsi_i.h"
 
-#define FIXED_LEN 18           /* 70h with ADDITIONAL SENSE LENGTH 0Ah */
+#define FIXED_LEN 18 /* 70h with ADDITIONAL SENSE LENGTH 0Ah */
 #define DESC_HDR_LEN 8
-#define DESC_INFO 0x00         /* information sense data descriptor */
+#define DESC_INFO 0x00 /* information sense data descriptor */
 #define DESC_INFO_LEN 12
-#define DESC_SKS 0x02          /* sense key specific sense data descriptor */
+#define DESC_SKS 0x02 /* sense key specific sense data descriptor */
 #define DESC_SKS_LEN 8
 
-#define SKSV 0x80              /* sense-key-specific bytes valid */
-#define SKS_CD 0x40            /* field pointer: 1 CDB, 0 parameter list */
-#define SKS_BPV 0x08           /* BIT POINTER valid */
+#define SKSV 0x80 /* sense-key-specific bytes valid */
+#define SKS_CD 0x40 /* field pointer: 1 CDB, 0 parameter list */
+#define SKS_BPV 0x08 /* BIT POINTER valid */
 
 _Static_assert(DESC_HDR_LEN + DESC_INFO_LEN + DESC_SKS_LEN <= SCSI_SENSE_MAX,
 	       "the longest sense fits a command");
@@ -81,12 +81,12 @@ static size_t sense_build(uint8_t *buf, bool desc, uint8_t key, uint8_t asc,
 	return n;
 }
 
-static void cmd_sense(struct scsi_cmd *cmd, bool desc, uint8_t key,
-		      uint8_t asc, uint8_t ascq, const struct sense_extra *x)
+static void cmd_sense(struct scsi_cmd *cmd, bool desc, uint8_t key, uint8_t asc,
+		      uint8_t ascq, const struct sense_extra *x)
 {
 	cmd->status = SCSI_CHECK_CONDITION;
-	cmd->sense_len = (uint8_t)sense_build(cmd->sense, desc, key, asc, ascq,
-					      x);
+	cmd->sense_len =
+		(uint8_t)sense_build(cmd->sense, desc, key, asc, ascq, x);
 }
 
 /* D_SENSE of the control mode page; fixed format without a LUN. */
@@ -112,19 +112,19 @@ void scsi_sense(struct scsi_ctx *c, uint8_t key, uint8_t asc, uint8_t ascq)
 	cmd_sense(c->cmd, ctx_desc(c), key, asc, ascq, NULL);
 }
 
-void scsi_sense_info(struct scsi_ctx *c, uint8_t key, uint8_t asc,
-		     uint8_t ascq, uint64_t info)
+void scsi_sense_info(struct scsi_ctx *c, uint8_t key, uint8_t asc, uint8_t ascq,
+		     uint64_t info)
 {
-	struct sense_extra x = { .info_valid = true, .info = info };
+	struct sense_extra x = {.info_valid = true, .info = info};
 
 	cmd_sense(c->cmd, ctx_desc(c), key, asc, ascq, &x);
 }
 
 /* ILLEGAL REQUEST with a field pointer (SPC-4 4.5.2.4.2). */
-static void sense_field(struct scsi_ctx *c, uint8_t asc, uint8_t ascq,
-			bool cdb, uint16_t byte, int8_t bit)
+static void sense_field(struct scsi_ctx *c, uint8_t asc, uint8_t ascq, bool cdb,
+			uint16_t byte, int8_t bit)
 {
-	struct sense_extra x = { .sks_valid = true };
+	struct sense_extra x = {.sks_valid = true};
 
 	x.sks[0] = SKSV | (cdb ? SKS_CD : 0);
 	if (bit >= 0)
@@ -136,7 +136,7 @@ static void sense_field(struct scsi_ctx *c, uint8_t asc, uint8_t ascq,
 void scsi_sense_progress(struct scsi_ctx *c, uint8_t key, uint8_t asc,
 			 uint8_t ascq, uint16_t progress)
 {
-	struct sense_extra x = { .sks_valid = true };
+	struct sense_extra x = {.sks_valid = true};
 
 	x.sks[0] = SKSV;
 	put_be16(x.sks + 1, progress);
@@ -146,7 +146,7 @@ void scsi_sense_progress(struct scsi_ctx *c, uint8_t key, uint8_t asc,
 size_t scsi_sense_format_progress(uint8_t *buf, bool descriptor, uint8_t key,
 				  uint8_t asc, uint8_t ascq, uint16_t progress)
 {
-	struct sense_extra x = { .sks_valid = true };
+	struct sense_extra x = {.sks_valid = true};
 
 	x.sks[0] = SKSV;
 	put_be16(x.sks + 1, progress);
@@ -227,8 +227,7 @@ void scsi_sense_errno(struct scsi_ctx *c, int err, bool write, uint64_t lba)
 		c->cmd->sense_len = 0;
 		return;
 	case -ENOMEDIUM:
-		if (!c->have_lun ||
-		    !scsi_state_sense(c->li.state, &asc, &ascq))
+		if (!c->have_lun || !scsi_state_sense(c->li.state, &asc, &ascq))
 			ASC_PUT(asc, ascq,
 				ASC_LU_NOT_READY_MANUAL_INTERVENTION);
 		scsi_sense(c, SK_NOT_READY, asc, ascq);

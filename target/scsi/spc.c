@@ -31,7 +31,7 @@
 
 /* LUNs REPORT LUNS can name: flat space addressing ends at 16383. */
 #define SPC_REPORT_LUNS_MAX 16384u
-#define SPC_REPORT_LUNS_CHUNK 512u  /* entries per copy: 4 KiB of stack */
+#define SPC_REPORT_LUNS_CHUNK 512u /* entries per copy: 4 KiB of stack */
 
 static struct lun_table *spc_luns(const struct scsi_ctx *c)
 {
@@ -59,8 +59,10 @@ struct spc_out {
 static void spc_put(struct spc_out *o, const void *buf, size_t len)
 {
 	if (o->off < o->alloc)
-		scsi_copy_in_at(o->c, buf, len < o->alloc - o->off ?
-				len : o->alloc - o->off, o->off);
+		scsi_copy_in_at(o->c, buf,
+				len < o->alloc - o->off ? len
+							: o->alloc - o->off,
+				o->off);
 	o->off += len;
 }
 
@@ -115,8 +117,8 @@ enum scsi_disposition spc_request_sense(struct scsi_ctx *c)
 
 /* ---- INQUIRY ----------------------------------------------------------- */
 
-#define INQ_STD_LEN 96          /* through the eight version descriptors */
-#define VPD_BUF 640             /* the largest page: device identification */
+#define INQ_STD_LEN 96 /* through the eight version descriptors */
+#define VPD_BUF 640 /* the largest page: device identification */
 
 /* @n bytes of @src (NUL-terminated or not), space padded; NULL: spaces. */
 static void spc_pad(uint8_t *dst, const char *src, size_t n)
@@ -140,37 +142,37 @@ static void spc_pad(uint8_t *dst, const char *src, size_t n)
  */
 static size_t spc_inquiry_std(struct scsi_ctx *c, uint8_t *p)
 {
-	const struct lun_group *g = c->have_lun ? c->li.group :
-				    lun_group_get(spc_luns(c), 0);
+	const struct lun_group *g =
+		c->have_lun ? c->li.group : lun_group_get(spc_luns(c), 0);
 
 	memset(p, 0, INQ_STD_LEN);
 	p[0] = c->have_lun ? 0x00 : 0x7f;
 	if (c->have_lun && g->removable)
-		p[1] = 0x80;         /* RMB */
-	p[2] = 0x06;                 /* SPC-4 */
-	p[3] = 0x10 | 0x02;          /* HISUP, RESPONSE DATA FORMAT 2 */
+		p[1] = 0x80; /* RMB */
+	p[2] = 0x06; /* SPC-4 */
+	p[3] = 0x10 | 0x02; /* HISUP, RESPONSE DATA FORMAT 2 */
 	p[4] = INQ_STD_LEN - 5;
-	p[5] = 0x08;                 /* 3PC: EXTENDED COPY (xcopy.c) */
+	p[5] = 0x08; /* 3PC: EXTENDED COPY (xcopy.c) */
 	if (c->cmd->tgt->alua)
-		p[5] |= 0x10;        /* TPGS 01b: implicit ALUA */
-	p[7] = 0x02;                 /* CMDQUE */
+		p[5] |= 0x10; /* TPGS 01b: implicit ALUA */
+	p[7] = 0x02; /* CMDQUE */
 	spc_pad(p + 8, g ? g->vendor : NULL, 8);
 	spc_pad(p + 16, g ? g->product : NULL, 16);
 	spc_pad(p + 32, g ? g->revision : NULL, 4);
-	put_be16(p + 58, 0x00a0);    /* SAM-5 */
-	put_be16(p + 60, 0x0460);    /* SPC-4 */
-	put_be16(p + 62, 0x04c0);    /* SBC-3 */
+	put_be16(p + 58, 0x00a0); /* SAM-5 */
+	put_be16(p + 60, 0x0460); /* SPC-4 */
+	put_be16(p + 62, 0x04c0); /* SBC-3 */
 	return INQ_STD_LEN;
 }
 
 static void spc_vpd_header(uint8_t *p, uint8_t page, size_t len)
 {
-	p[0] = 0x00;                 /* direct access block device */
+	p[0] = 0x00; /* direct access block device */
 	p[1] = page;
 	put_be16(p + 2, (uint16_t)(len - 4));
 }
 
-static const uint8_t spc_vpd_list[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+static const uint8_t spc_vpd_list[] = {0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2};
 
 static size_t spc_vpd_supported(struct scsi_ctx *c, uint8_t *p)
 {
@@ -274,9 +276,9 @@ static size_t spc_vpd_devid(struct scsi_ctx *c, uint8_t *p)
 	n += 4;
 	n += spc_desig_name(tgt, p + n, tgt->port_name, ASSOC_PORT);
 	n += spc_desig_name(tgt, p + n,
-			    c->cmd->view && c->cmd->view->name ?
-				    c->cmd->view->name :
-				    tgt->target_name,
+			    c->cmd->view && c->cmd->view->name
+				    ? c->cmd->view->name
+				    : tgt->target_name,
 			    ASSOC_DEVICE);
 	spc_vpd_header(p, 0x83, n);
 	return n;
@@ -285,8 +287,8 @@ static size_t spc_vpd_devid(struct scsi_ctx *c, uint8_t *p)
 /* Blocks of the store's allocation unit: the unmap granularity. */
 static uint32_t spc_unmap_granularity(const struct scsi_ctx *c)
 {
-	uint32_t g = store_granularity(lun_store(spc_luns(c))) /
-		     c->li.block_size;
+	uint32_t g =
+		store_granularity(lun_store(spc_luns(c))) / c->li.block_size;
 
 	return g ? g : 1;
 }
@@ -313,17 +315,17 @@ static size_t spc_vpd_block_limits(struct scsi_ctx *c, uint8_t *p)
 	put_be32(p + 8, g->max_xfer_blocks);
 	put_be32(p + 12, g->opt_xfer_blocks);
 	if (g->thin) {
-		put_be32(p + 20, g->max_unmap_blocks ? g->max_unmap_blocks :
-			 UINT32_MAX);
-		put_be32(p + 24, g->max_unmap_desc ? g->max_unmap_desc :
-			 UINT32_MAX);
+		put_be32(p + 20, g->max_unmap_blocks ? g->max_unmap_blocks
+						     : UINT32_MAX);
+		put_be32(p + 24,
+			 g->max_unmap_desc ? g->max_unmap_desc : UINT32_MAX);
 		put_be32(p + 28, spc_unmap_granularity(c));
 		put_be32(p + 32, 0x80000000u); /* UGAVALID, alignment 0 */
 	}
 	put_be64(p + 36, g->max_ws_blocks);
 	/* WRITE ATOMIC (16): no alignment, granularity or atomic boundary */
-	put_be32(p + 44, scsi_atomic_max_blocks(c->li.block_size,
-						g->max_xfer_blocks));
+	put_be32(p + 44,
+		 scsi_atomic_max_blocks(c->li.block_size, g->max_xfer_blocks));
 	return n;
 }
 
@@ -370,12 +372,9 @@ struct spc_vpd {
 };
 
 static const struct spc_vpd spc_vpds[] = {
-	{ 0x00, spc_vpd_supported },
-	{ 0x80, spc_vpd_serial },
-	{ 0x83, spc_vpd_devid },
-	{ 0xb0, spc_vpd_block_limits },
-	{ 0xb1, spc_vpd_bdc },
-	{ 0xb2, spc_vpd_lbp },
+	{0x00, spc_vpd_supported}, {0x80, spc_vpd_serial},
+	{0x83, spc_vpd_devid},	   {0xb0, spc_vpd_block_limits},
+	{0xb1, spc_vpd_bdc},	   {0xb2, spc_vpd_lbp},
 };
 
 _Static_assert(ARRAY_SIZE(spc_vpds) == sizeof(spc_vpd_list),
@@ -430,8 +429,8 @@ enum scsi_disposition spc_report_luns(struct scsi_ctx *c)
 	struct lun_table *t = spc_luns(c);
 	uint32_t alloc = get_be32(c->cdb + 6), n = 0, base = 0, count;
 	uint8_t chunk[SPC_REPORT_LUNS_CHUNK * 8];
-	uint8_t hdr[8] = { 0 };
-	struct spc_out o = { .c = c, .off = 8, .alloc = alloc };
+	uint8_t hdr[8] = {0};
+	struct spc_out o = {.c = c, .off = 8, .alloc = alloc};
 	size_t fill = 0;
 	uint64_t end;
 	int l;
@@ -479,9 +478,9 @@ enum scsi_disposition spc_report_luns(struct scsi_ctx *c)
 
 /* ---- MODE SENSE, MODE SELECT ------------------------------------------ */
 
-#define MODE_PAGE_MAX 20        /* the caching page */
-#define MODE_BUF 128            /* header, long block descriptor, all pages */
-#define MODE_SELECT_MAX 512     /* the longest parameter list taken */
+#define MODE_PAGE_MAX 20 /* the caching page */
+#define MODE_BUF 128 /* header, long block descriptor, all pages */
+#define MODE_SELECT_MAX 512 /* the longest parameter list taken */
 
 /*
  * The mode pages: their fixed content (what no MODE SELECT can change) and,
@@ -495,14 +494,14 @@ enum scsi_disposition spc_report_luns(struct scsi_ctx *c)
  */
 struct spc_mode_page {
 	uint8_t code;
-	uint8_t len;            /* bytes with the 2-byte header */
+	uint8_t len; /* bytes with the 2-byte header */
 	uint8_t fixed[MODE_PAGE_MAX];
 };
 
 static const struct spc_mode_page spc_mode_pages[] = {
-	{ 0x08, 20, { 0x08, 0x12 } },
-	{ 0x0a, 12, { 0x0a, 0x0a, 0x00, 0x10 } },
-	{ 0x1c, 12, { 0x1c, 0x0a, 0x00, 0x06 } },
+	{0x08, 20, {0x08, 0x12}},
+	{0x0a, 12, {0x0a, 0x0a, 0x00, 0x10}},
+	{0x1c, 12, {0x1c, 0x0a, 0x00, 0x06}},
 };
 
 #define SPC_NPAGES (ARRAY_SIZE(spc_mode_pages))
@@ -517,13 +516,13 @@ struct spc_mode_field {
 };
 
 static const struct spc_mode_field spc_mode_fields[] = {
-	{ 0x08, 2, 0x04, 0x04, LUN_MODE_WCE },
-	{ 0x08, 2, 0x01, 0x01, LUN_MODE_RCD },
-	{ 0x0a, 2, 0x04, 0x04, LUN_MODE_D_SENSE },
-	{ 0x0a, 3, 0x06, 0x02, LUN_MODE_QERR },
-	{ 0x0a, 4, 0x08, 0x08, LUN_MODE_SWP },
-	{ 0x1c, 2, 0x08, 0x08, LUN_MODE_DEXCPT },
-	{ 0x1c, 2, 0x04, 0x04, LUN_MODE_TEST },
+	{0x08, 2, 0x04, 0x04, LUN_MODE_WCE},
+	{0x08, 2, 0x01, 0x01, LUN_MODE_RCD},
+	{0x0a, 2, 0x04, 0x04, LUN_MODE_D_SENSE},
+	{0x0a, 3, 0x06, 0x02, LUN_MODE_QERR},
+	{0x0a, 4, 0x08, 0x08, LUN_MODE_SWP},
+	{0x1c, 2, 0x08, 0x08, LUN_MODE_DEXCPT},
+	{0x1c, 2, 0x04, 0x04, LUN_MODE_TEST},
 };
 
 #define SPC_NFIELDS (ARRAY_SIZE(spc_mode_fields))
@@ -620,8 +619,9 @@ enum scsi_disposition spc_mode_sense(struct scsi_ctx *c)
 			put_be64(buf + n, c->li.nblocks);
 			put_be32(buf + n + 12, c->li.block_size);
 		} else if (pc != PC_CHANGEABLE) {
-			put_be32(buf + n, c->li.nblocks > UINT32_MAX ?
-				 UINT32_MAX : (uint32_t)c->li.nblocks);
+			put_be32(buf + n, c->li.nblocks > UINT32_MAX
+						  ? UINT32_MAX
+						  : (uint32_t)c->li.nblocks);
 			put_be24(buf + n + 5, c->li.block_size);
 		}
 		n += bdl;
@@ -947,9 +947,9 @@ enum scsi_disposition spc_prevent_allow(struct scsi_ctx *c)
 
 #define RSOC_DESC_LEN 8
 #define RSOC_TIMEOUTS_LEN 12
-#define CTDP_ALL 0x02           /* all_commands descriptor: CTDP */
+#define CTDP_ALL 0x02 /* all_commands descriptor: CTDP */
 #define SERVACTV 0x01
-#define CTDP_ONE 0x80           /* one_command data: CTDP */
+#define CTDP_ONE 0x80 /* one_command data: CTDP */
 #define SUPPORT_NO 0x01
 #define SUPPORT_YES 0x03
 
@@ -998,7 +998,7 @@ static void spc_rsoc_all(struct scsi_ctx *c, bool rctd, uint32_t alloc)
 {
 	size_t each = RSOC_DESC_LEN + (rctd ? RSOC_TIMEOUTS_LEN : 0);
 	uint8_t d[RSOC_DESC_LEN + RSOC_TIMEOUTS_LEN];
-	struct spc_out o = { .c = c, .alloc = alloc };
+	struct spc_out o = {.c = c, .alloc = alloc};
 	const struct scsi_op *op;
 	unsigned int i, n = 0;
 	uint8_t hdr[4];
@@ -1094,7 +1094,7 @@ enum scsi_disposition spc_report_tmfs(struct scsi_ctx *c)
 {
 	bool repd = c->cdb[2] & 0x80;
 	uint32_t alloc = get_be32(c->cdb + 6);
-	uint8_t buf[16] = { 0 };
+	uint8_t buf[16] = {0};
 
 	buf[0] = 0x80 | 0x40 | 0x08 | 0x02; /* ATS, ATSS, LURS, TRS */
 	if (repd)

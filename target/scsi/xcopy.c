@@ -25,9 +25,9 @@
  */
 #define XC_MAX_CSCD 16u
 #define XC_MAX_SEGS 32u
-#define XC_MAX_LIST 1024u          /* CSCD + segment descriptor bytes */
+#define XC_MAX_LIST 1024u /* CSCD + segment descriptor bytes */
 #define XC_MAX_SEG_BYTES (16u << 20)
-#define XC_DATA_GRAN_LOG2 9u       /* every segment is whole 512-byte units */
+#define XC_DATA_GRAN_LOG2 9u /* every segment is whole 512-byte units */
 
 #define XC_HDR_LEN 16u
 #define XC_CSCD_LEN 32u
@@ -35,21 +35,23 @@
 #define XC_PARAM_MAX (XC_HDR_LEN + XC_MAX_LIST)
 
 _Static_assert((XC_MAX_CSCD + 1) * XC_CSCD_LEN + XC_B2B_LEN <= XC_MAX_LIST &&
-	       XC_CSCD_LEN + (XC_MAX_SEGS + 1) * XC_B2B_LEN <= XC_MAX_LIST,
+		       XC_CSCD_LEN + (XC_MAX_SEGS + 1) * XC_B2B_LEN <=
+			       XC_MAX_LIST,
 	       "one descriptor too many is refused for the count");
-_Static_assert(XC_MAX_CSCD * XC_CSCD_LEN + XC_MAX_SEGS * XC_B2B_LEN >=
-	       XC_MAX_LIST, "the largest counts can fill the list");
+_Static_assert(XC_MAX_CSCD *XC_CSCD_LEN + XC_MAX_SEGS * XC_B2B_LEN >=
+		       XC_MAX_LIST,
+	       "the largest counts can fill the list");
 
 /* Descriptor type codes (SPC-4 tables 120 and 125). */
-#define XC_SEG_B2B 0x02             /* block device to block device */
-#define XC_CSCD_ID 0xe4             /* identification descriptor CSCD */
-#define XC_CSCD_SELF 0xffffu        /* CSCD ID: the LU that got the command */
+#define XC_SEG_B2B 0x02 /* block device to block device */
+#define XC_CSCD_ID 0xe4 /* identification descriptor CSCD */
+#define XC_CSCD_SELF 0xffffu /* CSCD ID: the LU that got the command */
 
 /* LIST ID USAGE (parameter list byte 1 bits 4-3). */
-#define XC_USAGE_HOLD 0u            /* held, results kept after completion */
+#define XC_USAGE_HOLD 0u /* held, results kept after completion */
 #define XC_USAGE_RESERVED 1u
-#define XC_USAGE_DISCARD 2u         /* held while it runs, then discarded */
-#define XC_USAGE_NONE 3u            /* not held; LIST IDENTIFIER must be 0 */
+#define XC_USAGE_DISCARD 2u /* held while it runs, then discarded */
+#define XC_USAGE_NONE 3u /* not held; LIST IDENTIFIER must be 0 */
 
 /* RECEIVE COPY RESULTS service actions. */
 #define XC_SA_COPY_STATUS 0x00
@@ -68,13 +70,13 @@ _Static_assert(XC_MAX_CSCD * XC_CSCD_LEN + XC_MAX_SEGS * XC_B2B_LEN >=
 #define SK_COPY_ABORTED 0x0a
 
 /* Sense data descriptors (SPC-4 4.5.2). */
-#define XC_DESC_CSI 0x01            /* command-specific information */
-#define XC_DESC_SKS 0x02            /* sense key specific */
-#define XC_DESC_FWD 0x0c            /* forwarded sense data */
-#define XC_FWD_SOURCE 0x1           /* SENSE DATA SOURCE: the source CSCD */
-#define XC_FWD_DEST 0x2             /* ... the destination CSCD */
-#define XC_FWD_MAX 32u              /* forwarded sense bytes kept */
-#define XC_SENSE_MAX 64u            /* 8 + 12 + 8 + 4 + XC_FWD_MAX */
+#define XC_DESC_CSI 0x01 /* command-specific information */
+#define XC_DESC_SKS 0x02 /* sense key specific */
+#define XC_DESC_FWD 0x0c /* forwarded sense data */
+#define XC_FWD_SOURCE 0x1 /* SENSE DATA SOURCE: the source CSCD */
+#define XC_FWD_DEST 0x2 /* ... the destination CSCD */
+#define XC_FWD_MAX 32u /* forwarded sense bytes kept */
+#define XC_SENSE_MAX 64u /* 8 + 12 + 8 + 4 + XC_FWD_MAX */
 
 _Static_assert(XC_SENSE_MAX <= SCSI_SENSE_MAX, "copy sense fits a command");
 
@@ -117,21 +119,21 @@ enum xc_state {
 struct xc_record {
 	const struct scsi_target *tgt;
 	uint32_t nexus;
-	uint32_t lun;                /* table LUN */
+	uint32_t lun; /* table LUN */
 	uint32_t gen;
 	uint8_t list_id;
-	uint8_t state;               /* enum xc_state */
-	bool hold;                   /* kept after the copy ends */
+	uint8_t state; /* enum xc_state */
+	bool hold; /* kept after the copy ends */
 	uint8_t sense_len;
-	uint16_t segments;           /* segments completed */
-	uint64_t seq;                /* when it ended: the oldest goes first */
-	uint64_t bytes;              /* written to the destinations */
+	uint16_t segments; /* segments completed */
+	uint64_t seq; /* when it ended: the oldest goes first */
+	uint64_t bytes; /* written to the destinations */
 	uint8_t sense[XC_SENSE_MAX]; /* XC_FAILED: the command's sense */
 };
 
 static struct xc_record xc_records[XC_RECORDS];
 static pthread_mutex_t xc_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t xc_seq;          /* under xc_lock */
+static uint64_t xc_seq; /* under xc_lock */
 
 static bool xc_key_is(const struct xc_record *r, const struct scsi_ctx *c,
 		      uint8_t list_id)
@@ -223,8 +225,8 @@ static void xc_finish(struct xc_record *r, const struct scsi_cmd *cmd)
 		r->state = XC_DONE;
 	} else {
 		r->state = XC_FAILED;
-		r->sense_len = cmd->sense_len < XC_SENSE_MAX ? cmd->sense_len :
-			       XC_SENSE_MAX;
+		r->sense_len = cmd->sense_len < XC_SENSE_MAX ? cmd->sense_len
+							     : XC_SENSE_MAX;
 		memcpy(r->sense, cmd->sense, r->sense_len);
 	}
 	r->seq = ++xc_seq;
@@ -235,7 +237,7 @@ static void xc_finish(struct xc_record *r, const struct scsi_cmd *cmd)
 
 /* What a copy target said about the access that failed. */
 struct xc_fwd {
-	uint8_t source;              /* XC_FWD_SOURCE, XC_FWD_DEST; 0: none */
+	uint8_t source; /* XC_FWD_SOURCE, XC_FWD_DEST; 0: none */
 	uint8_t status;
 	uint8_t len;
 	uint8_t sense[XC_FWD_MAX];
@@ -253,7 +255,7 @@ static void xc_abort(struct scsi_ctx *c, uint8_t asc, uint8_t ascq,
 {
 	struct scsi_cmd *cmd = c->cmd;
 	uint8_t *s = cmd->sense;
-	uint8_t sks[3] = { 0 };
+	uint8_t sks[3] = {0};
 	size_t n;
 
 	if (field >= 0) {
@@ -317,9 +319,9 @@ static int8_t xc_top_bit(uint8_t v)
 struct xc_end {
 	struct lun_info li;
 	bool pinned;
-	int cscd;                    /* list offset of its CSCD descriptor, or
+	int cscd; /* list offset of its CSCD descriptor, or
 				      * -1 for CSCD ID FFFFh */
-	uint8_t fwd_source;          /* XC_FWD_SOURCE or XC_FWD_DEST */
+	uint8_t fwd_source; /* XC_FWD_SOURCE or XC_FWD_DEST */
 };
 
 /*
@@ -391,8 +393,8 @@ static int xc_cscd_lun(struct lun_table *t, const uint8_t *d)
 }
 
 /* Reservations as SBC-4 has them for a READ (source) or WRITE. */
-static const struct scsi_op xc_read_op = { .resv = SCSI_RESV_WE };
-static const struct scsi_op xc_write_op = { .resv = 0 };
+static const struct scsi_op xc_read_op = {.resv = SCSI_RESV_WE};
+static const struct scsi_op xc_write_op = {.resv = 0};
 
 /*
  * Resolve, pin and check one end of segment @seg. Return: true, or false
@@ -521,11 +523,10 @@ static bool xc_move(struct scsi_ctx *c, const struct xc_end *src,
 	struct lun_table *t = c->cmd->tgt->luns;
 	uint32_t sbs = src->li.block_size, dbs = dst->li.block_size;
 	unsigned int flags = dst->li.mode & LUN_MODE_WCE ? 0 : LUN_IO_FUA;
-	bool back = src->li.lun == dst->li.lun &&
-		    dlba * dbs > slba * sbs &&
+	bool back = src->li.lun == dst->li.lun && dlba * dbs > slba * sbs &&
 		    dlba * dbs < slba * sbs + bytes;
 	unsigned int zflags = flags;
-	struct iovec v = { .iov_base = xc_buf };
+	struct iovec v = {.iov_base = xc_buf};
 	uint64_t done, at;
 	struct xc_fwd f;
 	bool zero = false;
@@ -543,8 +544,8 @@ static bool xc_move(struct scsi_ctx *c, const struct xc_end *src,
 			ret = lun_write_zeroes(t, &dst->li, dlba + at / dbs,
 					       n / dbs, zflags);
 			if (ret) {
-				xc_fwd_errno(c, dst, ret, true,
-					     dlba + at / dbs, &f);
+				xc_fwd_errno(c, dst, ret, true, dlba + at / dbs,
+					     &f);
 				xc_abort(c, ASC_THIRD_PARTY_DEVICE_FAILURE, seg,
 					 off + 20, &f);
 				return false;
@@ -600,15 +601,15 @@ static bool xc_segment(struct scsi_ctx *c, const uint8_t *p, uint16_t ncscd,
 	const uint8_t *d = p + off;
 	uint64_t slba = get_be64(d + 12), dlba = get_be64(d + 20), bytes;
 	uint32_t nblocks = get_be16(d + 10);
-	struct xc_end src = { .pinned = false }, dst = { .pinned = false };
+	struct xc_end src = {.pinned = false}, dst = {.pinned = false};
 	bool ok = false;
 
 	if (!xc_end_get(c, p, ncscd, seg, (uint16_t)(off + 4), false, &src))
 		goto out_put;
 	if (!xc_end_get(c, p, ncscd, seg, (uint16_t)(off + 6), true, &dst))
 		goto out_put;
-	bytes = (uint64_t)nblocks * (d[1] & 0x02 ? dst.li.block_size :
-				     src.li.block_size);
+	bytes = (uint64_t)nblocks *
+		(d[1] & 0x02 ? dst.li.block_size : src.li.block_size);
 	if (bytes > XC_MAX_SEG_BYTES) {
 		xc_abort(c, ASC_INVALID_FIELD_IN_PARAMETER_LIST, seg, off + 10,
 			 NULL);
@@ -779,8 +780,10 @@ enum scsi_disposition scsi_xcopy_lid1(struct scsi_ctx *c)
 		}
 	}
 	for (i = 0; i < nseg; i++) {
-		if (!xc_segment(c, p, ncscd, i, (uint16_t)(XC_HDR_LEN +
-			get_be16(p + 2) + i * XC_B2B_LEN), r))
+		if (!xc_segment(c, p, ncscd, i,
+				(uint16_t)(XC_HDR_LEN + get_be16(p + 2) +
+					   i * XC_B2B_LEN),
+				r))
 			break;
 		xc_progress(r, 0, true);
 	}
@@ -804,7 +807,7 @@ static void xc_respond(struct scsi_ctx *c, const void *buf, size_t len)
  */
 static void xc_op_params(struct scsi_ctx *c)
 {
-	static const uint8_t codes[] = { XC_SEG_B2B, XC_CSCD_ID };
+	static const uint8_t codes[] = {XC_SEG_B2B, XC_CSCD_ID};
 	uint8_t buf[44 + sizeof(codes)];
 
 	memset(buf, 0, sizeof(buf));
@@ -830,7 +833,7 @@ static void xc_op_params(struct scsi_ctx *c)
  */
 static void xc_results(struct scsi_ctx *c, unsigned int sa)
 {
-	struct xc_record snap = { .state = XC_FREE }, *r;
+	struct xc_record snap = {.state = XC_FREE}, *r;
 	uint8_t buf[60 + XC_SENSE_MAX];
 	uint64_t count;
 	size_t n;
@@ -848,8 +851,9 @@ static void xc_results(struct scsi_ctx *c, unsigned int sa)
 	switch (sa) {
 	case XC_SA_COPY_STATUS:
 		put_be32(buf, 8);
-		buf[4] = snap.state == XC_RUNNING ? XC_CS_IN_PROGRESS :
-			 snap.state == XC_DONE ? XC_CS_DONE : XC_CS_DONE_ERRORS;
+		buf[4] = snap.state == XC_RUNNING ? XC_CS_IN_PROGRESS
+			 : snap.state == XC_DONE  ? XC_CS_DONE
+						  : XC_CS_DONE_ERRORS;
 		put_be16(buf + 5, snap.segments);
 		count = snap.bytes;
 		buf[7] = XC_TC_BYTES;

@@ -47,13 +47,13 @@
 
 #include "store_i.h"
 
-#define FILE_NAME_MAX	      32
-#define FILE_NAME_LEN	      15 /* "lun-" + 7 digits + ".img" */
+#define FILE_NAME_MAX 32
+#define FILE_NAME_LEN 15 /* "lun-" + 7 digits + ".img" */
 #define FILE_BUCKETS_MIN_BITS 6
 /* Which LUNs have a file: a bitmap in pages of 4096 LUNs (512 bytes). */
 #define FILE_BIT_PAGE_SHIFT 12
-#define FILE_BITS_PER_PAGE  (1u << FILE_BIT_PAGE_SHIFT)
-#define FILE_BIT_PAGES	    (STORE_MAX_LUNS / FILE_BITS_PER_PAGE)
+#define FILE_BITS_PER_PAGE (1u << FILE_BIT_PAGE_SHIFT)
+#define FILE_BIT_PAGES (STORE_MAX_LUNS / FILE_BITS_PER_PAGE)
 
 /*
  * A LUN the store is tracking: open (@fd >= 0), or closed but dirty or
@@ -1001,9 +1001,8 @@ int store_file_create(struct store **out, const struct store_file_params *p)
 		ret = -errno;
 		goto out_free;
 	}
-	f->lockfd =
-		openat(f->dirfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC,
-		       f->file_mode);
+	f->lockfd = openat(f->dirfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC,
+			   f->file_mode);
 	if (f->lockfd < 0) {
 		ret = -errno;
 		goto out_close_dir;

@@ -40,18 +40,18 @@
 
 /* Key layout: 20 bits of LUN over 44 bits of chunk index. With the smallest
  * chunk (512 bytes) 44 bits still cover STORE_MAX_BYTES. */
-#define MEM_LUN_SHIFT	44
+#define MEM_LUN_SHIFT 44
 #define MEM_CHUNK_LIMIT (1ULL << MEM_LUN_SHIFT)
-#define MEM_TABLE_MIN	16u
+#define MEM_TABLE_MIN 16u
 /* Per-LUN chunk counters come in pages of 4096 (32 KiB), made on demand. */
 #define MEM_LUN_PAGE_SHIFT 12
-#define MEM_LUNS_PER_PAGE  (1u << MEM_LUN_PAGE_SHIFT)
-#define MEM_LUN_PAGES	   (STORE_MAX_LUNS / MEM_LUNS_PER_PAGE)
+#define MEM_LUNS_PER_PAGE (1u << MEM_LUN_PAGE_SHIFT)
+#define MEM_LUN_PAGES (STORE_MAX_LUNS / MEM_LUNS_PER_PAGE)
 /* A lookup (lock, hash, probe) costs about as much as scanning 16 slots:
  * ranges longer than 1/16 of all slots are handled by a table scan. */
 #define MEM_SCAN_RATIO 16u
-#define MEM_SLAB_MIN   (256u * 1024)
-#define MEM_SLAB_MAX   (64u * 1024 * 1024)
+#define MEM_SLAB_MIN (256u * 1024)
+#define MEM_SLAB_MAX (64u * 1024 * 1024)
 
 /*
  * Under AddressSanitizer, free chunks and the uncarved part of a slab are
@@ -67,10 +67,10 @@
 
 #ifdef MEM_ASAN
 #include <sanitizer/asan_interface.h>
-#define mem_poison(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define mem_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define mem_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
-#define mem_poison(p, n)   ((void)(p), (void)(n))
+#define mem_poison(p, n) ((void)(p), (void)(n))
 #define mem_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 

@@ -26,14 +26,14 @@ extern "C" {
 #define STORE_MAX_BYTES (1ULL << 53)
 
 /* mem store chunk sizes: a power of two in this range, inclusive. */
-#define STORE_MEM_MIN_CHUNK	 512u
-#define STORE_MEM_MAX_CHUNK	 (1u << 20)
-#define STORE_MEM_DEFAULT_CHUNK	 4096u
+#define STORE_MEM_MIN_CHUNK 512u
+#define STORE_MEM_MAX_CHUNK (1u << 20)
+#define STORE_MEM_DEFAULT_CHUNK 4096u
 #define STORE_MEM_DEFAULT_SHARDS 64u
-#define STORE_MEM_MAX_SHARDS	 4096u
-#define STORE_FILE_DEFAULT_OPEN	 256u
+#define STORE_MEM_MAX_SHARDS 4096u
+#define STORE_FILE_DEFAULT_OPEN 256u
 /* LUN files' mode: the owner's only, since they hold the disks' data. */
-#define STORE_FILE_DEFAULT_MODE	 0600u
+#define STORE_FILE_DEFAULT_MODE 0600u
 
 struct store;
 

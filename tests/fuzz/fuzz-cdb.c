@@ -92,26 +92,41 @@ static struct harness *setup(void)
 	h_add_group(h, &g);
 
 	add_fault(h, (struct fault_rule){.kind = FAULT_MEDIUM_READ,
-					 .lun_first = 3, .lun_last = 3,
-					 .lba_first = 8, .lba_last = 15});
+					 .lun_first = 3,
+					 .lun_last = 3,
+					 .lba_first = 8,
+					 .lba_last = 15});
 	add_fault(h, (struct fault_rule){.kind = FAULT_MEDIUM_WRITE,
-					 .lun_first = 3, .lun_last = 4,
-					 .lba_first = 100, .lba_last = UINT64_MAX,
+					 .lun_first = 3,
+					 .lun_last = 4,
+					 .lba_first = 100,
+					 .lba_last = UINT64_MAX,
 					 .count = 3});
-	add_fault(h, (struct fault_rule){.kind = FAULT_UA, .lun_first = 4,
-					 .lun_last = 4, .lba_last = UINT64_MAX,
-					 .asc = 0x2a, .ascq = 0x09, .count = 2});
+	add_fault(h, (struct fault_rule){.kind = FAULT_UA,
+					 .lun_first = 4,
+					 .lun_last = 4,
+					 .lba_last = UINT64_MAX,
+					 .asc = 0x2a,
+					 .ascq = 0x09,
+					 .count = 2});
 	add_fault(h, (struct fault_rule){.kind = FAULT_DELAY,
-					 .lun_first = 1, .lun_last = 1,
-					 .lba_first = 2000, .lba_last = 2047,
+					 .lun_first = 1,
+					 .lun_last = 1,
+					 .lba_first = 2000,
+					 .lba_last = 2047,
 					 .delay_ns = 1000});
-	add_fault(h, (struct fault_rule){.kind = FAULT_HANG, .lun_first = 1,
-					 .lun_last = 1, .lba_first = 1000,
+	add_fault(h, (struct fault_rule){.kind = FAULT_HANG,
+					 .lun_first = 1,
+					 .lun_last = 1,
+					 .lba_first = 1000,
 					 .lba_last = 1000});
 	add_fault(h, (struct fault_rule){.kind = FAULT_NOT_READY,
-					 .lun_first = 4, .lun_last = 4,
-					 .lba_first = 50, .lba_last = 60,
-					 .asc = 0x04, .ascq = 0x01});
+					 .lun_first = 4,
+					 .lun_last = 4,
+					 .lba_first = 50,
+					 .lba_last = 60,
+					 .asc = 0x04,
+					 .ascq = 0x01});
 	return h;
 }
 
@@ -125,8 +140,7 @@ static uint64_t get_be(const uint8_t *p, unsigned int n)
 }
 
 /* READ/WRITE (10, 12, 16): 1 read, 2 write, 0 other; LBA and blocks. */
-static int rw_decode(const uint8_t *cdb, size_t len, uint64_t *lba,
-		     uint32_t *n)
+static int rw_decode(const uint8_t *cdb, size_t len, uint64_t *lba, uint32_t *n)
 {
 	switch (len ? cdb[0] : 0xff) {
 	case 0x28:
@@ -169,8 +183,8 @@ static bool reports_only(const uint8_t *cdb, size_t len)
 	case 0xa0: /* REPORT LUNS */
 		return true;
 	case 0x9e: /* READ CAPACITY (16), GET LBA STATUS */
-		return len >= 2 && ((cdb[1] & 0x1f) == 0x10 ||
-				    (cdb[1] & 0x1f) == 0x12);
+		return len >= 2 &&
+		       ((cdb[1] & 0x1f) == 0x10 || (cdb[1] & 0x1f) == 0x12);
 	}
 	return false;
 }
@@ -198,8 +212,7 @@ static void seen_track(uint32_t lun, uint32_t bs, uint64_t lba, uint32_t n,
 		e = seen_find(lun, lba + i);
 		if (e && read && (e->bs != bs || memcmp(e->data, blk, bs))) {
 			fprintf(stderr,
-				"fuzz-cdb: LUN %u LBA %llu changed by itself "
-				"(read back other bytes than last moved)\n",
+				"fuzz-cdb: LUN %u LBA %llu changed by itself (read back other bytes than last moved)\n",
 				lun, (unsigned long long)(lba + i));
 			abort();
 		}
@@ -266,7 +279,8 @@ static void run_one(struct harness *h, uint8_t lun, uint8_t flags,
 		}
 		if ((flags & 0x20) && xfer > 1) {
 			iov[0] = (struct iovec){buf, xfer / 2};
-			iov[1] = (struct iovec){buf + xfer / 2, xfer - xfer / 2};
+			iov[1] =
+				(struct iovec){buf + xfer / 2, xfer - xfer / 2};
 			iovcnt = 2;
 		} else {
 			iov[0] = (struct iovec){buf, xfer};
@@ -299,8 +313,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (size - off >= 5 && n++ < MAX_CMDS) {
 		uint8_t lun = data[off] & 7, flags = data[off + 1];
 		size_t cdb_len = data[off + 2] % (SCSI_CDB_MAX + 1);
-		uint32_t xfer = (uint32_t)data[off + 3] |
-				(uint32_t)data[off + 4] << 8;
+		uint32_t xfer =
+			(uint32_t)data[off + 3] | (uint32_t)data[off + 4] << 8;
 		const uint8_t *cdb;
 		size_t dout_len = 0;
 

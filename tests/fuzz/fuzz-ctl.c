@@ -28,24 +28,23 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char conf[] =
-	"[target]\n"
-	"seed = 7\n"
-	"max_luns = 64\n"
-	"scheme = linux\n"
-	"[luns]\n"
-	"count = 4\n"
-	"size = 16M\n"
-	"partitions = 2\n"
-	"ptable = gpt\n"
-	"[luns.big]\n"
-	"first = 8\n"
-	"count = 2\n"
-	"size = 1T\n"
-	"block_size = 4096\n"
-	"partitions = 0\n"
-	"[faults]\n"
-	"fault.1 = medium-read luns=1 lba=100-200 count=2\n";
+static const char conf[] = "[target]\n"
+			   "seed = 7\n"
+			   "max_luns = 64\n"
+			   "scheme = linux\n"
+			   "[luns]\n"
+			   "count = 4\n"
+			   "size = 16M\n"
+			   "partitions = 2\n"
+			   "ptable = gpt\n"
+			   "[luns.big]\n"
+			   "first = 8\n"
+			   "count = 2\n"
+			   "size = 1T\n"
+			   "block_size = 4096\n"
+			   "partitions = 0\n"
+			   "[faults]\n"
+			   "fault.1 = medium-read luns=1 lba=100-200 count=2\n";
 
 static struct cfg *cfg;
 static char dir[64], path[96];

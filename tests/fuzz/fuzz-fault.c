@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fault_add(ft, &r) >= 0) {
 		/* nothing outside the rule's LUNs and LBAs fires */
 		if (r.lun_last != UINT32_MAX && r.lun_last + 1 < max_luns &&
-		    fault_check(ft, r.lun_last + 1, r.lba_first, 1, FAULT_OP_ANY,
-				&hit))
+		    fault_check(ft, r.lun_last + 1, r.lba_first, 1,
+				FAULT_OP_ANY, &hit))
 			abort();
 		if (r.lba_first > 0 &&
 		    fault_check(ft, r.lun_first, 0, r.lba_first, FAULT_OP_ANY,

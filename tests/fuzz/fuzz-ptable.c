@@ -69,13 +69,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 0x80)
 		d.nblocks <<= 16; /* huge disks too */
 	for (size_t off = 5; off + 4 < size && d.nrec < MAX_RECORDS;) {
-		uint32_t v = (uint32_t)data[off] | (uint32_t)data[off + 1] << 8 |
+		uint32_t v = (uint32_t)data[off] |
+			     (uint32_t)data[off + 1] << 8 |
 			     (uint32_t)data[off + 2] << 16 |
 			     (uint32_t)data[off + 3] << 24;
 		size_t len = size - off - 4 < d.bs ? size - off - 4 : d.bs;
 
-		d.lba[d.nrec] = v & 0x80000000u ? d.nblocks - 1 - (v & 0x7fffffff)
-						: v;
+		d.lba[d.nrec] =
+			v & 0x80000000u ? d.nblocks - 1 - (v & 0x7fffffff) : v;
 		d.blk[d.nrec] = data + off + 4;
 		d.blk_len[d.nrec] = len;
 		d.nrec++;

@@ -43,13 +43,15 @@ static void check_name(const uint8_t *data, size_t size)
 	if (memchr(data, 0, size)) {
 		if (ret2 != -EINVAL)
 			abort();
-	} else if (ret != ret2 || (!ret && (index != index2 || part != part2))) {
+	} else if (ret != ret2 ||
+		   (!ret && (index != index2 || part != part2))) {
 		abort();
 	}
 	if (ret == 0) {
 		if (index > INT32_MAX || part > SDNUM_MAX_PART_NUMBER)
 			abort();
-		if (sdnum_name_part(prefix, index, part, back, sizeof(back)) < 0)
+		if (sdnum_name_part(prefix, index, part, back, sizeof(back)) <
+		    0)
 			abort();
 		if (strcmp(back, name))
 			abort();

@@ -65,8 +65,7 @@ static void mkdir_p(const char *path)
 	}
 }
 
-static void emit(const char *harness, const char *name, const void *p,
-		 size_t n)
+static void emit(const char *harness, const char *name, const void *p, size_t n)
 {
 	char path[4096];
 	FILE *f;
@@ -103,10 +102,10 @@ static void cdb_cmd(struct buf *b, uint8_t lun, uint8_t flags,
 		put(b, dout, xfer);
 }
 
-#define CDB(b, lun, flags, xfer, dout, ...)                                  \
-	do {                                                                 \
-		const uint8_t c_[] = {__VA_ARGS__};                          \
-		cdb_cmd((b), (lun), (flags), c_, sizeof(c_), (xfer), (dout)); \
+#define CDB(b, lun, flags, xfer, dout, ...)                                    \
+	do {                                                                   \
+		const uint8_t c_[] = {__VA_ARGS__};                            \
+		cdb_cmd((b), (lun), (flags), c_, sizeof(c_), (xfer), (dout));  \
 	} while (0)
 
 static void gen_cdb(void)
@@ -129,8 +128,8 @@ static void gen_cdb(void)
 	CDB(b, 0, DIR_READ, 64, NULL, 0x12, 1, 0xb1, 0, 64, 0);
 	CDB(b, 0, DIR_READ, 64, NULL, 0x12, 1, 0xb2, 0, 64, 0);
 	CDB(b, 0, DIR_READ, 8, NULL, 0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-	CDB(b, 0, DIR_READ, 32, NULL, 0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0, 32, 0, 0);
+	CDB(b, 0, DIR_READ, 32, NULL, 0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0, 32, 0, 0);
 	CDB(b, 0, DIR_READ, 256, NULL, 0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0);
 	emit("cdb", "discover", b->n ? b->b : NULL, b->n);
 
@@ -139,14 +138,13 @@ static void gen_cdb(void)
 	CDB(b, 1, DIR_WRITE, 1024, data, 0x2a, 0, 0, 0, 0, 8, 0, 0, 2, 0);
 	CDB(b, 1, DIR_READ, 1024, NULL, 0x28, 0, 0, 0, 0, 8, 0, 0, 2, 0);
 	CDB(b, 1, DIR_WRITE, 512, data, 0x2f, 0x02, 0, 0, 0, 8, 0, 0, 1, 0);
-	CDB(b, 1, DIR_WRITE, 1024, data, 0x89, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0,
-	    0, 0, 1, 0, 0);
-	CDB(b, 3, DIR_WRITE, 4096, data, 0x8a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0, 8, 0, 0);
+	CDB(b, 1, DIR_WRITE, 1024, data, 0x89, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0,
+	    0, 1, 0, 0);
+	CDB(b, 3, DIR_WRITE, 4096, data, 0x8a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0, 8, 0, 0);
 	CDB(b, 3, DIR_READ, 4096, NULL, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0,
 	    0, 8, 0, 0);
-	CDB(b, 2, DIR_WRITE, 4096, data, 0xaa, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0,
-	    0);
+	CDB(b, 2, DIR_WRITE, 4096, data, 0xaa, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0);
 	CDB(b, 2, DIR_READ, 4096, NULL, 0xa8, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0);
 	CDB(b, 0, DIR_NONE, 0, NULL, 0x35, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	emit("cdb", "readwrite", b->b, b->n);
@@ -165,8 +163,8 @@ static void gen_cdb(void)
 
 	/* thin provisioning: write same (unmap), unmap, get lba status */
 	b->n = 0;
-	CDB(b, 0, DIR_WRITE, 512, data, 0x93, 0x08, 0, 0, 0, 0, 0, 0, 0, 100,
-	    0, 0, 0, 16, 0, 0);
+	CDB(b, 0, DIR_WRITE, 512, data, 0x93, 0x08, 0, 0, 0, 0, 0, 0, 0, 100, 0,
+	    0, 0, 16, 0, 0);
 	memset(p, 0, sizeof(p));
 	put_be16(p, 22);
 	put_be16(p + 2, 16);
@@ -192,8 +190,8 @@ static void gen_cdb(void)
 	p[9] = 0x0a;
 	p[10] = 0x04;
 	CDB(b, 0, DIR_WRITE, 20, p, 0x55, 0x10, 0, 0, 0, 0, 0, 0, 20, 0);
-	CDB(b, 0, DIR_READ, 0x200, NULL, 0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 2, 0,
-	    0, 0);
+	CDB(b, 0, DIR_READ, 0x200, NULL, 0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 2, 0, 0,
+	    0);
 	CDB(b, 0, DIR_READ, 64, NULL, 0x03, 0, 0, 0, 64, 0);
 	emit("cdb", "mode", b->b, b->n);
 
@@ -201,25 +199,22 @@ static void gen_cdb(void)
 	b->n = 0;
 	memset(p, 0, sizeof(p));
 	put_be64(p + 8, 0x1111);
-	CDB(b, 1, DIR_WRITE | 0x4, 24, p, 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24,
-	    0);
+	CDB(b, 1, DIR_WRITE | 0x4, 24, p, 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0);
 	memset(p, 0, sizeof(p));
 	put_be64(p + 8, 0x2222);
-	CDB(b, 1, DIR_WRITE | 0x8, 24, p, 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24,
-	    0);
+	CDB(b, 1, DIR_WRITE | 0x8, 24, p, 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0);
 	memset(p, 0, sizeof(p));
 	put_be64(p, 0x1111);
-	CDB(b, 1, DIR_WRITE | 0x4, 24, p, 0x5f, 0x01, 0x05, 0, 0, 0, 0, 0,
-	    24, 0);
+	CDB(b, 1, DIR_WRITE | 0x4, 24, p, 0x5f, 0x01, 0x05, 0, 0, 0, 0, 0, 24,
+	    0);
 	CDB(b, 1, DIR_READ | 0x4, 256, NULL, 0x5e, 0x03, 0, 0, 0, 0, 0, 1, 0,
 	    0);
-	CDB(b, 1, DIR_WRITE | 0x8, 512, data, 0x2a, 0, 0, 0, 0, 0, 0, 0, 1,
-	    0);
+	CDB(b, 1, DIR_WRITE | 0x8, 512, data, 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0);
 	memset(p, 0, sizeof(p));
 	put_be64(p, 0x2222);
 	put_be64(p + 8, 0x1111);
-	CDB(b, 1, DIR_WRITE | 0x8, 24, p, 0x5f, 0x05, 0x05, 0, 0, 0, 0, 0,
-	    24, 0);
+	CDB(b, 1, DIR_WRITE | 0x8, 24, p, 0x5f, 0x05, 0x05, 0, 0, 0, 0, 0, 24,
+	    0);
 	CDB(b, 1, DIR_NONE | 0x4, 0, NULL, 0x16, 0, 0, 0, 0, 0);
 	CDB(b, 1, DIR_NONE | 0x4, 0, NULL, 0x17, 0, 0, 0, 0, 0);
 	emit("cdb", "reservations", b->b, b->n);
@@ -253,8 +248,8 @@ static void gen_cdb(void)
 		put_be16(x + 90, 2);
 		put_be64(x + 92, 0);
 		put_be64(x + 100, 16);
-		CDB(b, 0, DIR_WRITE, 108, x, 0x83, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		    0, 108, 0, 0, 0, 0);
+		CDB(b, 0, DIR_WRITE, 108, x, 0x83, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		    108, 0, 0, 0, 0);
 		CDB(b, 0, DIR_READ, 64, NULL, 0x84, 0x00, 1, 0, 0, 0, 0, 0, 0,
 		    0, 0, 0, 0, 64, 0, 0);
 		CDB(b, 0, DIR_READ, 64, NULL, 0x84, 0x03, 0, 0, 0, 0, 0, 0, 0,
@@ -268,10 +263,8 @@ static void gen_cdb(void)
 	CDB(b, 4, DIR_NONE, 0, NULL, 0x00, 0, 0, 0, 0, 0);
 	CDB(b, 4, DIR_READ, 512, NULL, 0x28, 0, 0, 0, 0, 50, 0, 0, 1, 0);
 	CDB(b, 3, DIR_WRITE, 512, data, 0x2a, 0, 0, 0, 0, 100, 0, 0, 1, 0);
-	CDB(b, 1, DIR_READ, 512, NULL, 0x28, 0, 0, 0, 0x07, 0xd0, 0, 0, 1,
-	    0);
-	CDB(b, 1, DIR_READ, 512, NULL, 0x28, 0, 0, 0, 0x03, 0xe8, 0, 0, 1,
-	    0);
+	CDB(b, 1, DIR_READ, 512, NULL, 0x28, 0, 0, 0, 0x07, 0xd0, 0, 0, 1, 0);
+	CDB(b, 1, DIR_READ, 512, NULL, 0x28, 0, 0, 0, 0x03, 0xe8, 0, 0, 1, 0);
 	CDB(b, 2, DIR_NONE, 0, NULL, 0x1e, 0, 0, 0, 1, 0);
 	CDB(b, 2, DIR_NONE, 0, NULL, 0x1b, 0, 0, 0, 0x02, 0);
 	CDB(b, 2, DIR_NONE, 0, NULL, 0x1e, 0, 0, 0, 0, 0);
@@ -358,33 +351,17 @@ static void data_out(struct ini *s, uint8_t lun, uint32_t ttt, uint32_t off,
 #define KEYS(s) (s), sizeof(s) /* the literal's final NUL ends the last key */
 
 static const char names_normal[] =
-	"InitiatorName=iqn.2026-01.test:fuzz-a\0"
-	"SessionType=Normal\0"
-	"TargetName=iqn.2026-01.io.sdswarm.fuzz:t0\0"
-	"HeaderDigest=None\0"
-	"DataDigest=None\0"
-	"MaxRecvDataSegmentLength=65536\0"
-	"ImmediateData=Yes\0"
-	"InitialR2T=No\0"
-	"MaxBurstLength=65536\0"
-	"FirstBurstLength=16384\0"
-	"MaxOutstandingR2T=1\0"
-	"ErrorRecoveryLevel=0";
+	"InitiatorName=iqn.2026-01.test:fuzz-a\0SessionType=Normal\0TargetName=iqn.2026-01.io.sdswarm.fuzz:t0\0HeaderDigest=None\0DataDigest=None\0MaxRecvDataSegmentLength=65536\0ImmediateData=Yes\0InitialR2T=No\0MaxBurstLength=65536\0FirstBurstLength=16384\0MaxOutstandingR2T=1\0ErrorRecoveryLevel=0";
 
 static void login_normal(struct ini *s)
 {
 	/* security stage (no authentication), then operational, then FFP */
-	login(s, 0x81, KEYS("InitiatorName=iqn.2026-01.test:fuzz-a\0"
-			    "SessionType=Normal\0"
-			    "TargetName=iqn.2026-01.io.sdswarm.fuzz:t0\0"
-			    "AuthMethod=None"), 0);
-	login(s, 0x87, KEYS("HeaderDigest=None\0"
-			    "DataDigest=None\0"
-			    "MaxRecvDataSegmentLength=65536\0"
-			    "ImmediateData=Yes\0"
-			    "InitialR2T=No\0"
-			    "MaxBurstLength=65536\0"
-			    "FirstBurstLength=16384"), 0);
+	login(s, 0x81,
+	      KEYS("InitiatorName=iqn.2026-01.test:fuzz-a\0SessionType=Normal\0TargetName=iqn.2026-01.io.sdswarm.fuzz:t0\0AuthMethod=None"),
+	      0);
+	login(s, 0x87,
+	      KEYS("HeaderDigest=None\0DataDigest=None\0MaxRecvDataSegmentLength=65536\0ImmediateData=Yes\0InitialR2T=No\0MaxBurstLength=65536\0FirstBurstLength=16384"),
+	      0);
 }
 
 static void logout(struct ini *s)
@@ -412,10 +389,9 @@ static void gen_iscsi(void)
 	b->n = 0;
 	put8(b, 0);
 	s = (struct ini){.b = b, .itt = 1, .cmdsn = 1, .expstatsn = 0};
-	login(&s, 0x87, KEYS("InitiatorName=iqn.2026-01.test:fuzz-a\0"
-			     "SessionType=Discovery\0"
-			     "HeaderDigest=None\0"
-			     "DataDigest=None"), 0);
+	login(&s, 0x87,
+	      KEYS("InitiatorName=iqn.2026-01.test:fuzz-a\0SessionType=Discovery\0HeaderDigest=None\0DataDigest=None"),
+	      0);
 	memset(h, 0, sizeof(h));
 	h[0] = 0x04;
 	h[1] = 0x80;
@@ -524,11 +500,9 @@ static void gen_iscsi(void)
 	b->n = 0;
 	put8(b, 0);
 	s = (struct ini){.b = b, .itt = 1, .cmdsn = 1};
-	login(&s, 0x87, KEYS("InitiatorName=iqn.2026-01.test:fuzz-b\0"
-			     "SessionType=Normal\0"
-			     "TargetName=iqn.2026-01.io.sdswarm.fuzz:t1\0"
-			     "HeaderDigest=CRC32C,None\0"
-			     "DataDigest=None"), 0);
+	login(&s, 0x87,
+	      KEYS("InitiatorName=iqn.2026-01.test:fuzz-b\0SessionType=Normal\0TargetName=iqn.2026-01.io.sdswarm.fuzz:t1\0HeaderDigest=CRC32C,None\0DataDigest=None"),
+	      0);
 	memset(cdb, 0, sizeof(cdb));
 	cdb[0] = 0x88;
 	cdb[13] = 1;
@@ -539,37 +513,37 @@ static void gen_iscsi(void)
 	b->n = 0;
 	put8(b, 1);
 	s = (struct ini){.b = b, .itt = 1, .cmdsn = 1};
-	login(&s, 0x01, KEYS("InitiatorName=iqn.2026-01.test:fuzz-a\0"
-			     "SessionType=Normal\0"
-			     "TargetName=iqn.2026-01.io.sdswarm.chap:t0\0"
-			     "AuthMethod=CHAP,None"), 0);
+	login(&s, 0x01,
+	      KEYS("InitiatorName=iqn.2026-01.test:fuzz-a\0SessionType=Normal\0TargetName=iqn.2026-01.io.sdswarm.chap:t0\0AuthMethod=CHAP,None"),
+	      0);
 	login(&s, 0x01, KEYS("CHAP_A=5"), 0);
-	login(&s, 0x81, KEYS("CHAP_N=fuzzuser\0"
-			     "CHAP_R=0x00112233445566778899aabbccddeeff\0"
-			     "CHAP_I=7\0"
-			     "CHAP_C=0x0102030405060708090a0b0c0d0e0f10"), 0);
+	login(&s, 0x81,
+	      KEYS("CHAP_N=fuzzuser\0CHAP_R=0x00112233445566778899aabbccddeeff\0CHAP_I=7\0CHAP_C=0x0102030405060708090a0b0c0d0e0f10"),
+	      0);
 	emit("iscsi", "chap", b->b, b->n);
 
 	/* CHAP portal: an initiator outside the ACL, and a discovery */
 	b->n = 0;
 	put8(b, 1);
 	s = (struct ini){.b = b, .itt = 1, .cmdsn = 1};
-	login(&s, 0x81, KEYS("InitiatorName=iqn.2026-01.test:stranger\0"
-			     "SessionType=Discovery\0"
-			     "AuthMethod=None"), 0);
+	login(&s, 0x81,
+	      KEYS("InitiatorName=iqn.2026-01.test:stranger\0SessionType=Discovery\0AuthMethod=None"),
+	      0);
 	emit("iscsi", "chap-acl", b->b, b->n);
 	free(b);
 }
 
 /* ---- ptable: bs selector, nblocks (LE32), then LBA (LE32) + block ------ */
 
-static void gen_one_ptable(const char *name, enum ptable_kind kind,
-			   uint32_t bs, uint64_t nblocks, unsigned int nparts,
-			   bool backup)
+static void gen_one_ptable(const char *name, enum ptable_kind kind, uint32_t bs,
+			   uint64_t nblocks, unsigned int nparts, bool backup)
 {
-	struct ptable_geom g = {.kind = kind, .block_size = bs,
-				.nblocks = nblocks, .nparts = nparts,
-				.wwn = 0x6001405fa57e0001ull, .lun = 3};
+	struct ptable_geom g = {.kind = kind,
+				.block_size = bs,
+				.nblocks = nblocks,
+				.nparts = nparts,
+				.wwn = 0x6001405fa57e0001ull,
+				.lun = 3};
 	struct buf *b = calloc(1, sizeof(*b));
 	uint8_t *blk = malloc(bs);
 	uint64_t lba = 0, next;
@@ -639,9 +613,9 @@ static void gen_ptable(void)
 static void gen_sdnum(void)
 {
 	static const char *const names[] = {
-		"sda", "sdz", "sdaa", "sdzz", "sdaaa", "sdaaaa", "sda1",
-		"sdaa15", "sdb16", "sdzz255", "sdxfxxvx", "sdfxshrxw", "sda0",
-		"sda01", "sdA", "sd", "sda256"};
+		"sda",	"sdz",	  "sdaa",  "sdzz",    "sdaaa",	  "sdaaaa",
+		"sda1", "sdaa15", "sdb16", "sdzz255", "sdxfxxvx", "sdfxshrxw",
+		"sda0", "sda01",  "sdA",   "sd",      "sda256"};
 	const struct sdnum_scheme *sc;
 	struct buf b;
 	unsigned int i, j;
@@ -661,8 +635,8 @@ static void gen_sdnum(void)
 	emit("sdnum", "name-vd", b.b, b.n);
 	/* per scheme: the numbers of a few disks and partitions */
 	for (i = 0; (sc = sdnum_scheme_at(i)); i++) {
-		static const uint32_t disks[] = {0, 1, 15, 16, 255, 256, 4095,
-						 18278, 262143};
+		static const uint32_t disks[] = {0,   1,    15,	   16,	  255,
+						 256, 4095, 18278, 262143};
 		static const uint32_t parts[] = {0, 1, 15, 16, 63, 255};
 
 		b.n = 0;
@@ -717,27 +691,28 @@ static void gen_ctl(void)
 	emit_str("ctl", "status",
 		 "{\"cmd\":\"status\"}\n{\"cmd\":\"status\",\"lun\":1}\n"
 		 "{\"cmd\":\"stats\"}");
-	emit_str("ctl", "names",
-		 "{\"cmd\":\"names\"}\n"
-		 "{\"cmd\":\"names\",\"scheme\":\"dynamic\",\"first\":2,"
-		 "\"count\":3,\"order\":\"lun\"}\n"
-		 "{\"cmd\":\"names\",\"scheme\":\"wilcox\"}");
-	emit_str("ctl", "lun-churn",
-		 "{\"cmd\":\"lun\",\"op\":\"add\",\"group\":\"big\"}\n"
-		 "{\"cmd\":\"lun\",\"op\":\"add\",\"lun\":5}\n"
-		 "{\"cmd\":\"lun\",\"op\":\"resize\",\"lun\":5,\"size\":\"32M\"}\n"
-		 "{\"cmd\":\"lun\",\"op\":\"offline\",\"lun\":1}\n"
-		 "{\"cmd\":\"lun\",\"op\":\"online\",\"lun\":1}\n"
-		 "{\"cmd\":\"lun\",\"op\":\"remove\",\"lun\":0}\n"
-		 "{\"cmd\":\"status\",\"lun\":5}\n"
-		 "{\"cmd\":\"names\",\"count\":4}");
-	emit_str("ctl", "faults",
-		 "{\"cmd\":\"fault\",\"op\":\"set\",\"rule\":\"medium-read "
-		 "luns=0-1 lba=10-20 count=2\"}\n"
-		 "{\"cmd\":\"fault\",\"op\":\"list\"}\n"
-		 "{\"cmd\":\"fault\",\"op\":\"clear\",\"id\":1}\n"
-		 "{\"cmd\":\"fault\",\"op\":\"clear\"}\n"
-		 "{\"cmd\":\"fault\",\"op\":\"set\",\"rule\":\"bogus\"}");
+	emit_str(
+		"ctl", "names",
+		"{\"cmd\":\"names\"}\n"
+		"{\"cmd\":\"names\",\"scheme\":\"dynamic\",\"first\":2,\"count\":3,\"order\":\"lun\"}\n"
+		"{\"cmd\":\"names\",\"scheme\":\"wilcox\"}");
+	emit_str(
+		"ctl", "lun-churn",
+		"{\"cmd\":\"lun\",\"op\":\"add\",\"group\":\"big\"}\n"
+		"{\"cmd\":\"lun\",\"op\":\"add\",\"lun\":5}\n"
+		"{\"cmd\":\"lun\",\"op\":\"resize\",\"lun\":5,\"size\":\"32M\"}\n"
+		"{\"cmd\":\"lun\",\"op\":\"offline\",\"lun\":1}\n"
+		"{\"cmd\":\"lun\",\"op\":\"online\",\"lun\":1}\n"
+		"{\"cmd\":\"lun\",\"op\":\"remove\",\"lun\":0}\n"
+		"{\"cmd\":\"status\",\"lun\":5}\n"
+		"{\"cmd\":\"names\",\"count\":4}");
+	emit_str(
+		"ctl", "faults",
+		"{\"cmd\":\"fault\",\"op\":\"set\",\"rule\":\"medium-read luns=0-1 lba=10-20 count=2\"}\n"
+		"{\"cmd\":\"fault\",\"op\":\"list\"}\n"
+		"{\"cmd\":\"fault\",\"op\":\"clear\",\"id\":1}\n"
+		"{\"cmd\":\"fault\",\"op\":\"clear\"}\n"
+		"{\"cmd\":\"fault\",\"op\":\"set\",\"rule\":\"bogus\"}");
 	emit_str("ctl", "bad",
 		 "not json\n{}\n{\"cmd\":1}\n{\"cmd\":\"lun\",\"op\":\"x\"}\n"
 		 "[1,2]\n{\"cmd\":\"status\",\"lun\":99999999999}");

@@ -148,8 +148,8 @@ void h_clear_ua(struct harness *h, uint32_t lun)
 	int i;
 
 	for (i = 0; i < 16; i++) {
-		if (h_exec(h, lun, H_CDB(0, 0, 0, 0, 0, 0), SCSI_DIR_NONE,
-			   NULL, 0) == SCSI_GOOD)
+		if (h_exec(h, lun, H_CDB(0, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL,
+			   0) == SCSI_GOOD)
 			return;
 		if (!h_sense_parse(h->cmd.sense, h->cmd.sense_len, &s) ||
 		    s.key != SK_UNIT_ATTENTION)
@@ -220,10 +220,14 @@ bool h_sense_parse(const uint8_t *s, size_t len, struct h_sense *out)
 static const char *status_name(uint8_t st)
 {
 	switch (st) {
-	case SCSI_GOOD: return "GOOD";
-	case SCSI_CHECK_CONDITION: return "CHECK CONDITION";
-	case SCSI_BUSY: return "BUSY";
-	default: return "other";
+	case SCSI_GOOD:
+		return "GOOD";
+	case SCSI_CHECK_CONDITION:
+		return "CHECK CONDITION";
+	case SCSI_BUSY:
+		return "BUSY";
+	default:
+		return "other";
 	}
 }
 
@@ -232,9 +236,9 @@ static void need_sense(struct harness *h, struct h_sense *s, const char *file,
 		       int line)
 {
 	if (h->cmd.status != SCSI_CHECK_CONDITION) {
-		print_error("opcode %02Xh: status %02Xh (%s), expected CHECK "
-			    "CONDITION\n", h->cdb[0], h->cmd.status,
-			    status_name(h->cmd.status));
+		print_error(
+			"opcode %02Xh: status %02Xh (%s), expected CHECK CONDITION\n",
+			h->cdb[0], h->cmd.status, status_name(h->cmd.status));
 		_fail(file, line);
 	}
 	if (!h_sense_parse(h->cmd.sense, h->cmd.sense_len, s)) {
@@ -251,9 +255,10 @@ void h_expect_good_at(struct harness *h, const char *file, int line)
 	if (h->cmd.status == SCSI_GOOD && h->cmd.sense_len == 0)
 		return;
 	h_sense_parse(h->cmd.sense, h->cmd.sense_len, &s);
-	print_error("opcode %02Xh: status %02Xh (%s) sense %X/%02Xh/%02Xh, "
-		    "expected GOOD\n", h->cdb[0], h->cmd.status,
-		    status_name(h->cmd.status), s.key, s.asc, s.ascq);
+	print_error(
+		"opcode %02Xh: status %02Xh (%s) sense %X/%02Xh/%02Xh, expected GOOD\n",
+		h->cdb[0], h->cmd.status, status_name(h->cmd.status), s.key,
+		s.asc, s.ascq);
 	_fail(file, line);
 }
 
@@ -265,9 +270,9 @@ void h_expect_sense_at(struct harness *h, uint8_t key, uint8_t asc,
 	need_sense(h, &s, file, line);
 	if (s.key == key && s.asc == asc && s.ascq == ascq)
 		return;
-	print_error("opcode %02Xh: sense %X/%02Xh/%02Xh, expected "
-		    "%X/%02Xh/%02Xh\n", h->cdb[0], s.key, s.asc, s.ascq, key,
-		    asc, ascq);
+	print_error(
+		"opcode %02Xh: sense %X/%02Xh/%02Xh, expected %X/%02Xh/%02Xh\n",
+		h->cdb[0], s.key, s.asc, s.ascq, key, asc, ascq);
 	_fail(file, line);
 }
 
@@ -280,11 +285,11 @@ void h_expect_field_at(struct harness *h, bool cd, uint16_t byte, int bit,
 	if (s.sks_valid && s.cd == cd && s.field == byte &&
 	    (bit < 0 ? !s.bpv : (s.bpv && s.bit == bit)))
 		return;
-	print_error("opcode %02Xh: field pointer %s %s byte %u bit %d, "
-		    "expected %s byte %u bit %d\n", h->cdb[0],
-		    s.sks_valid ? "valid" : "absent", s.cd ? "CDB" : "param",
-		    s.field, s.bpv ? s.bit : -1, cd ? "CDB" : "param", byte,
-		    bit);
+	print_error(
+		"opcode %02Xh: field pointer %s %s byte %u bit %d, expected %s byte %u bit %d\n",
+		h->cdb[0], s.sks_valid ? "valid" : "absent",
+		s.cd ? "CDB" : "param", s.field, s.bpv ? s.bit : -1,
+		cd ? "CDB" : "param", byte, bit);
 	_fail(file, line);
 }
 

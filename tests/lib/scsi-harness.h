@@ -22,27 +22,27 @@ struct harness {
 	struct store *store;
 	struct lun_table *luns;
 	struct fault_table *faults;
-	struct scsi_target tgt;      /* luns and faults set; names unset */
-	struct scsi_view view;       /* used when use_view */
+	struct scsi_target tgt; /* luns and faults set; names unset */
+	struct scsi_view view; /* used when use_view */
 	bool use_view;
-	uint32_t nexus;              /* the I_T nexus commands come from (0) */
-	const char *initiator_name;  /* and its initiator's name (NULL) */
-	uint16_t port;               /* the relative target port (0) */
-	struct scsi_stats stats;     /* every h_exec() counts here */
+	uint32_t nexus; /* the I_T nexus commands come from (0) */
+	const char *initiator_name; /* and its initiator's name (NULL) */
+	uint16_t port; /* the relative target port (0) */
+	struct scsi_stats stats; /* every h_exec() counts here */
 	uint8_t cdb[SCSI_CDB_MAX];
 	struct iovec iov;
-	struct scsi_cmd cmd;         /* the last command, out fields filled */
-	enum scsi_disposition disp;  /* what scsi_exec() returned last */
+	struct scsi_cmd cmd; /* the last command, out fields filled */
+	enum scsi_disposition disp; /* what scsi_exec() returned last */
 };
 
 /* Sense data, either format, taken apart. */
 struct h_sense {
-	bool descriptor;             /* 72h (else 70h) */
+	bool descriptor; /* 72h (else 70h) */
 	uint8_t key, asc, ascq;
 	bool info_valid;
 	uint64_t info;
-	bool sks_valid;              /* SKSV with a field pointer */
-	bool cd;                     /* C/D: the pointer is into the CDB */
+	bool sks_valid; /* SKSV with a field pointer */
+	bool cd; /* C/D: the pointer is into the CDB */
 	bool bpv;
 	uint8_t bit;
 	uint16_t field;
@@ -52,8 +52,8 @@ struct h_sense {
  * CDB bytes as the (pointer, length) pair h_exec() takes:
  * h_exec(h, 0, H_CDB(0x12, 0, 0, 0, 96, 0), SCSI_DIR_READ, buf, 96).
  */
-#define H_CDB(...) ((const uint8_t[]){ __VA_ARGS__ }), \
-	sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define H_CDB(...)                                                             \
+	((const uint8_t[]){__VA_ARGS__}), sizeof((const uint8_t[]){__VA_ARGS__})
 
 /**
  * h_new() - a harness with an empty LUN table over a fresh mem store.
@@ -173,24 +173,26 @@ void h_expect_info_at(struct harness *h, uint64_t info, const char *file,
 /* The last command ended GOOD. */
 #define h_expect_good(h) h_expect_good_at((h), __FILE__, __LINE__)
 /* The last command ended CHECK CONDITION with this key/ASC/ASCQ. */
-#define h_expect_sense(h, key, asc, ascq) \
+#define h_expect_sense(h, key, asc, ascq)                                      \
 	h_expect_sense_at((h), (key), (asc), (ascq), __FILE__, __LINE__)
 /*
  * ... and its sense-key-specific field pointer names CDB (@cd true) or
  * parameter list byte @byte, bit @bit (-1: no bit pointer, BPV 0).
  */
-#define h_expect_field(h, cd, byte, bit) \
+#define h_expect_field(h, cd, byte, bit)                                       \
 	h_expect_field_at((h), (cd), (byte), (bit), __FILE__, __LINE__)
 /* ... INVALID FIELD IN CDB at @byte/@bit. */
-#define h_expect_invalid_cdb(h, byte, bit) do { \
-	h_expect_sense((h), SK_ILLEGAL_REQUEST, 0x24, 0x00); \
-	h_expect_field((h), true, (byte), (bit)); \
-} while (0)
+#define h_expect_invalid_cdb(h, byte, bit)                                     \
+	do {                                                                   \
+		h_expect_sense((h), SK_ILLEGAL_REQUEST, 0x24, 0x00);           \
+		h_expect_field((h), true, (byte), (bit));                      \
+	} while (0)
 /* ... INVALID FIELD IN PARAMETER LIST at @byte/@bit. */
-#define h_expect_invalid_param(h, byte, bit) do { \
-	h_expect_sense((h), SK_ILLEGAL_REQUEST, 0x26, 0x00); \
-	h_expect_field((h), false, (byte), (bit)); \
-} while (0)
+#define h_expect_invalid_param(h, byte, bit)                                   \
+	do {                                                                   \
+		h_expect_sense((h), SK_ILLEGAL_REQUEST, 0x26, 0x00);           \
+		h_expect_field((h), false, (byte), (bit));                     \
+	} while (0)
 /* ... and its INFORMATION field holds @info. */
 #define h_expect_info(h, info) h_expect_info_at((h), (info), __FILE__, __LINE__)
 

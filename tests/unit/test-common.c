@@ -33,7 +33,8 @@ static void test_be(void **state)
 		assert_int_equal(p[0], 0x01);
 		assert_int_equal(p[7], 0x08);
 		if (off + 8 < sizeof(buf))
-			assert_int_equal(buf[off + 8], 0xee); /* nothing past the field */
+			assert_int_equal(buf[off + 8],
+					 0xee); /* nothing past the field */
 		assert_true(get_be64(p) == 0x0102030405060708ull);
 		assert_int_equal(get_be32(p), 0x01020304);
 		assert_int_equal(get_be24(p), 0x010203);
@@ -75,7 +76,7 @@ static void test_le(void **state)
 
 static void test_array_size(void **state)
 {
-	static const char *const names[] = { "a", "b", "c" };
+	static const char *const names[] = {"a", "b", "c"};
 	uint64_t wide[5];
 	struct {
 		int x[7];
@@ -203,11 +204,11 @@ static void test_rng(void **state)
 {
 	/* splitmix64's published outputs for seed 1234567 */
 	static const uint64_t want[] = {
-		6457827717110365317ull, 3203168211198807973ull,
-		9817491932198370423ull, 4593380528125082431ull,
+		6457827717110365317ull,	 3203168211198807973ull,
+		9817491932198370423ull,	 4593380528125082431ull,
 		16408922859458223821ull,
 	};
-	unsigned int count[10] = { 0 }, i;
+	unsigned int count[10] = {0}, i;
 	struct rng r = rng_init(1234567), fork;
 	double chi2 = 0;
 

@@ -270,26 +270,19 @@ static void test_group_ranges(void **state)
 	assert_string_equal(c->group_settings[1], "");
 	cfg_free(c);
 	bad("[target]\nmax_luns = 64\n[luns]\ncount = 4\nrange.1 = 3\n",
-	    "t.conf:5: [luns] range.1: LUNs 3-3 overlap [luns] (LUNs 0-3, "
-	    "line 3)");
+	    "t.conf:5: [luns] range.1: LUNs 3-3 overlap [luns] (LUNs 0-3, line 3)");
 	bad("[luns]\ncount = 0\nrange.1 = 1\nrange.2 = 0-1\n",
-	    "t.conf:3: [luns] range.1: LUNs 1-1 overlap range.2 of [luns] "
-	    "(LUNs 0-1, line 4)");
+	    "t.conf:3: [luns] range.1: LUNs 1-1 overlap range.2 of [luns] (LUNs 0-1, line 4)");
 	bad("[luns]\ncount = 0\nrange.1 = 2-1\n",
-	    "t.conf:3: [luns] range.1 = 2-1: LUNs 2-1: not a range within "
-	    "0-1048575");
+	    "t.conf:3: [luns] range.1 = 2-1: LUNs 2-1: not a range within 0-1048575");
 	bad("[luns]\ncount = 0\nrange.0 = 1\n",
-	    "t.conf:3: [luns] range.0 = 1: unknown key (ranges are range.N "
-	    "= A[-B] [size=S] [offline], N from 1)");
+	    "t.conf:3: [luns] range.0 = 1: unknown key (ranges are range.N = A[-B] [size=S] [offline], N from 1)");
 	bad("[luns]\ncount = 0\nrange.1 = 1\nrange.1 = 2\n",
-	    "t.conf:4: [luns] range.1 = 2: duplicate key (first set on line "
-	    "3)");
+	    "t.conf:4: [luns] range.1 = 2: duplicate key (first set on line 3)");
 	bad("[luns]\ncount = 0\nrange.1 = 1 size=0\n",
-	    "t.conf:3: [luns] range.1 = 1 size=0: size=0: not a size from "
-	    "512 to 8P");
+	    "t.conf:3: [luns] range.1 = 1 size=0: size=0: not a size from 512 to 8P");
 	bad("[luns]\ncount = 0\nrange.1 = 1 offline offline\n",
-	    "t.conf:3: [luns] range.1 = 1 offline offline: 'offline': not "
-	    "size=S or offline (given once each)");
+	    "t.conf:3: [luns] range.1 = 1 offline offline: 'offline': not size=S or offline (given once each)");
 }
 
 static void test_store_keys(void **state)
@@ -319,36 +312,36 @@ static void test_frontend_keys(void **state)
 	struct cfg *c;
 
 	(void)state;
-	c = good("[iscsi]\n"
-		 "enabled = yes\n"
-		 "portal = [::1]:3261\n"
-		 "targets = 4\n"
-		 "iqn_prefix = iqn.2030-01.com.example\n"
-		 "luns_per_target = 256\n"
-		 "chap_user = alice\n"
-		 "chap_secret = 0123456789ab\n"
-		 "mutual_user = target\n"
-		 "mutual_secret = ba9876543210\n"
-		 "initiators = iqn.1994-05.com.redhat:abc, "
-		 "eui.0123456789abcdef naa.60014051234567890123456789abcdef\n"
-		 "max_sessions = 8\n"
-		 "threads = 2\n"
-		 "max_recv_data_segment_length = 64K\n"
-		 "max_burst_length = 512K\n"
-		 "first_burst_length = 128K\n"
-		 "immediate_data = no\n"
-		 "initial_r2t = yes\n"
-		 "[tcmu]\n"
-		 "enabled = true\n"
-		 "hba = user_7\n"
-		 "name_prefix = sw\n"
-		 "ring_size = 64M\n"
-		 "fabric = none\n"
-		 "[fuse]\n"
-		 "mountpoint = /mnt/sds\n"
-		 "threads = 8\n"
-		 "options = allow_other,default_permissions\n"
-		 "attr_timeout = 0.5\n");
+	c = good(
+		"[iscsi]\n"
+		"enabled = yes\n"
+		"portal = [::1]:3261\n"
+		"targets = 4\n"
+		"iqn_prefix = iqn.2030-01.com.example\n"
+		"luns_per_target = 256\n"
+		"chap_user = alice\n"
+		"chap_secret = 0123456789ab\n"
+		"mutual_user = target\n"
+		"mutual_secret = ba9876543210\n"
+		"initiators = iqn.1994-05.com.redhat:abc, eui.0123456789abcdef naa.60014051234567890123456789abcdef\n"
+		"max_sessions = 8\n"
+		"threads = 2\n"
+		"max_recv_data_segment_length = 64K\n"
+		"max_burst_length = 512K\n"
+		"first_burst_length = 128K\n"
+		"immediate_data = no\n"
+		"initial_r2t = yes\n"
+		"[tcmu]\n"
+		"enabled = true\n"
+		"hba = user_7\n"
+		"name_prefix = sw\n"
+		"ring_size = 64M\n"
+		"fabric = none\n"
+		"[fuse]\n"
+		"mountpoint = /mnt/sds\n"
+		"threads = 8\n"
+		"options = allow_other,default_permissions\n"
+		"attr_timeout = 0.5\n");
 	assert_true(c->iscsi.enabled);
 	assert_string_equal(c->iscsi.portal, "[::1]:3261");
 	assert_string_equal(c->iscsi.host, "::1");
@@ -411,15 +404,15 @@ static void test_port_groups(void **state)
 	assert_int_equal(a.ngroups, 0);
 	cfg_free(c);
 
-	c = good("[iscsi]\n"
-		 "portal = 127.0.0.1:3260, 127.0.0.2:3260 [::1]:3262,"
-		 "127.0.0.1:3263\n"
-		 "[port_group.left]\n"
-		 "ports = 1, 3\n"
-		 "[port_group.right]\n"
-		 "id = 7\n"
-		 "state = standby\n"
-		 "ports = 2 4\n");
+	c = good(
+		"[iscsi]\n"
+		"portal = 127.0.0.1:3260, 127.0.0.2:3260 [::1]:3262,127.0.0.1:3263\n"
+		"[port_group.left]\n"
+		"ports = 1, 3\n"
+		"[port_group.right]\n"
+		"id = 7\n"
+		"state = standby\n"
+		"ports = 2 4\n");
 	assert_int_equal(c->iscsi.nportals, 4);
 	assert_string_equal(c->iscsi.portal, "127.0.0.1:3260");
 	assert_string_equal(c->iscsi.portals[1].host, "127.0.0.2");
@@ -431,7 +424,7 @@ static void test_port_groups(void **state)
 	assert_int_equal(a.ngroups, 2);
 	assert_int_equal(a.nports, 4);
 	assert_string_equal(a.groups[0].name, "left");
-	assert_int_equal(a.groups[0].id, 1);          /* by position */
+	assert_int_equal(a.groups[0].id, 1); /* by position */
 	assert_int_equal(a.groups[0].state, SCSI_ALUA_OPTIMIZED);
 	assert_int_equal(a.groups[1].id, 7);
 	assert_int_equal(a.groups[1].state, SCSI_ALUA_STANDBY);
@@ -444,68 +437,45 @@ static void test_port_groups(void **state)
 	/* the errors: each names the file, line, section and why */
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
 	    "[port_group.a]\nports = 1\n[port_group.b]\nports = 2, 3\n",
-	    "t.conf:6: [port_group.b] ports = 2, 3: port 3, but [iscsi] "
-	    "portal lists 2 portals (ports 1..2): more paths than portals");
+	    "t.conf:6: [port_group.b] ports = 2, 3: port 3, but [iscsi] portal lists 2 portals (ports 1..2): more paths than portals");
 	bad("[port_group.a]\nports = 1, 2\n",
-	    "t.conf:2: [port_group.a] ports = 1, 2: port 2, but [iscsi] "
-	    "portal lists 1 portal (ports 1..1): more paths than portals");
+	    "t.conf:2: [port_group.a] ports = 1, 2: port 2, but [iscsi] portal lists 1 portal (ports 1..1): more paths than portals");
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
 	    "[port_group.a]\nports = 1\n",
-	    "t.conf:2: [iscsi] portal 127.0.0.1:3261 (port 2) is in no "
-	    "[port_group.NAME]");
+	    "t.conf:2: [iscsi] portal 127.0.0.1:3261 (port 2) is in no [port_group.NAME]");
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
 	    "[port_group.a]\nports = 1,2\n[port_group.b]\nports = 2\n",
-	    "t.conf:6: [port_group.b] ports = 2: port 2 is already in another "
-	    "port group");
+	    "t.conf:6: [port_group.b] ports = 2: port 2 is already in another port group");
 	bad("[port_group.a]\nstate = offline\nports = 1\n",
-	    "t.conf:2: [port_group.a] state = offline: not active/optimized "
-	    "(ao), active/non-optimized (an), standby or unavailable");
+	    "t.conf:2: [port_group.a] state = offline: not active/optimized (ao), active/non-optimized (an), standby or unavailable");
 	bad("[port_group.a]\nports = 0\n",
-	    "t.conf:2: [port_group.a] ports = 0: not a list of relative "
-	    "target ports 1..16 (positions in [iscsi] portal)");
+	    "t.conf:2: [port_group.a] ports = 0: not a list of relative target ports 1..16 (positions in [iscsi] portal)");
 	bad("[port_group.a]\nports = 1 1\n",
 	    "t.conf:2: [port_group.a] ports = 1 1: port 1 is listed twice");
 	bad("[port_group.a]\nid = 0\nports = 1\n",
 	    "t.conf:2: [port_group.a] id = 0: not a number from 1 to 65535");
 	bad("[port_group.a]\nstate = standby\n",
-	    "t.conf:1: [port_group.a]: no ports (ports = the positions of its "
-	    "portals in [iscsi] portal, from 1)");
+	    "t.conf:1: [port_group.a]: no ports (ports = the positions of its portals in [iscsi] portal, from 1)");
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3261\n"
 	    "[port_group.a]\nid = 5\nports = 1\n"
 	    "[port_group.b]\nid = 5\nports = 2\n",
 	    "t.conf:7: [port_group.b]: id 5 is also [port_group.a]'s");
 	bad("[port_group.a]\nports = 1\n[port_group.a]\nports = 1\n",
-	    "t.conf:3: [port_group.a]: port group a already defined on "
-	    "line 1");
+	    "t.conf:3: [port_group.a]: port group a already defined on line 1");
 	bad("[port_group.7]\nports = 1\n",
-	    "t.conf:1: [port_group.7]: a port group name starts with a "
-	    "letter");
+	    "t.conf:1: [port_group.7]: a port group name starts with a letter");
 	bad("[port_group]\nports = 1\n",
-	    "t.conf:1: [port_group]: unknown section (sections: target, "
-	    "luns, luns.NAME, store, faults, iscsi, tcmu, fuse, "
-	    "port_group.NAME)");
+	    "t.conf:1: [port_group]: unknown section (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)");
 	bad("[port_group.a]\nport = 1\n",
-	    "t.conf:2: [port_group.a] port = 1: unknown key (did you mean "
-	    "ports?)");
+	    "t.conf:2: [port_group.a] port = 1: unknown key (did you mean ports?)");
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3260\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1:3260: "
-	    "127.0.0.1:3260 is listed twice");
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1:3260: 127.0.0.1:3260 is listed twice");
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1: 127.0.0.1 "
-	    "is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a "
-	    "port 1..65535)");
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1: 127.0.0.1 is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)");
 	bad("[iscsi]\nportal = ,\n",
-	    "t.conf:2: [iscsi] portal = ,: no portal (ADDRESS:PORT, several "
-	    "separated by commas)");
-	bad("[iscsi]\nportal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 "
-	    "127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 "
-	    "127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 "
-	    "127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 "
-	    "127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 "
-	    "127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 "
-	    "127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17: more than "
-	    "16 portals");
+	    "t.conf:2: [iscsi] portal = ,: no portal (ADDRESS:PORT, several separated by commas)");
+	bad("[iscsi]\nportal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17: more than 16 portals");
 }
 
 static void test_file_syntax(void **state)
@@ -577,23 +547,22 @@ static void test_line_rules(void **state)
 	cfg_free(c);
 	/* a comment before the '=' leaves no key */
 	bad("[luns]\nsize ; = 1G\n",
-	    "t.conf:2: size ; = 1G: not KEY = VALUE, a [section] or a "
-	    "comment");
+	    "t.conf:2: size ; = 1G: not KEY = VALUE, a [section] or a comment");
 	/* section names are taken as written, however long */
 	bad("[ luns ]\n",
-	    "t.conf:1: [ luns ]: unknown section (sections: target, luns, "
-	    "luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)");
+	    "t.conf:1: [ luns ]: unknown section (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)");
 	bad("[luns.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz]\n",
-	    "t.conf:1: [luns.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuv"
-	    "wxyz]: a group name is 1 to 31 characters");
+	    "t.conf:1: [luns.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz]: a group name is 1 to 31 characters");
 	/* every bad line is reported; a bad header's keys are skipped */
 	p = parse("[luns]\nfoo\n[store\nx = 1\n[luns] x\ny = 2\nbar\n", &c);
 	assert_null(c);
 	assert_int_equal(cfg_error_count(p), 4);
-	assert_true(has_line(cfg_errors(p), "t.conf:2: foo: not KEY = VALUE, "
-					    "a [section] or a comment"));
-	assert_true(has_line(cfg_errors(p), "t.conf:7: bar: not KEY = VALUE, "
-					    "a [section] or a comment"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"t.conf:2: foo: not KEY = VALUE, a [section] or a comment"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"t.conf:7: bar: not KEY = VALUE, a [section] or a comment"));
 	cfg_parser_destroy(p);
 }
 
@@ -678,38 +647,32 @@ static void test_syntax_errors(void **state)
 
 	(void)state;
 	bad("[lunz]\nx = 1\n",
-	    "t.conf:1: [lunz]: unknown section (sections: target, luns, "
-	    "luns.NAME, store, faults, iscsi, tcmu, fuse, "
-	    "port_group.NAME)");
+	    "t.conf:1: [lunz]: unknown section (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)");
 	bad("size = 1G\n",
-	    "t.conf:1: size = 1G: a key before any [section] (sections: "
-	    "target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, "
-	    "port_group.NAME)");
+	    "t.conf:1: size = 1G: a key before any [section] (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)");
 	bad("[luns]\nthis is not a key\n",
-	    "t.conf:2: this is not a key: not KEY = VALUE, a [section] or a "
-	    "comment");
-	bad("[luns]\n[store\n", "t.conf:2: [store: a section header needs a "
-				"closing ]");
+	    "t.conf:2: this is not a key: not KEY = VALUE, a [section] or a comment");
+	bad("[luns]\n[store\n",
+	    "t.conf:2: [store: a section header needs a closing ]");
 	bad("[luns] x\n", "t.conf:1: [luns] x: text after the section header");
 	bad("[luns]\n= 5\n", "t.conf:2: [luns] = 5: the key name is missing");
 	bad("[target]\n[target]\n",
 	    "t.conf:2: [target]: section repeated (first on line 1)");
-	bad("[luns]\n[luns.default]\n", "t.conf:2: [luns.default]: group "
-					"default already defined on line 1");
-	bad("[luns.]\n", "t.conf:1: [luns.]: a group name is 1 to 31 "
-			 "characters");
-	bad("[luns.a b]\n", "t.conf:1: [luns.a b]: a group name is letters, "
-			    "digits, _ and -");
+	bad("[luns]\n[luns.default]\n",
+	    "t.conf:2: [luns.default]: group default already defined on line 1");
+	bad("[luns.]\n",
+	    "t.conf:1: [luns.]: a group name is 1 to 31 characters");
+	bad("[luns.a b]\n",
+	    "t.conf:1: [luns.a b]: a group name is letters, digits, _ and -");
 	bad("[luns]\nsise = 1G\n",
 	    "t.conf:2: [luns] sise = 1G: unknown key (did you mean size?)");
-	bad("[store]\ncolour = blue\n", "t.conf:2: [store] colour = blue: "
-					"unknown key (see sdswarm.conf(5))");
+	bad("[store]\ncolour = blue\n",
+	    "t.conf:2: [store] colour = blue: unknown key (see sdswarm.conf(5))");
 	bad("[luns]\nsize = 1G\ncount = 2\nsize = 2G\n",
 	    "t.conf:4: [luns] size = 2G: duplicate key (first set on line 2)");
 	/* indented lines are keys, not continuations of the one above */
 	bad("[luns]\nproduct = A\n  product = B\n",
-	    "t.conf:3: [luns] product = B: duplicate key (first set on line "
-	    "2)");
+	    "t.conf:3: [luns] product = B: duplicate key (first set on line 2)");
 	memset(line, 'x', sizeof(line));
 	memcpy(line, "[luns]\nvendor = ", 16);
 	line[CFG_LINE_MAX + 20] = '\n';
@@ -726,33 +689,28 @@ static void test_value_errors(void **state)
 {
 	(void)state;
 	bad("[luns]\nsize = 12Q\n",
-	    "t.conf:2: [luns] size = 12Q: not a size (use a number with K, M, "
-	    "G, T or P)");
+	    "t.conf:2: [luns] size = 12Q: not a size (use a number with K, M, G, T or P)");
 	bad("[luns]\nsize = 16P\n",
 	    "t.conf:2: [luns] size = 16P: not a size from 512 to 8P");
 	bad("[luns]\ncount = many\n",
 	    "t.conf:2: [luns] count = many: not a number");
 	bad("[target]\nmax_luns = 1048577\n",
-	    "t.conf:2: [target] max_luns = 1048577: not a number from 1 to "
-	    "1048576");
+	    "t.conf:2: [target] max_luns = 1048577: not a number from 1 to 1048576");
 	bad("[target]\nmax_luns = 0\n",
 	    "t.conf:2: [target] max_luns = 0: not a number from 1 to 1048576");
 	bad("[target]\noui = 0x1000000\n",
-	    "t.conf:2: [target] oui = 0x1000000: not a number from 0 to "
-	    "16777215");
+	    "t.conf:2: [target] oui = 0x1000000: not a number from 0 to 16777215");
 	bad("[target]\nseed = 010x\n",
 	    "t.conf:2: [target] seed = 010x: not a number");
 	bad("[target]\nscheme = bsd\n",
-	    "t.conf:2: [target] scheme = bsd: unknown scheme (legacy, naive, "
-	    "wilcox, linux, dynamic)");
+	    "t.conf:2: [target] scheme = bsd: unknown scheme (legacy, naive, wilcox, linux, dynamic)");
 	bad("[target]\nname_prefix = SD\n",
 	    "t.conf:2: [target] name_prefix = SD: not lower-case letters");
 	bad("[target]\nlog_level = loud\n",
-	    "t.conf:2: [target] log_level = loud: not a log level (err, "
-	    "warning, notice, info, debug, trace or 0..8)");
+	    "t.conf:2: [target] log_level = loud: not a log level (err, warning, notice, info, debug, trace or 0..8)");
 	bad("[target]\ncontrol = /" LONG108 "\n",
-	    "t.conf:2: [target] control = /" LONG108 ": longer than 107 "
-	    "characters");
+	    "t.conf:2: [target] control = /" LONG108
+	    ": longer than 107 characters");
 	bad("[luns]\nblock_size = 1024\n",
 	    "t.conf:2: [luns] block_size = 1024: not 512 or 4096");
 	bad("[luns]\nthin = maybe\n",
@@ -762,113 +720,83 @@ static void test_value_errors(void **state)
 	bad("[luns]\npartitions = 64\n",
 	    "t.conf:2: [luns] partitions = 64: not a number from 0 to 63");
 	bad("[luns]\nphysical_block_exponent = 16\n",
-	    "t.conf:2: [luns] physical_block_exponent = 16: not a number from "
-	    "0 to 15");
+	    "t.conf:2: [luns] physical_block_exponent = 16: not a number from 0 to 15");
 	bad("[luns]\nvendor = TOOLONGVENDOR\n",
-	    "t.conf:2: [luns] vendor = TOOLONGVENDOR: longer than 8 "
-	    "characters");
+	    "t.conf:2: [luns] vendor = TOOLONGVENDOR: longer than 8 characters");
 	bad("[luns]\nproduct = caf\xc3\xa9\n",
 	    "t.conf:2: [luns] product = caf\xc3\xa9: not printable ASCII");
 	bad("[luns]\nrevision = 12345\n",
 	    "t.conf:2: [luns] revision = 12345: longer than 4 characters");
 	bad("[luns]\nsanitize_time = 3601\n",
-	    "t.conf:2: [luns] sanitize_time = 3601: not a number of seconds "
-	    "from 0 to 3600");
+	    "t.conf:2: [luns] sanitize_time = 3601: not a number of seconds from 0 to 3600");
 	bad("[luns]\nremovable = maybe\n",
 	    "t.conf:2: [luns] removable = maybe: not yes or no");
 	bad("[luns]\nrotation_rate = 2\n",
-	    "t.conf:2: [luns] rotation_rate = 2: not 0 (not reported), 1 or "
-	    "ssd (non-rotating), or 1025..65534 rpm");
+	    "t.conf:2: [luns] rotation_rate = 2: not 0 (not reported), 1 or ssd (non-rotating), or 1025..65534 rpm");
 	bad("[luns]\npartitions = 2\npartition_sizes = 1G,,2G\n",
-	    "t.conf:3: [luns] partition_sizes = 1G,,2G: size 2 is empty or too "
-	    "long");
+	    "t.conf:3: [luns] partition_sizes = 1G,,2G: size 2 is empty or too long");
 	bad("[luns]\npartitions = 2\npartition_sizes = 1G,2X\n",
-	    "t.conf:3: [luns] partition_sizes = 1G,2X: '2X' is not a size (use "
-	    "a number with K, M, G, T or P)");
+	    "t.conf:3: [luns] partition_sizes = 1G,2X: '2X' is not a size (use a number with K, M, G, T or P)");
 	bad("[luns]\npartitions = 2\npartition_sizes = 1G,\n",
 	    "t.conf:3: [luns] partition_sizes = 1G,: ends in a comma");
 	bad("[store]\ntype = file\ndir = /x\nfile_mode = 0755\n",
-	    "t.conf:4: [store] file_mode = 0755: not an octal mode of read and "
-	    "write bits with the owner's both set (0600 to 0666, e.g. 0640)");
+	    "t.conf:4: [store] file_mode = 0755: not an octal mode of read and write bits with the owner's both set (0600 to 0666, e.g. 0640)");
 	bad("[store]\ntype = file\ndir = /x\nfile_mode = 0400\n",
-	    "t.conf:4: [store] file_mode = 0400: not an octal mode of read and "
-	    "write bits with the owner's both set (0600 to 0666, e.g. 0640)");
+	    "t.conf:4: [store] file_mode = 0400: not an octal mode of read and write bits with the owner's both set (0600 to 0666, e.g. 0640)");
 	bad("[target]\ncontrol_idle_timeout = 86401\n",
-	    "t.conf:2: [target] control_idle_timeout = 86401: not a number from "
-	    "0 to 86400");
+	    "t.conf:2: [target] control_idle_timeout = 86401: not a number from 0 to 86400");
 	bad("[store]\ndisk = 1\n",
 	    "t.conf:2: [store] disk = 1: unknown key (did you mean dir?)");
 	bad("[store]\ntype = disk\n",
 	    "t.conf:2: [store] type = disk: not mem or file");
 	bad("[store]\nchunk_size = 3K\n",
-	    "t.conf:2: [store] chunk_size = 3K: not a power of two from 512 to "
-	    "1M");
+	    "t.conf:2: [store] chunk_size = 3K: not a power of two from 512 to 1M");
 	bad("[store]\nshards = 3\n",
 	    "t.conf:2: [store] shards = 3: not a power of two from 1 to 4096");
 	bad("[iscsi]\nportal = localhost:3260\n",
-	    "t.conf:2: [iscsi] portal = localhost:3260: not ADDRESS:PORT (a "
-	    "numeric IPv4 address, or [IPv6], and a port 1..65535)");
+	    "t.conf:2: [iscsi] portal = localhost:3260: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)");
 	bad("[iscsi]\nportal = 127.0.0.1:0\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:0: not ADDRESS:PORT (a "
-	    "numeric IPv4 address, or [IPv6], and a port 1..65535)");
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:0: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)");
 	bad("[iscsi]\ntargets = 17\n",
 	    "t.conf:2: [iscsi] targets = 17: not a number from 1 to 16");
 	bad("[iscsi]\nluns_per_target = 16385\n",
-	    "t.conf:2: [iscsi] luns_per_target = 16385: not a number from 1 to "
-	    "16384");
+	    "t.conf:2: [iscsi] luns_per_target = 16385: not a number from 1 to 16384");
 	bad("[iscsi]\niqn_prefix = iqn.2026.org.x\n",
-	    "t.conf:2: [iscsi] iqn_prefix = iqn.2026.org.x: not an iqn. name "
-	    "(iqn.YYYY-MM.reversed.domain, lower case, at most 219 "
-	    "characters)");
+	    "t.conf:2: [iscsi] iqn_prefix = iqn.2026.org.x: not an iqn. name (iqn.YYYY-MM.reversed.domain, lower case, at most 219 characters)");
 	bad("[iscsi]\ninitiators = iqn.2020-01.org.a, host7\n",
-	    "t.conf:2: [iscsi] initiators = iqn.2020-01.org.a, host7: 'host7' "
-	    "is "
-	    "not an iSCSI name (iqn., eui. or naa.)");
+	    "t.conf:2: [iscsi] initiators = iqn.2020-01.org.a, host7: 'host7' is not an iSCSI name (iqn., eui. or naa.)");
 	bad("[iscsi]\ninitiators =\n",
-	    "t.conf:2: [iscsi] initiators = : names no initiator (remove the "
-	    "key to admit any initiator)");
+	    "t.conf:2: [iscsi] initiators = : names no initiator (remove the key to admit any initiator)");
 	bad("[iscsi]\ninitiators = ,\n",
-	    "t.conf:2: [iscsi] initiators = ,: names no initiator (remove the "
-	    "key to admit any initiator)");
+	    "t.conf:2: [iscsi] initiators = ,: names no initiator (remove the key to admit any initiator)");
 	bad("[iscsi]\ninitiators = , ,,\n",
-	    "t.conf:2: [iscsi] initiators = , ,,: names no initiator (remove "
-	    "the key to admit any initiator)");
+	    "t.conf:2: [iscsi] initiators = , ,,: names no initiator (remove the key to admit any initiator)");
 	bad("[iscsi]\nchap_user = a b\n",
-	    "t.conf:2: [iscsi] chap_user = a b: not printable ASCII without "
-	    "spaces");
+	    "t.conf:2: [iscsi] chap_user = a b: not printable ASCII without spaces");
 	bad("[iscsi]\nmax_burst_length = 16M\n",
-	    "t.conf:2: [iscsi] max_burst_length = 16M: not a size from 512 to "
-	    "16777215");
+	    "t.conf:2: [iscsi] max_burst_length = 16M: not a size from 512 to 16777215");
 	bad("[tcmu]\nhba = loop_0\n",
-	    "t.conf:2: [tcmu] hba = loop_0: not user_N (configfs's name for a "
-	    "TCMU HBA)");
+	    "t.conf:2: [tcmu] hba = loop_0: not user_N (configfs's name for a TCMU HBA)");
 	bad("[tcmu]\nring_size = 1536K\n",
 	    "t.conf:2: [tcmu] ring_size = 1536K: not a whole number of MiB");
 	bad("[tcmu]\nfabric = fc\n",
-	    "t.conf:2: [tcmu] fabric = fc: not loopback "
-	    "or none");
+	    "t.conf:2: [tcmu] fabric = fc: not loopback or none");
 	bad("[fuse]\noptions = allow_other,,ro\n",
 	    "t.conf:2: [fuse] options = allow_other,,ro: has an empty option");
-	bad("[fuse]\noptions = a b\n", "t.conf:2: [fuse] options = a b: not a "
-				       "comma list of mount options");
+	bad("[fuse]\noptions = a b\n",
+	    "t.conf:2: [fuse] options = a b: not a comma list of mount options");
 	bad("[fuse]\nattr_timeout = soon\n",
-	    "t.conf:2: [fuse] attr_timeout = soon: not a number of seconds "
-	    "from "
-	    "0 to 86400");
+	    "t.conf:2: [fuse] attr_timeout = soon: not a number of seconds from 0 to 86400");
 	bad("[fuse]\nthreads = 0\n",
 	    "t.conf:2: [fuse] threads = 0: not a number from 1 to 256");
 	bad("[faults]\nrule1 = hang\n",
-	    "t.conf:2: [faults] rule1 = hang: unknown key (rules are fault.N = "
-	    "RULE, N from 1)");
+	    "t.conf:2: [faults] rule1 = hang: unknown key (rules are fault.N = RULE, N from 1)");
 	bad("[faults]\nfault.0 = hang\n",
-	    "t.conf:2: [faults] fault.0 = hang: unknown key (rules are fault.N "
-	    "= RULE, N from 1)");
+	    "t.conf:2: [faults] fault.0 = hang: unknown key (rules are fault.N = RULE, N from 1)");
 	bad("[faults]\nfault.1 = hang\nfault.1 = ua\n",
-	    "t.conf:3: [faults] fault.1 = ua: duplicate key (first set on line "
-	    "2)");
+	    "t.conf:3: [faults] fault.1 = ua: duplicate key (first set on line 2)");
 	bad("[faults]\nfault.3 = medium-read lba=9-1\n",
-	    "t.conf:2: [faults] fault.3 = medium-read lba=9-1: lba=9-1: first "
-	    "above last");
+	    "t.conf:2: [faults] fault.3 = medium-read lba=9-1: lba=9-1: first above last");
 }
 
 /* @prefix followed by ptable_check()'s reason for this geometry. */
@@ -900,49 +828,42 @@ static void test_whole_errors(void **state)
 	bad("[luns]\nfirst = 90\ncount = 20\n[target]\nmax_luns = 100\n",
 	    "t.conf:3: [luns] count = 20: LUNs 90-109 pass max_luns (100)");
 	bad("[target]\nmax_luns = 100\n[luns.t]\nfirst = 100\ncount = 0\n",
-	    "t.conf:4: [luns.t] first = 100: first LUN 100 is past max_luns "
-	    "(100)");
+	    "t.conf:4: [luns.t] first = 100: first LUN 100 is past max_luns (100)");
 	bad("[luns.a]\ncount = 150\n[luns.b]\nfirst = 100\ncount = 10\n",
-	    "t.conf:4: [luns.b] first = 100: LUNs 100-109 overlap [luns.a] "
-	    "(LUNs 0-149, line 1)");
+	    "t.conf:4: [luns.b] first = 100: LUNs 100-109 overlap [luns.a] (LUNs 0-149, line 1)");
 	bad("[luns.a]\nfirst = 10\ncount = 10\n[luns.b]\ncount = 20\n"
 	    "first = 0\n",
-	    "t.conf:2: [luns.a] first = 10: LUNs 10-19 overlap [luns.b] "
-	    "(LUNs 0-19, line 4)");
+	    "t.conf:2: [luns.a] first = 10: LUNs 10-19 overlap [luns.b] (LUNs 0-19, line 4)");
 	/* layouts: ptable_check() says why, in its own words */
 	bad("[luns]\nsize = 64M\npartitions = 63\n",
-	    layout_line("t.conf:3: [luns] partitions = 63: the gpt partition "
-			"table does not fit a 64M disk: ",
-			PTABLE_GPT, 64u << 11, 63, NULL, 0));
+	    layout_line(
+		    "t.conf:3: [luns] partitions = 63: the gpt partition table does not fit a 64M disk: ",
+		    PTABLE_GPT, 64u << 11, 63, NULL, 0));
 	bad("[luns]\nsize = 1G\npartitions = 2\npartition_sizes = 1G\n",
-	    layout_line("t.conf:4: [luns] partition_sizes = 1G: the gpt "
-			"partition table does not fit a 1G disk: ",
-			PTABLE_GPT, 1u << 21, 2, (const uint64_t[]){1u << 21},
-			1));
+	    layout_line(
+		    "t.conf:4: [luns] partition_sizes = 1G: the gpt partition table does not fit a 1G disk: ",
+		    PTABLE_GPT, 1u << 21, 2, (const uint64_t[]){1u << 21}, 1));
 	bad("[luns]\npartitions = 1\nptable = mbr\npartition_sizes = 1M,1M\n",
-	    layout_line("t.conf:4: [luns] partition_sizes = 1M,1M: the mbr "
-			"partition table does not fit a 1G disk: ",
-			PTABLE_MBR, 1u << 21, 1, (const uint64_t[]){2048, 2048},
-			2));
+	    layout_line(
+		    "t.conf:4: [luns] partition_sizes = 1M,1M: the mbr partition table does not fit a 1G disk: ",
+		    PTABLE_MBR, 1u << 21, 1, (const uint64_t[]){2048, 2048},
+		    2));
 	bad("[luns]\npartition_sizes = 1G\n",
 	    "t.conf:2: [luns] partition_sizes = 1G: needs partitions = N");
 	bad("[luns]\nblock_size = 4096\npartitions = 2\n"
 	    "partition_sizes = 1001K\n",
-	    "t.conf:4: [luns] partition_sizes = 1001K: size 1 (1001K) is not a "
-	    "multiple of block_size 4096");
+	    "t.conf:4: [luns] partition_sizes = 1001K: size 1 (1001K) is not a multiple of block_size 4096");
 	bad("[luns]\nblock_size = 4096\nsize = 1001K\n",
 	    "t.conf:3: [luns] size = 1001K: not a multiple of block_size 4096");
 	bad("[luns]\nblock_size = 4096\nmax_transfer = 6K\n",
-	    "t.conf:3: [luns] max_transfer = 6K: not a multiple of block_size "
-	    "4096");
+	    "t.conf:3: [luns] max_transfer = 6K: not a multiple of block_size 4096");
 	bad("[luns]\nmax_transfer = 1M\nopt_transfer = 2M\n",
 	    "t.conf:3: [luns] opt_transfer = 2M: above max_transfer");
 	/* the store */
-	bad("[store]\nmem_limit = 100\n", "t.conf:2: [store] mem_limit = 100: "
-					  "less than one chunk (chunk_size "
-					  "4K); 0 means no limit");
-	bad("[store]\nmem_limit = 6K\n", "t.conf:2: [store] mem_limit = 6K: "
-					 "not a multiple of chunk_size 4K");
+	bad("[store]\nmem_limit = 100\n",
+	    "t.conf:2: [store] mem_limit = 100: less than one chunk (chunk_size 4K); 0 means no limit");
+	bad("[store]\nmem_limit = 6K\n",
+	    "t.conf:2: [store] mem_limit = 6K: not a multiple of chunk_size 4K");
 	bad("[store]\ntype = file\n",
 	    "t.conf:2: [store] type = file: needs dir = DIRECTORY");
 	bad("[store]\ntype = file\ndir = /x\nmem_limit = 1G\n",
@@ -953,23 +874,17 @@ static void test_whole_errors(void **state)
 	bad("[iscsi]\nchap_user = alice\n",
 	    "t.conf:2: [iscsi] chap_user = alice: needs chap_secret too");
 	bad("[iscsi]\nchap_user = alice\nchap_secret = short\n",
-	    "t.conf:3: [iscsi] chap_secret = short: shorter than 12 characters "
-	    "(RFC 7143 asks for 96 bits)");
+	    "t.conf:3: [iscsi] chap_secret = short: shorter than 12 characters (RFC 7143 asks for 96 bits)");
 	bad("[iscsi]\nmutual_user = t\nmutual_secret = 0123456789ab\n",
-	    "t.conf:2: [iscsi] mutual_user = t: mutual CHAP needs chap_user "
-	    "and "
-	    "chap_secret");
+	    "t.conf:2: [iscsi] mutual_user = t: mutual CHAP needs chap_user and chap_secret");
 	bad("[iscsi]\nchap_user = a\nchap_secret = 0123456789ab\n"
 	    "mutual_user = t\nmutual_secret = 0123456789ab\n",
-	    "t.conf:5: [iscsi] mutual_secret = 0123456789ab: the same as "
-	    "chap_secret (RFC 7143 12.1.3)");
+	    "t.conf:5: [iscsi] mutual_secret = 0123456789ab: the same as chap_secret (RFC 7143 12.1.3)");
 	bad("[iscsi]\nfirst_burst_length = 1M\nmax_burst_length = 512K\n",
-	    "t.conf:2: [iscsi] first_burst_length 1048576 is above "
-	    "max_burst_length 524288 (RFC 7143 13.14)");
+	    "t.conf:2: [iscsi] first_burst_length 1048576 is above max_burst_length 524288 (RFC 7143 13.14)");
 	/* fault LUNs against max_luns, checked once max_luns is known */
 	bad("[faults]\nfault.1 = hang luns=5-200\n[target]\nmax_luns = 100\n",
-	    "t.conf:2: [faults] fault.1 = hang luns=5-200: LUN 200 is past "
-	    "max_luns (100)");
+	    "t.conf:2: [faults] fault.1 = hang luns=5-200: LUN 200 is past max_luns (100)");
 }
 
 static void test_error_cap(void **state)
@@ -986,9 +901,9 @@ static void test_error_cap(void **state)
 	p = parse(text, &c);
 	assert_null(c);
 	assert_int_equal(cfg_error_count(p), 60);
-	assert_true(has_line(cfg_errors(p),
-			     "t.conf:51: [luns] bogus49 = 1: "
-			     "unknown key (see sdswarm.conf(5))"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"t.conf:51: [luns] bogus49 = 1: unknown key (see sdswarm.conf(5))"));
 	assert_false(strstr(cfg_errors(p), "bogus50"));
 	assert_true(has_line(cfg_errors(p), "t.conf: more errors not shown"));
 	cfg_parser_destroy(p);
@@ -1005,8 +920,9 @@ static void test_file_errors(void **state)
 	(void)state;
 	assert_int_equal(cfg_parser_create(&p), 0);
 	assert_int_equal(cfg_parse_file(p, "/nonexistent/x.conf"), -ENOENT);
-	assert_string_equal(cfg_errors(p), "/nonexistent/x.conf: cannot open: "
-					   "No such file or directory\n");
+	assert_string_equal(
+		cfg_errors(p),
+		"/nonexistent/x.conf: cannot open: No such file or directory\n");
 	assert_int_equal(cfg_finish(p, &c), -EINVAL);
 	assert_null(c);
 	cfg_parser_destroy(p);
@@ -1057,14 +973,13 @@ static void test_overrides(void **state)
 	assert_int_equal(cfg_override(p, "luns", "size", "1G"), -EINVAL);
 	assert_true(has_line(
 		cfg_errors(p),
-		"command line: [store] mem_limit = "
-		"12Q: not a size (use a number with K, M, G, T or P)"));
-	assert_true(has_line(cfg_errors(p),
-			     "command line: [store] colour = 1: "
-			     "unknown key (see sdswarm.conf(5))"));
-	assert_true(has_line(cfg_errors(p),
-			     "command line: [luns] size = 1G: "
-			     "not a section the command line can set"));
+		"command line: [store] mem_limit = 12Q: not a size (use a number with K, M, G, T or P)"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"command line: [store] colour = 1: unknown key (see sdswarm.conf(5))"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"command line: [luns] size = 1G: not a section the command line can set"));
 	cfg_parser_destroy(p);
 
 	/* --store DIR on a file that tunes the mem store */
@@ -1073,8 +988,9 @@ static void test_overrides(void **state)
 	cfg_override(p, "store", "type", "file");
 	cfg_override(p, "store", "dir", "/d");
 	assert_int_equal(cfg_finish(p, &c), -EINVAL);
-	assert_true(has_line(cfg_errors(p), "t.conf:2: [store] chunk_size = "
-					    "8K: applies only to type = mem"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"t.conf:2: [store] chunk_size = 8K: applies only to type = mem"));
 	cfg_parser_destroy(p);
 }
 
@@ -1106,17 +1022,17 @@ static void test_luns_override(void **state)
 			 "[luns]\ncount = 10\n");
 	cfg_override_luns(p, 1001);
 	assert_int_equal(cfg_finish(p, &c), -EINVAL);
-	assert_true(has_line(cfg_errors(p),
-			     "command line: [luns] count = 1001: "
-			     "LUNs 0-1000 pass max_luns (1000)"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"command line: [luns] count = 1001: LUNs 0-1000 pass max_luns (1000)"));
 	cfg_parser_destroy(p);
 
 	assert_int_equal(cfg_parser_create(&p), 0);
 	cfg_override_luns(p, 5);
 	assert_int_equal(cfg_finish(p, &c), -EINVAL);
-	assert_true(has_line(cfg_errors(p),
-			     "command line: --luns 5: the "
-			     "configuration has no [luns] group"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"command line: --luns 5: the configuration has no [luns] group"));
 	cfg_parser_destroy(p);
 }
 
@@ -1150,9 +1066,9 @@ static void test_builtin_default(void **state)
 		 top ? top : ".");
 	file = slurp(path);
 	if (!file)
-		fail_msg("cannot read %s (run from the top of the tree or set "
-			 "SDSWARM_TOP)",
-			 path);
+		fail_msg(
+			"cannot read %s (run from the top of the tree or set SDSWARM_TOP)",
+			path);
 	/* the daemon's embedded default is configs/default.conf, verbatim */
 	assert_string_equal(cfg_default_text(), file);
 	free(file);

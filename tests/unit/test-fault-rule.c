@@ -37,10 +37,11 @@ static void test_fault_parse(void **state)
 	assert_int_equal(r.count, 0);
 
 	/* the example from the brief, every field */
-	assert_int_equal(fault_rule_parse("ua luns=5 lba=7- count=1 asc=0x3f "
-					  "ascq=3 ops=read,other",
-					  1000, &r, why, sizeof(why)),
-			 0);
+	assert_int_equal(
+		fault_rule_parse(
+			"ua luns=5 lba=7- count=1 asc=0x3f ascq=3 ops=read,other",
+			1000, &r, why, sizeof(why)),
+		0);
 	assert_int_equal(r.kind, FAULT_UA);
 	assert_int_equal(r.lun_first, 5);
 	assert_int_equal(r.lun_last, 5);
@@ -84,14 +85,14 @@ static void test_fault_errors(void **state)
 		const char *rule;
 		const char *why;
 	} cases[] = {
-		{"", "empty rule (KIND [luns=A-B] [lba=X-Y] [ops=...] "
-		     "[delay=T] [count=N] [asc=N] [ascq=N])"},
-		{"explode", "unknown kind 'explode' (medium-read, "
-			    "medium-write, delay, hang, ua, not-ready)"},
+		{"",
+		 "empty rule (KIND [luns=A-B] [lba=X-Y] [ops=...] [delay=T] [count=N] [asc=N] [ascq=N])"},
+		{"explode",
+		 "unknown kind 'explode' (medium-read, medium-write, delay, hang, ua, not-ready)"},
 		{"hang luns", "'luns' is not FIELD=VALUE"},
 		{"hang =5", "'=5' is not FIELD=VALUE"},
-		{"hang colour=red", "unknown field 'colour' (luns, lba, ops, "
-				    "delay, count, asc, ascq)"},
+		{"hang colour=red",
+		 "unknown field 'colour' (luns, lba, ops, delay, count, asc, ascq)"},
 		{"hang luns=1 luns=2", "luns= given twice"},
 		{"hang luns=9-3", "luns=9-3: first above last"},
 		{"hang luns=x", "luns=x: not all, N, A-B or A-"},
@@ -99,69 +100,69 @@ static void test_fault_errors(void **state)
 		{"hang luns=5-100", "luns=5-100: past max_luns (100)"},
 		{"hang lba=10-5", "lba=10-5: first above last"},
 		{"hang lba=-5", "lba=-5: not all, N, X-Y or X-"},
-		{"hang ops=read,bogus", "ops=read,bogus: not a comma list of "
-					"read, write, other, any"},
+		{"hang ops=read,bogus",
+		 "ops=read,bogus: not a comma list of read, write, other, any"},
 		{"delay", "kind delay needs delay=TIME"},
-		{"delay delay=10", "delay=10: not a time from 1ns to 600s (a "
-				   "number and ns, us, ms or s)"},
-		{"delay delay=601s", "delay=601s: not a time from 1ns to 600s "
-				     "(a number and ns, us, ms or s)"},
-		{"delay delay=0ms", "delay=0ms: not a time from 1ns to 600s "
-				    "(a number and ns, us, ms or s)"},
+		{"delay delay=10",
+		 "delay=10: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
+		{"delay delay=601s",
+		 "delay=601s: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
+		{"delay delay=0ms",
+		 "delay=0ms: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
 		{"hang delay=1s", "delay= applies only to kind delay"},
-		{"medium-read asc=0x11", "asc= and ascq= apply only to kinds "
-					 "ua and not-ready"},
+		{"medium-read asc=0x11",
+		 "asc= and ascq= apply only to kinds ua and not-ready"},
 		{"ua asc=256", "asc=256: not a byte (0..255 or 0x00..0xff)"},
-		{"ua count=-1", "count=-1: not a number from 0 (forever) to "
-				"4294967295"},
+		{"ua count=-1",
+		 "count=-1: not a number from 0 (forever) to 4294967295"},
 		/* a typo is told the field it is closest to */
 		{"hang lun=3", "unknown field 'lun' (did you mean luns?)"},
 		{"hang lab=3", "unknown field 'lab' (did you mean lba?)"},
 		{"ua ascqq=1", "unknown field 'ascqq' (did you mean ascq?)"},
 		{"hang cont=3", "unknown field 'cont' (did you mean count?)"},
 		/* bad numbers, in every numeric field */
-		{"hang count=12abc", "count=12abc: not a number from 0 (forever) "
-				     "to 4294967295"},
-		{"hang count=4294967296", "count=4294967296: not a number from 0 "
-					  "(forever) to 4294967295"},
-		{"hang count=0x", "count=0x: not a number from 0 (forever) to "
-				  "4294967295"},
-		{"hang count= 1", "count=: not a number from 0 (forever) to "
-				  "4294967295"},
-		{"ua ascq=0x100", "ascq=0x100: not a byte (0..255 or 0x00..0xff)"},
+		{"hang count=12abc",
+		 "count=12abc: not a number from 0 (forever) to 4294967295"},
+		{"hang count=4294967296",
+		 "count=4294967296: not a number from 0 (forever) to 4294967295"},
+		{"hang count=0x",
+		 "count=0x: not a number from 0 (forever) to 4294967295"},
+		{"hang count= 1",
+		 "count=: not a number from 0 (forever) to 4294967295"},
+		{"ua ascq=0x100",
+		 "ascq=0x100: not a byte (0..255 or 0x00..0xff)"},
 		{"ua asc=+1", "asc=+1: not a byte (0..255 or 0x00..0xff)"},
 		{"hang luns=1x-3", "luns=1x-3: not all, N, A-B or A-"},
-		{"hang luns=4294967296", "luns=4294967296: not all, N, A-B or A-"},
-		{"hang lba=99999999999999999999", "lba=99999999999999999999: not "
-						  "all, N, X-Y or X-"},
+		{"hang luns=4294967296",
+		 "luns=4294967296: not all, N, A-B or A-"},
+		{"hang lba=99999999999999999999",
+		 "lba=99999999999999999999: not all, N, X-Y or X-"},
 		{"hang lba=1-2-3", "lba=1-2-3: not all, N, X-Y or X-"},
-		{"hang ops=", "ops=: not a comma list of read, write, other, any"},
-		{"hang ops=,", "ops=,: not a comma list of read, write, other, "
-			       "any"},
+		{"hang ops=",
+		 "ops=: not a comma list of read, write, other, any"},
+		{"hang ops=,",
+		 "ops=,: not a comma list of read, write, other, any"},
 		/* bad ranges */
-		{"hang lba=18446744073709551615-0", "lba=18446744073709551615-0: "
-						    "first above last"},
+		{"hang lba=18446744073709551615-0",
+		 "lba=18446744073709551615-0: first above last"},
 		{"hang luns=100-", "luns=100-: past max_luns (100)"},
 		{"hang luns=99-", NULL}, /* to the end of any table: fine */
 		/* delays past the limit, or not a time */
-		{"delay delay=600001ms", "delay=600001ms: not a time from 1ns to "
-					 "600s (a number and ns, us, ms or s)"},
-		{"delay delay=600000000001ns", "delay=600000000001ns: not a time "
-					       "from 1ns to 600s (a number and "
-					       "ns, us, ms or s)"},
-		{"delay delay=99999999999999999999s", "delay=99999999999999999999s"
-						      ": not a time from 1ns to "
-						      "600s (a number and ns, "
-						      "us, ms or s)"},
-		{"delay delay=1h", "delay=1h: not a time from 1ns to 600s (a "
-				   "number and ns, us, ms or s)"},
-		{"delay delay=ms", "delay=ms: not a time from 1ns to 600s (a "
-				   "number and ns, us, ms or s)"},
+		{"delay delay=600001ms",
+		 "delay=600001ms: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
+		{"delay delay=600000000001ns",
+		 "delay=600000000001ns: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
+		{"delay delay=99999999999999999999s",
+		 "delay=99999999999999999999s: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
+		{"delay delay=1h",
+		 "delay=1h: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
+		{"delay delay=ms",
+		 "delay=ms: not a time from 1ns to 600s (a number and ns, us, ms or s)"},
 		/* fields for another kind, twice, or missing */
 		{"hang count=1 count=1", "count= given twice"},
 		{"ua delay=1s", "delay= applies only to kind delay"},
-		{"delay delay=1s ascq=1", "asc= and ascq= apply only to kinds ua "
-					  "and not-ready"},
+		{"delay delay=1s ascq=1",
+		 "asc= and ascq= apply only to kinds ua and not-ready"},
 		{"delay count=1", "kind delay needs delay=TIME"},
 	};
 	struct fault_rule r;
@@ -177,8 +178,8 @@ static void test_fault_errors(void **state)
 				fail_msg("'%s': %s", cases[i].rule, why);
 			continue;
 		}
-		if (fault_rule_parse(cases[i].rule, 100, &r, why, sizeof(why)) !=
-		    -EINVAL)
+		if (fault_rule_parse(cases[i].rule, 100, &r, why,
+				     sizeof(why)) != -EINVAL)
 			fail_msg("'%s' accepted", cases[i].rule);
 		if (strcmp(why, cases[i].why) != 0)
 			fail_msg("'%s': want '%s', got '%s'", cases[i].rule,
@@ -247,7 +248,8 @@ static void test_every_field(void **state)
 		{"hang luns=0-", "hang"},
 		{"hang luns=all", "hang"},
 		{"hang lba=0", "hang lba=0"},
-		{"hang lba=18446744073709551615", "hang lba=18446744073709551615"},
+		{"hang lba=18446744073709551615",
+		 "hang lba=18446744073709551615"},
 		{"hang lba=0-18446744073709551614",
 		 "hang lba=0-18446744073709551614"},
 		{"hang lba=5-", "hang lba=5-"},
@@ -294,7 +296,8 @@ static void test_every_field(void **state)
 		if (strcmp(buf, cases[i].canon) != 0)
 			fail_msg("'%s': want '%s', got '%s'", cases[i].rule,
 				 cases[i].canon, buf);
-		if (fault_rule_parse(buf, LUN_MAX_LUNS, &back, why, sizeof(why)))
+		if (fault_rule_parse(buf, LUN_MAX_LUNS, &back, why,
+				     sizeof(why)))
 			fail_msg("'%s' does not read back: %s", buf, why);
 		assert_true(fault_rule_same(&r, &back));
 	}
@@ -307,16 +310,20 @@ static void test_every_field(void **state)
 static void test_struct_round_trip(void **state)
 {
 	static const uint32_t luns[][2] = {
-		{0, 0}, {5, 9}, {7, UINT32_MAX}, {0, UINT32_MAX},
+		{0, 0},
+		{5, 9},
+		{7, UINT32_MAX},
+		{0, UINT32_MAX},
 		{LUN_MAX_LUNS - 1, LUN_MAX_LUNS - 1},
 	};
 	static const uint64_t lbas[][2] = {
-		{0, 0}, {0, UINT64_MAX}, {UINT64_MAX, UINT64_MAX},
+		{0, 0},
+		{0, UINT64_MAX},
+		{UINT64_MAX, UINT64_MAX},
 		{100, UINT64_MAX - 1},
 	};
 	static const uint32_t counts[] = {0, 1, UINT32_MAX};
-	static const uint64_t delays[] = {1, 1000, 1500000,
-					  FAULT_MAX_DELAY_NS};
+	static const uint64_t delays[] = {1, 1000, 1500000, FAULT_MAX_DELAY_NS};
 	static const uint8_t codes[][2] = {{0, 0}, {0xff, 0xff}, {0x29, 0}};
 	struct fault_rule r, back;
 	char buf[FAULT_RULE_FORMAT_LEN], why[256];
@@ -353,7 +360,8 @@ static void test_struct_round_trip(void **state)
 		}
 		len = fault_rule_format(&r, buf, sizeof(buf));
 		assert_true(len > 0 && len < FAULT_RULE_FORMAT_LEN);
-		if (fault_rule_parse(buf, LUN_MAX_LUNS, &back, why, sizeof(why)))
+		if (fault_rule_parse(buf, LUN_MAX_LUNS, &back, why,
+				     sizeof(why)))
 			fail_msg("'%s' does not read back: %s", buf, why);
 		if (!fault_rule_same(&r, &back))
 			fail_msg("'%s' reads back to another rule", buf);
@@ -390,16 +398,20 @@ static void test_limits(void **state)
 	assert_string_equal(why, "unknown");
 
 	/* every buffer shorter than the text: -ENOSPC, NUL-terminated */
-	assert_int_equal(fault_rule_parse("ua luns=1-2 lba=3- ops=read,other "
-					  "count=4 asc=5 ascq=6",
-					  10, &r, why, sizeof(why)),
-			 0);
+	assert_int_equal(
+		fault_rule_parse(
+			"ua luns=1-2 lba=3- ops=read,other count=4 asc=5 ascq=6",
+			10, &r, why, sizeof(why)),
+		0);
 	len = fault_rule_format(&r, buf, sizeof(buf));
-	assert_int_equal(len, (int)strlen("ua luns=1-2 lba=3- ops=read,other "
-					  "count=4 asc=0x05 ascq=0x06"));
+	assert_int_equal(
+		len,
+		(int)strlen(
+			"ua luns=1-2 lba=3- ops=read,other count=4 asc=0x05 ascq=0x06"));
 	for (i = 1; i <= len; i++) {
 		memset(buf, 'x', sizeof(buf));
-		assert_int_equal(fault_rule_format(&r, buf, (size_t)i), -ENOSPC);
+		assert_int_equal(fault_rule_format(&r, buf, (size_t)i),
+				 -ENOSPC);
 		assert_int_equal(strlen(buf), (size_t)i - 1);
 	}
 	assert_int_equal(fault_rule_format(&r, buf, 0), -EINVAL);

@@ -16,8 +16,11 @@
 static void test_rules(void **state)
 {
 	struct fault_table *ft;
-	struct fault_rule r = { .kind = FAULT_MEDIUM_READ, .lun_first = 5,
-				.lun_last = 9, .lba_first = 100, .lba_last = 199 };
+	struct fault_rule r = {.kind = FAULT_MEDIUM_READ,
+			       .lun_first = 5,
+			       .lun_last = 9,
+			       .lba_first = 100,
+			       .lba_last = 199};
 	struct fault_rule list[4];
 	struct fault_hit h;
 	int id, id2;
@@ -43,9 +46,13 @@ static void test_rules(void **state)
 	assert_false(fault_check(ft, 5, 0, 0, FAULT_OP_OTHER, &h));
 
 	/* a one-shot UA on every LUN */
-	r = (struct fault_rule){ .kind = FAULT_UA, .lun_first = 0,
-				 .lun_last = UINT32_MAX, .lba_last = UINT64_MAX,
-				 .asc = 0x3f, .ascq = 0x03, .count = 1 };
+	r = (struct fault_rule){.kind = FAULT_UA,
+				.lun_first = 0,
+				.lun_last = UINT32_MAX,
+				.lba_last = UINT64_MAX,
+				.asc = 0x3f,
+				.ascq = 0x03,
+				.count = 1};
 	id2 = fault_add(ft, &r);
 	assert_true(id2 > id);
 	assert_int_equal(fault_list(ft, list, 4), 2);
@@ -58,13 +65,14 @@ static void test_rules(void **state)
 	assert_int_equal(fault_total_hits(ft), 3);
 
 	/* bad rules */
-	r = (struct fault_rule){ .kind = FAULT_DELAY, .lun_last = 1 };
+	r = (struct fault_rule){.kind = FAULT_DELAY, .lun_last = 1};
 	assert_int_equal(fault_add(ft, &r), -EINVAL); /* no delay */
 	r.delay_ns = 601ull * 1000000000ull;
 	assert_int_equal(fault_add(ft, &r), -EINVAL);
-	r = (struct fault_rule){ .kind = 99 };
+	r = (struct fault_rule){.kind = 99};
 	assert_int_equal(fault_add(ft, &r), -EINVAL);
-	r = (struct fault_rule){ .kind = FAULT_HANG, .lun_first = 3, .lun_last = 2 };
+	r = (struct fault_rule){
+		.kind = FAULT_HANG, .lun_first = 3, .lun_last = 2};
 	assert_int_equal(fault_add(ft, &r), -EINVAL);
 
 	assert_int_equal(fault_clear(ft, 12345), -ENOENT);
@@ -79,8 +87,8 @@ static void test_rules(void **state)
 static void test_exists(void **state)
 {
 	struct fault_table *ft;
-	struct fault_rule r = {.kind = FAULT_HANG, .lun_last = 3,
-			       .lba_last = UINT64_MAX};
+	struct fault_rule r = {
+		.kind = FAULT_HANG, .lun_last = 3, .lba_last = UINT64_MAX};
 	struct fault_hit h;
 	int ids[100], i;
 
@@ -100,7 +108,8 @@ static void test_exists(void **state)
 	for (i = 1; i < 100; i += 2)
 		assert_int_equal(fault_clear(ft, (uint32_t)ids[i]), 1);
 	for (i = 0; i < 100; i++)
-		assert_int_equal(fault_exists(ft, (uint32_t)ids[i]), i % 2 == 0);
+		assert_int_equal(fault_exists(ft, (uint32_t)ids[i]),
+				 i % 2 == 0);
 	/* used up: a one-shot, alone in the table, fires once */
 	assert_int_equal(fault_clear(ft, 0), 50);
 	r.count = 1;

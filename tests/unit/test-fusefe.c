@@ -892,8 +892,9 @@ static void test_coherence(void **state)
 	{
 		char rule[96];
 
-		snprintf(rule, sizeof(rule), "medium-read luns=12 lba=%" PRIu64
-			 "-%" PRIu64, p1.start, p1.start);
+		snprintf(rule, sizeof(rule),
+			 "medium-read luns=12 lba=%" PRIu64 "-%" PRIu64,
+			 p1.start, p1.start);
 		id = add_rule(rule);
 	}
 	assert_true(id > 0);

@@ -50,9 +50,9 @@ static void test_decode(void **state)
 			 16);
 	for (i = 0; i < 16; i++)
 		assert_int_equal(b[i], i);
-	assert_int_equal(iscsi_chap_decode("0bAAECAwQFBgcICQoLDA0ODw==", b,
-					   sizeof(b)),
-			 16);
+	assert_int_equal(
+		iscsi_chap_decode("0bAAECAwQFBgcICQoLDA0ODw==", b, sizeof(b)),
+		16);
 	for (i = 0; i < 16; i++)
 		assert_int_equal(b[i], i);
 	/* an odd digit count takes a leading zero */
@@ -100,16 +100,15 @@ static void test_check_one_way(void **state)
 
 	(void)state;
 	setup_chap(&ch, &ic);
-	assert_int_equal(iscsi_chap_check(&ch, &ic, "alice", good, NULL, NULL,
-					  &out),
-			 0);
+	assert_int_equal(
+		iscsi_chap_check(&ch, &ic, "alice", good, NULL, NULL, &out), 0);
 	assert_int_equal(ch.state, ISCSI_CHAP_DONE);
 	assert_int_equal(out.len, 0);
 	/* wrong name, wrong response, garbage */
 	setup_chap(&ch, &ic);
-	assert_int_equal(iscsi_chap_check(&ch, &ic, "bob", good, NULL, NULL,
-					  &out),
-			 -EACCES);
+	assert_int_equal(
+		iscsi_chap_check(&ch, &ic, "bob", good, NULL, NULL, &out),
+		-EACCES);
 	setup_chap(&ch, &ic);
 	assert_int_equal(iscsi_chap_check(&ch, &ic, "alice",
 					  "0x0ba5fab36926a6aab1f2e4aa6cf1158e",
@@ -122,9 +121,9 @@ static void test_check_one_way(void **state)
 	/* a response before any challenge */
 	setup_chap(&ch, &ic);
 	ch.state = ISCSI_CHAP_WANT_A;
-	assert_int_equal(iscsi_chap_check(&ch, &ic, "alice", good, NULL, NULL,
-					  &out),
-			 -EINVAL);
+	assert_int_equal(
+		iscsi_chap_check(&ch, &ic, "alice", good, NULL, NULL, &out),
+		-EINVAL);
 }
 
 static void test_check_mutual(void **state)
@@ -147,10 +146,9 @@ static void test_check_mutual(void **state)
 	assert_int_equal(iscsi_chap_check(&ch, &ic, "alice", good, "165",
 					  "0xffffffffffffffff", &out),
 			 0);
-	assert_memory_equal(buf,
-			    "CHAP_N=target\0"
-			    "CHAP_R=0x9baed7a105c4d01a6a9acbc0313c9336",
-			    out.len);
+	assert_memory_equal(
+		buf, "CHAP_N=target\0CHAP_R=0x9baed7a105c4d01a6a9acbc0313c9336",
+		out.len);
 	/* the initiator echoing our challenge back: a reflection */
 	setup_chap(&ch, &ic);
 	strcpy(ic.mutual_user, "target");
@@ -164,15 +162,15 @@ static void test_check_mutual(void **state)
 	setup_chap(&ch, &ic);
 	strcpy(ic.mutual_user, "target");
 	strcpy(ic.mutual_secret, "mutualsecret99");
-	assert_int_equal(iscsi_chap_check(&ch, &ic, "alice", good, "7", NULL,
-					  &out),
-			 -EINVAL);
+	assert_int_equal(
+		iscsi_chap_check(&ch, &ic, "alice", good, "7", NULL, &out),
+		-EINVAL);
 	setup_chap(&ch, &ic);
 	strcpy(ic.mutual_user, "target");
 	strcpy(ic.mutual_secret, "mutualsecret99");
-	assert_int_equal(iscsi_chap_check(&ch, &ic, "alice", good, "256",
-					  "0xff", &out),
-			 -EINVAL);
+	assert_int_equal(
+		iscsi_chap_check(&ch, &ic, "alice", good, "256", "0xff", &out),
+		-EINVAL);
 }
 
 static void test_challenge(void **state)
@@ -217,9 +215,9 @@ static void test_throttle(void **state)
 	assert_int_equal(iscsi_auth_wait(&t, b, now), 0);
 	for (n = 2; n <= 32; n *= 2) {
 		now += 20 * SEC;
-		assert_int_equal(iscsi_auth_result(&t, a, false, now),
-				 n < ISCSI_AUTH_DELAY_MAX ? n
-							  : ISCSI_AUTH_DELAY_MAX);
+		assert_int_equal(
+			iscsi_auth_result(&t, a, false, now),
+			n < ISCSI_AUTH_DELAY_MAX ? n : ISCSI_AUTH_DELAY_MAX);
 	}
 	assert_int_equal(iscsi_auth_wait(&t, a, now), ISCSI_AUTH_DELAY_MAX);
 	/* a success forgets */
@@ -228,10 +226,10 @@ static void test_throttle(void **state)
 	/* so does a long quiet time */
 	for (i = 0; i < 8; i++)
 		iscsi_auth_result(&t, a, false, now + 22 * SEC);
-	assert_int_equal(iscsi_auth_result(&t, a, false,
-					   now + (22 + ISCSI_AUTH_FORGET_S +
-						  1) * SEC),
-			 0);
+	assert_int_equal(
+		iscsi_auth_result(&t, a, false,
+				  now + (22 + ISCSI_AUTH_FORGET_S + 1) * SEC),
+		0);
 	pthread_mutex_destroy(&t.lock);
 }
 

@@ -37,16 +37,16 @@
 #include "store/store.h"
 #include "target.h"
 
-#define IQN	      "iqn.2026-12.org.sdswarm"
-#define T0	      IQN ":t0"
-#define T1	      IQN ":t1"
-#define T2	      IQN ":t2"
-#define INI_A	      "iqn.2026-12.org.sdswarm.test:client-a"
-#define INI_B	      "iqn.2026-12.org.sdswarm.test:client-b"
-#define INI_STRANGER  "iqn.2026-12.org.sdswarm.test:stranger"
-#define CHAP_USER     "alice"
-#define CHAP_SECRET   "alice-secret-0123"
-#define MUTUAL_USER   "target"
+#define IQN "iqn.2026-12.org.sdswarm"
+#define T0 IQN ":t0"
+#define T1 IQN ":t1"
+#define T2 IQN ":t2"
+#define INI_A "iqn.2026-12.org.sdswarm.test:client-a"
+#define INI_B "iqn.2026-12.org.sdswarm.test:client-b"
+#define INI_STRANGER "iqn.2026-12.org.sdswarm.test:stranger"
+#define CHAP_USER "alice"
+#define CHAP_SECRET "alice-secret-0123"
+#define MUTUAL_USER "target"
 #define MUTUAL_SECRET "target-secret-4567"
 
 /* libiscsi's per-PDU timeout, seconds: no sync call blocks longer */
@@ -65,11 +65,11 @@
  * blocks, and 300 small LUNs 2..301, so REPORT LUNS crosses 256. t1: one
  * LUN (table LUN 512). t2: none. Small bursts make large writes use R2T.
  */
-#define T0_LUNS	    302
+#define T0_LUNS 302
 #define LUN0_BLOCKS 16384u /* 8M / 512 */
 #define LUN1_BLOCKS 1024u /* 4M / 4096 */
 #define MANY_BLOCKS 2048u /* 1M / 512 */
-#define MAX_BURST   65536u
+#define MAX_BURST 65536u
 #define FIRST_BURST 16384u
 static const char base_conf[] = "[target]\n"
 				"seed = 77\n"
@@ -394,10 +394,9 @@ static void task_sense_at(struct iscsi_context *ctx, struct scsi_task *t,
 	}
 	if (t->status != SCSI_STATUS_CHECK_CONDITION ||
 	    (int)t->sense.key != key || t->sense.ascq != ascq) {
-		print_error("want CHECK CONDITION %d/0x%04x, got status 0x%x, "
-			    "sense key %d ASC/ASCQ 0x%04x\n",
-			    key, ascq, t->status, (int)t->sense.key,
-			    t->sense.ascq);
+		print_error(
+			"want CHECK CONDITION %d/0x%04x, got status 0x%x, sense key %d ASC/ASCQ 0x%04x\n",
+			key, ascq, t->status, (int)t->sense.key, t->sense.ascq);
 		_fail(file, line);
 	}
 }
@@ -979,8 +978,8 @@ static void test_lun_reset(void **state)
 static void test_target_reset_scope(void **state)
 {
 	const struct login_opts oa = {.initiator = INI_A, .lun = 0};
-	const struct login_opts ob = {.initiator = INI_B, .target = T1,
-				      .lun = 0};
+	const struct login_opts ob = {
+		.initiator = INI_B, .target = T1, .lun = 0};
 	struct env *e = *state;
 	struct iscsi_context *a = login_ok(e, &oa), *b = login_ok(e, &ob);
 	struct scsi_task *t;
@@ -988,7 +987,8 @@ static void test_target_reset_scope(void **state)
 	if (iscsi_task_mgmt_target_warm_reset_sync(a))
 		fail_msg("TARGET WARM RESET: %s", iscsi_get_error(a));
 	t = iscsi_testunitready_sync(a, 0);
-	expect_sense(a, t, SCSI_SENSE_UNIT_ATTENTION, SCSI_SENSE_ASCQ_BUS_RESET);
+	expect_sense(a, t, SCSI_SENSE_UNIT_ATTENTION,
+		     SCSI_SENSE_ASCQ_BUS_RESET);
 	scsi_free_scsi_task(t);
 	t = iscsi_testunitready_sync(b, 0);
 	expect_good(b, t);

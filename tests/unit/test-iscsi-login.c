@@ -87,8 +87,7 @@ static void test_digests(void **state)
 	assert_string_equal(ask(&r, "HeaderDigest", "CRC32C,None", true),
 			    "CRC32C");
 	assert_true(r.n.p.header_digest);
-	assert_string_equal(ask(&r, "DataDigest", "None,CRC32C", true),
-			    "None");
+	assert_string_equal(ask(&r, "DataDigest", "None,CRC32C", true), "None");
 	assert_false(r.n.p.data_digest);
 	run_init(&r, &offer);
 	assert_string_equal(ask(&r, "HeaderDigest", "MD5,CRC32C", true),
@@ -109,8 +108,7 @@ static void test_booleans(void **state)
 	assert_string_equal(ask(&r, "ImmediateData", "Yes", true), "Yes");
 	assert_true(r.n.p.immediate_data);
 	assert_string_equal(ask(&r, "DataPDUInOrder", "No", true), "Yes");
-	assert_string_equal(ask(&r, "DataSequenceInOrder", "No", true),
-			    "Yes");
+	assert_string_equal(ask(&r, "DataSequenceInOrder", "No", true), "Yes");
 	o.initial_r2t = true;
 	o.immediate_data = false;
 	run_init(&r, &o);
@@ -216,9 +214,9 @@ static void test_duplicate_is_error(void **state)
 	(void)state;
 	run_init(&r, &offer);
 	ask(&r, "MaxBurstLength", "4096", true);
-	assert_int_equal(iscsi_neg_key(&r.n, "MaxBurstLength", "4096", true,
-				       &r.out),
-			 -EPROTO);
+	assert_int_equal(
+		iscsi_neg_key(&r.n, "MaxBurstLength", "4096", true, &r.out),
+		-EPROTO);
 }
 
 static void test_phase_and_obsolete(void **state)
@@ -228,8 +226,7 @@ static void test_phase_and_obsolete(void **state)
 	(void)state;
 	run_init(&r, &offer);
 	/* leading-only and login-only keys in full feature phase */
-	assert_string_equal(ask(&r, "MaxBurstLength", "4096", false),
-			    "Reject");
+	assert_string_equal(ask(&r, "MaxBurstLength", "4096", false), "Reject");
 	assert_string_equal(ask(&r, "HeaderDigest", "None", false), "Reject");
 	/* MaxRecvDataSegmentLength may change at any time */
 	assert_string_equal(ask(&r, "MaxRecvDataSegmentLength", "4096", false),
@@ -246,12 +243,12 @@ static void test_not_mine_and_unknown(void **state)
 
 	(void)state;
 	run_init(&r, &offer);
-	assert_int_equal(iscsi_neg_key(&r.n, "X-com.example.Foo", "1", true,
-				       &r.out),
-			 ISCSI_NEG_NOT_MINE);
-	assert_int_equal(iscsi_neg_key(&r.n, "InitiatorName", "iqn.x", true,
-				       &r.out),
-			 ISCSI_NEG_NOT_MINE);
+	assert_int_equal(
+		iscsi_neg_key(&r.n, "X-com.example.Foo", "1", true, &r.out),
+		ISCSI_NEG_NOT_MINE);
+	assert_int_equal(
+		iscsi_neg_key(&r.n, "InitiatorName", "iqn.x", true, &r.out),
+		ISCSI_NEG_NOT_MINE);
 	assert_int_equal(r.out.len, 0);
 	assert_true(iscsi_key_unknown("X-com.example.Foo"));
 	assert_true(iscsi_key_unknown("iSCSIProtocolLevel"));
@@ -314,8 +311,7 @@ static void test_login_keys_once(void **state)
 				 -EPROTO);
 	/* operational keys are iscsi_neg_key()'s; others are not login keys */
 	declared = 0;
-	assert_int_equal(iscsi_login_key_declare(&declared, "HeaderDigest"),
-			 0);
+	assert_int_equal(iscsi_login_key_declare(&declared, "HeaderDigest"), 0);
 	assert_int_equal(iscsi_login_key_declare(&declared, "initiatorname"),
 			 0);
 	assert_int_equal(declared, 0);
@@ -331,8 +327,8 @@ static void test_names(void **state)
 	assert_true(cfg_iscsi_name_valid("iqn.2001-04.com.example"));
 	assert_true(cfg_iscsi_name_valid("eui.02004567a425678d"));
 	assert_true(cfg_iscsi_name_valid("naa.52004567ba64678d"));
-	assert_true(cfg_iscsi_name_valid(
-		"naa.62004567ba64678d0123456789abcdef"));
+	assert_true(
+		cfg_iscsi_name_valid("naa.62004567ba64678d0123456789abcdef"));
 	assert_false(cfg_iscsi_name_valid(""));
 	assert_false(cfg_iscsi_name_valid("iqn."));
 	assert_false(cfg_iscsi_name_valid("iqn.2026-12."));
@@ -360,15 +356,15 @@ static void test_log_escape(void **state)
 	(void)state;
 	assert_string_equal(iscsi_log_escape("iqn.x", out, sizeof(out)),
 			    "iqn.x");
-	assert_string_equal(iscsi_log_escape("a\nb\x1b[2Jc\\", out,
-					     sizeof(out)),
-			    "a\\x0ab\\x1b[2Jc\\x5c");
+	assert_string_equal(
+		iscsi_log_escape("a\nb\x1b[2Jc\\", out, sizeof(out)),
+		"a\\x0ab\\x1b[2Jc\\x5c");
 	assert_string_equal(iscsi_log_escape("\xc3\xa9\r", out, sizeof(out)),
 			    "\\xc3\\xa9\\x0d");
 	/* cut, never a half escape */
-	assert_string_equal(iscsi_log_escape("abcdefghijklmnop", tiny,
-					     sizeof(tiny)),
-			    "abcdefg...");
+	assert_string_equal(
+		iscsi_log_escape("abcdefghijklmnop", tiny, sizeof(tiny)),
+		"abcdefg...");
 	assert_string_equal(iscsi_log_escape("ab\n\n\n", tiny, sizeof(tiny)),
 			    "ab\\x0a...");
 	assert_null(strchr(out, '\n'));

@@ -19,9 +19,10 @@
 static void test_crc32c_vectors(void **state)
 {
 	static const uint8_t read10[48] = {
-		0x01, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		0x14, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x18,
-		0x28, 0, 0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0, 0, 0,
+		0x01, 0xc0, 0, 0,    0,	   0, 0, 0,    0,    0, 0,    0,
+		0,    0,    0, 0,    0x14, 0, 0, 0,    0,    0, 0x04, 0,
+		0,    0,    0, 0x14, 0,	   0, 0, 0x18, 0x28, 0, 0,    0,
+		0,    0,    0, 0,    0x02, 0, 0, 0,    0,    0, 0,    0,
 	};
 	uint8_t b[32];
 	unsigned int i;
@@ -75,8 +76,8 @@ static size_t make_pdu(uint8_t *out, uint32_t dlen, bool hd, bool dd)
 }
 
 /* Feeds @len bytes in pieces of @step; returns the data and a verdict. */
-static int feed(struct iscsi_rx *rx, const uint8_t *in, size_t len,
-		size_t step, uint8_t *dst)
+static int feed(struct iscsi_rx *rx, const uint8_t *in, size_t len, size_t step,
+		uint8_t *dst)
 {
 	size_t off = 0, used, n;
 	int ret = ISCSI_RX_MORE;
@@ -122,9 +123,9 @@ static void test_rx_every_split(void **state)
 				assert_int_equal(rx.data_len, dlens[i]);
 				assert_int_equal(iscsi_bhs_itt(rx.bhs), 0x1234);
 				if (dlens[i])
-					assert_int_equal(dst[dlens[i] - 1],
-							 (uint8_t)((dlens[i] - 1) *
-								   7));
+					assert_int_equal(
+						dst[dlens[i] - 1],
+						(uint8_t)((dlens[i] - 1) * 7));
 			}
 		}
 	}
@@ -191,11 +192,9 @@ static void test_pdu_build_padding(void **state)
 	assert_memory_equal(out + 48, "abcde\0\0\0", 8);
 	n = iscsi_pdu_build(out, bhs, "abcde", 5, true, true);
 	assert_int_equal(n, 48 + 4 + 8 + 4);
-	assert_int_equal(iscsi_digest_get(out + 48),
-			 iscsi_crc32c(out, 48));
+	assert_int_equal(iscsi_digest_get(out + 48), iscsi_crc32c(out, 48));
 	/* the data digest covers the padding too */
-	assert_int_equal(iscsi_digest_get(out + 60),
-			 iscsi_crc32c(out + 52, 8));
+	assert_int_equal(iscsi_digest_get(out + 60), iscsi_crc32c(out + 52, 8));
 }
 
 static void test_cmdsn_window(void **state)
@@ -227,9 +226,9 @@ static void test_cmdsn_window(void **state)
  * 0x11121314; the LUN is a0..a7, the CDB c0..cf, the ISID 90..95.
  * The tables keep the RFC's rows: clang-format is fenced off them.
  */
-#define W(x)	  (x), (x) + 1, (x) + 2, (x) + 3
+#define W(x) (x), (x) + 1, (x) + 2, (x) + 3
 #define LUN_BYTES 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7
-#define ZERO4	  0, 0, 0, 0
+#define ZERO4 0, 0, 0, 0
 
 static const uint8_t lun[ISCSI_LUN_LEN] = {LUN_BYTES};
 static const uint8_t isid[ISCSI_ISID_LEN] = {0x90, 0x91, 0x92,

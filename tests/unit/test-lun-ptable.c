@@ -37,9 +37,9 @@ struct layout {
 };
 
 static const struct layout layouts[] = {
-	{ "gpt63", PTABLE_GPT, 63 },
-	{ "gpt4", PTABLE_GPT, 4 },
-	{ "mbr8", PTABLE_MBR, 8 },
+	{"gpt63", PTABLE_GPT, 63},
+	{"gpt4", PTABLE_GPT, 4},
+	{"mbr8", PTABLE_MBR, 8},
 };
 
 static char tmpdir[64];
@@ -53,8 +53,8 @@ static void rm_dir(const char *dir)
 	if (!dp)
 		return;
 	while ((d = readdir(dp))) {
-		if (d->d_name[0] == '.' && (!d->d_name[1] ||
-		    (d->d_name[1] == '.' && !d->d_name[2])))
+		if (d->d_name[0] == '.' &&
+		    (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2])))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
 		unlink(path);
@@ -69,11 +69,11 @@ static struct store *new_store(size_t chunk)
 	struct store *s = NULL;
 
 	if (chunk) {
-		struct store_mem_params mp = { .chunk_size = chunk };
+		struct store_mem_params mp = {.chunk_size = chunk};
 
 		assert_int_equal(store_mem_create(&s, &mp), 0);
 	} else {
-		struct store_file_params fp = { 0 };
+		struct store_file_params fp = {0};
 
 		strcpy(tmpdir, "/tmp/sdswarm-lunpt-XXXXXX");
 		assert_non_null(mkdtemp(tmpdir));
@@ -116,11 +116,16 @@ static unsigned int windows(const struct ptable_geom *g, uint64_t radius,
 static unsigned int check_layout(struct store *s, uint32_t bs,
 				 const struct layout *lay, const char *what)
 {
-	struct lun_table_params tp = { .max_luns = 4, .seed = 0x5eed };
+	struct lun_table_params tp = {.max_luns = 4, .seed = 0x5eed};
 	struct lun_group g = {
-		.name = "g", .first = 0, .count = 1, .size = LUN_SIZE,
-		.block_size = bs, .thin = true,
-		.ptable = lay->kind, .nparts = lay->nparts,
+		.name = "g",
+		.first = 0,
+		.count = 1,
+		.size = LUN_SIZE,
+		.block_size = bs,
+		.thin = true,
+		.ptable = lay->kind,
+		.nparts = lay->nparts,
 	};
 	struct window w[MAX_WINDOWS];
 	struct lun_table *t;
@@ -146,8 +151,9 @@ static unsigned int check_layout(struct store *s, uint32_t bs,
 			wmax = n;
 		want[i] = malloc(n * bs);
 		assert_non_null(want[i]);
-		assert_int_equal(ptable_read(&li.geom, w[i].first, (uint32_t)n,
-					     want[i]), 0);
+		assert_int_equal(
+			ptable_read(&li.geom, w[i].first, (uint32_t)n, want[i]),
+			0);
 	}
 	lun_put(t, &li);
 	assert_int_equal(lun_remove(t, 0), 0);
@@ -165,30 +171,41 @@ static unsigned int check_layout(struct store *s, uint32_t bs,
 				assert_int_equal(lun_get(t, 0, &li), 0);
 				/* the host's bytes: distinct from any table */
 				memset(data, 0xa5 ^ (int)(a + n), n * bs);
-				iov = (struct iovec){ data, n * bs };
-				assert_int_equal(lun_write(t, &li, a, (uint32_t)n,
-							   &iov, 1, 0), 0);
+				iov = (struct iovec){data, n * bs};
+				assert_int_equal(lun_write(t, &li, a,
+							   (uint32_t)n, &iov, 1,
+							   0),
+						 0);
 				for (j = 0; j < nw; j++) {
 					uint64_t wn = w[j].end - w[j].first, b;
 
-					iov = (struct iovec){ got, wn * bs };
-					assert_int_equal(lun_read(t, &li, w[j].first,
-								  (uint32_t)wn, &iov, 1), 0);
-					for (b = w[j].first; b < w[j].end; b++) {
-						const uint8_t *x = b >= a && b < e
-							? data + (b - a) * bs
-							: want[j] + (b - w[j].first) * bs;
+					iov = (struct iovec){got, wn * bs};
+					assert_int_equal(
+						lun_read(t, &li, w[j].first,
+							 (uint32_t)wn, &iov, 1),
+						0);
+					for (b = w[j].first; b < w[j].end;
+					     b++) {
+						const uint8_t *x =
+							b >= a && b < e
+								? data + (b -
+									  a) * bs
+								: want[j] +
+									  (b -
+									   w[j].first) *
+										  bs;
 
-						if (!memcmp(got + (b - w[j].first) * bs,
+						if (!memcmp(got + (b -
+								   w[j].first) *
+									    bs,
 							    x, bs))
 							continue;
-						fail_msg("%s bs %u %s: after a write of "
-							 "LBA %llu+%llu, LBA %llu "
-							 "reads wrong", what, bs,
-							 lay->name,
-							 (unsigned long long)a,
-							 (unsigned long long)n,
-							 (unsigned long long)b);
+						fail_msg(
+							"%s bs %u %s: after a write of LBA %llu+%llu, LBA %llu reads wrong",
+							what, bs, lay->name,
+							(unsigned long long)a,
+							(unsigned long long)n,
+							(unsigned long long)b);
 					}
 				}
 				lun_put(t, &li);
@@ -207,7 +224,7 @@ static unsigned int check_layout(struct store *s, uint32_t bs,
 
 static void check_store(size_t chunk)
 {
-	static const uint32_t bss[] = { 512, 4096 };
+	static const uint32_t bss[] = {512, 4096};
 	char what[32];
 	unsigned int i, k, cases = 0;
 
@@ -252,11 +269,17 @@ static void test_file(void **state)
 static void test_rewrite_own_bytes(void **state)
 {
 	struct store *s = new_store(STORE_MEM_DEFAULT_CHUNK);
-	struct lun_table_params tp = { .max_luns = 4, .seed = 0x5eed, .store = s };
+	struct lun_table_params tp = {
+		.max_luns = 4, .seed = 0x5eed, .store = s};
 	struct lun_group g = {
-		.name = "g", .first = 0, .count = 2, .size = LUN_SIZE,
-		.block_size = 512, .thin = true,
-		.ptable = PTABLE_GPT, .nparts = 63,
+		.name = "g",
+		.first = 0,
+		.count = 2,
+		.size = LUN_SIZE,
+		.block_size = 512,
+		.thin = true,
+		.ptable = PTABLE_GPT,
+		.nparts = 63,
 	};
 	uint8_t before[34 * 512], after[34 * 512], blk[512];
 	struct lun_table *t;
@@ -275,21 +298,21 @@ static void test_rewrite_own_bytes(void **state)
 
 		assert_int_equal(lun_get(t, lun, &li), 0);
 		lba = lun ? li.nblocks - 1 : 0;
-		iov = (struct iovec){ before, sizeof(before) };
+		iov = (struct iovec){before, sizeof(before)};
 		assert_int_equal(lun_read(t, &li, 0, 34, &iov, 1), 0);
-		iov = (struct iovec){ blk, 512 };
+		iov = (struct iovec){blk, 512};
 		assert_int_equal(lun_read(t, &li, lba, 1, &iov, 1), 0);
 		assert_int_equal(lun_write(t, &li, lba, 1, &iov, 1, 0), 0);
 		lun_put(t, &li);
 		assert_int_equal(lun_get(t, lun, &li), 0);
 		assert_true(li.table_owned);
-		iov = (struct iovec){ after, sizeof(after) };
+		iov = (struct iovec){after, sizeof(after)};
 		assert_int_equal(lun_read(t, &li, 0, 34, &iov, 1), 0);
 		assert_memory_equal(before, after, sizeof(before));
-		iov = (struct iovec){ before, 33 * 512 };
-		assert_int_equal(ptable_read(&li.geom, li.nblocks - 33, 33,
-					     before), 0);
-		iov = (struct iovec){ after, 33 * 512 };
+		iov = (struct iovec){before, 33 * 512};
+		assert_int_equal(
+			ptable_read(&li.geom, li.nblocks - 33, 33, before), 0);
+		iov = (struct iovec){after, 33 * 512};
 		assert_int_equal(lun_read(t, &li, li.nblocks - 33, 33, &iov, 1),
 				 0);
 		assert_memory_equal(before, after, 33 * 512);
@@ -308,13 +331,19 @@ static void test_rewrite_own_bytes(void **state)
 static void test_zeroed_under_one_pin(void **state)
 {
 	struct store *s = new_store(STORE_MEM_DEFAULT_CHUNK);
-	struct lun_table_params tp = { .max_luns = 4, .seed = 0x5eed, .store = s };
+	struct lun_table_params tp = {
+		.max_luns = 4, .seed = 0x5eed, .store = s};
 	struct lun_group g = {
-		.name = "g", .first = 0, .count = 1, .size = LUN_SIZE,
-		.block_size = 512, .thin = true,
-		.ptable = PTABLE_GPT, .nparts = 63,
+		.name = "g",
+		.first = 0,
+		.count = 1,
+		.size = LUN_SIZE,
+		.block_size = 512,
+		.thin = true,
+		.ptable = PTABLE_GPT,
+		.nparts = 63,
 	};
-	uint8_t zero[8 * 512] = { 0 }, got[8 * 512];
+	uint8_t zero[8 * 512] = {0}, got[8 * 512];
 	struct lun_table *t;
 	struct lun_info li;
 	struct iovec iov;
@@ -328,10 +357,10 @@ static void test_zeroed_under_one_pin(void **state)
 	assert_true(lun_group_add(t, &g) >= 0);
 	assert_int_equal(lun_get(t, 0, &li), 0);
 	assert_false(li.table_owned);
-	iov = (struct iovec){ zero, sizeof(zero) };
+	iov = (struct iovec){zero, sizeof(zero)};
 	assert_int_equal(lun_write(t, &li, 0, 8, &iov, 1, 0), 0);
 	assert_int_equal(store_lun_bytes(s, 0) % 4096, 0);
-	iov = (struct iovec){ got, sizeof(got) };
+	iov = (struct iovec){got, sizeof(got)};
 	assert_int_equal(lun_read(t, &li, 0, 8, &iov, 1), 0);
 	assert_memory_equal(got, zero, sizeof(zero));
 	assert_int_equal(lun_lba_status(t, &li, 1, 1, &run), 0);

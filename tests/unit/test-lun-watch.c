@@ -48,8 +48,11 @@ static void test_lun_changes(void **state)
 {
 	struct store_mem_params mp = {.chunk_size = 4096};
 	struct lun_table_params tp = {.max_luns = 16, .seed = 1};
-	struct lun_group g = {.name = "g", .count = 2, .size = 1 << 20,
-			      .block_size = 512, .thin = true};
+	struct lun_group g = {.name = "g",
+			      .count = 2,
+			      .size = 1 << 20,
+			      .block_size = 512,
+			      .thin = true};
 	struct store *st;
 	struct lun_table *t;
 	struct lun_info li;
@@ -136,7 +139,8 @@ static void test_fault_changes(void **state)
 	assert_int_equal(last.id, (uint32_t)id);
 	assert_int_equal(last.lun_first, 2);
 	assert_int_equal(last.lba_last, 199);
-	assert_true(last.ops & FAULT_OP_READ); /* the kind's default filled in */
+	assert_true(last.ops &
+		    FAULT_OP_READ); /* the kind's default filled in */
 	r.lun_first = 5; /* bad: first past last */
 	assert_int_equal(fault_add(ft, &r), -EINVAL);
 	assert_int_equal(nfault, 1);

@@ -24,8 +24,9 @@ struct fx {
 static struct fx *fx_new(uint32_t max)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct store_mem_params mp = { .chunk_size = 4096 };
-	struct lun_table_params tp = { .max_luns = max, .seed = 0x1234567890abcdefull };
+	struct store_mem_params mp = {.chunk_size = 4096};
+	struct lun_table_params tp = {.max_luns = max,
+				      .seed = 0x1234567890abcdefull};
 
 	assert_non_null(f);
 	assert_int_equal(store_mem_create(&f->store, &mp), 0);
@@ -90,7 +91,7 @@ static int cmp_u64pair(const void *a, const void *b)
 static void test_identity(void **state)
 {
 	struct fx *f = fx_new(LUN_MAX_LUNS);
-	uint64_t (*w)[2] = malloc(sizeof(*w) * LUN_MAX_LUNS);
+	uint64_t(*w)[2] = malloc(sizeof(*w) * LUN_MAX_LUNS);
 	char s1[32], s2[32];
 	uint32_t i;
 
@@ -111,9 +112,11 @@ static void test_identity(void **state)
 	free(w);
 	/* serials: distinct, and scsi_debug's collision past 1000 is not ours */
 	assert_int_equal(lun_serial(f->t, 1, s1, sizeof(s1)), LUN_SERIAL_LEN);
-	assert_int_equal(lun_serial(f->t, 1001, s2, sizeof(s2)), LUN_SERIAL_LEN);
+	assert_int_equal(lun_serial(f->t, 1001, s2, sizeof(s2)),
+			 LUN_SERIAL_LEN);
 	assert_string_not_equal(s1, s2);
-	assert_int_equal(lun_serial(f->t, 1048575, s2, sizeof(s2)), LUN_SERIAL_LEN);
+	assert_int_equal(lun_serial(f->t, 1048575, s2, sizeof(s2)),
+			 LUN_SERIAL_LEN);
 	assert_string_not_equal(s1, s2);
 	assert_int_equal(lun_serial(f->t, 1, s1, LUN_SERIAL_LEN), -ENOSPC);
 	fx_free(f);
@@ -126,8 +129,8 @@ static void test_identity(void **state)
 static void test_no_power_on_ua(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct store_mem_params mp = { .chunk_size = 4096 };
-	struct lun_table_params tp = { .max_luns = 16, .no_power_on_ua = true };
+	struct store_mem_params mp = {.chunk_size = 4096};
+	struct lun_table_params tp = {.max_luns = 16, .no_power_on_ua = true};
 	struct lun_group g = group(0, 2);
 	struct lun_info li;
 	uint8_t asc, ascq;
@@ -152,15 +155,16 @@ static void test_add_remove_inflight(void **state)
 	struct fx *f = fx_new(1024);
 	struct lun_group g = group(0, 4);
 	struct lun_info li, li2;
-	uint8_t buf[512] = { 0xab };
-	struct iovec iov = { buf, sizeof(buf) };
+	uint8_t buf[512] = {0xab};
+	struct iovec iov = {buf, sizeof(buf)};
 	uint8_t asc, ascq;
 
 	(void)state;
 	assert_int_equal(lun_group_add(f->t, &g), 0);
 	assert_int_equal(lun_get(f->t, 2, &li), 0);
 	/* POWER ON OCCURRED first, once */
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_POWER_ON);
 	assert_int_equal(asc, 0x29);
 	assert_int_equal(ascq, 0x01);
 	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), 0);
@@ -185,17 +189,20 @@ static void test_add_remove_inflight(void **state)
 	 * only its power on.
 	 */
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
-	assert_int_equal(lun_ua_take(f->t, &li, 8, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 8, &asc, &ascq),
+			 LUN_UA_POWER_ON);
 	assert_int_equal(lun_ua_take(f->t, &li, 8, &asc, &ascq), 0);
 	/* POWER ON goes once per LUN, to the first nexus */
 	assert_int_equal(lun_ua_take(f->t, &li, 10, &asc, &ascq), 0);
 	lun_put(f->t, &li);
 	assert_int_equal(lun_get(f->t, 1, &li), 0);
-	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq),
+			 LUN_UA_POWER_ON);
 	lun_put(f->t, &li);
 	assert_int_equal(lun_remove(f->t, 3), 0);
 	assert_int_equal(lun_get(f->t, 1, &li), 0);
-	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq), LUN_UA_LUNS_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq),
+			 LUN_UA_LUNS_CHANGED);
 	assert_int_equal(asc, 0x3f);
 	assert_int_equal(ascq, 0x0e);
 	assert_int_equal(lun_ua_take(f->t, &li, 9, &asc, &ascq), 0);
@@ -207,7 +214,8 @@ static void test_add_remove_inflight(void **state)
 	memset(buf, 0xff, sizeof(buf));
 	assert_int_equal(lun_read(f->t, &li, 10, 1, &iov, 1), 0);
 	assert_int_equal(buf[0], 0);
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_POWER_ON);
 	lun_put(f->t, &li);
 	assert_int_equal(lun_add(f->t, 2, 0), -EEXIST);
 	assert_int_equal(lun_add(f->t, 5000, 0), -ERANGE);
@@ -368,7 +376,7 @@ static void test_state_mode_resize(void **state)
 	struct lun_group g = group(0, 1);
 	struct lun_info li;
 	uint8_t buf[512];
-	struct iovec iov = { buf, sizeof(buf) };
+	struct iovec iov = {buf, sizeof(buf)};
 	uint8_t asc, ascq;
 
 	(void)state;
@@ -382,12 +390,15 @@ static void test_state_mode_resize(void **state)
 	assert_int_equal(lun_set_state(f->t, 3, LUN_ONLINE), -ENOENT);
 
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_POWER_ON);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_POWER_ON);
 	lun_put(f->t, &li);
-	assert_int_equal(lun_mode_set(f->t, 0, LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
+	assert_int_equal(lun_mode_set(f->t, 0, LUN_MODE_SWP, LUN_NEXUS_NONE),
+			 0);
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
 	assert_int_equal(lun_write(f->t, &li, 0, 1, &iov, 1, 0), -EROFS);
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_MODE_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
 	lun_put(f->t, &li);
 	assert_int_equal(lun_mode_set(f->t, 0, 0, LUN_NEXUS_NONE), 0);
 
@@ -395,8 +406,10 @@ static void test_state_mode_resize(void **state)
 	assert_int_equal(lun_resize(f->t, 0, 1000), -EINVAL);
 	assert_int_equal(lun_get(f->t, 0, &li), 0);
 	assert_int_equal(li.nblocks, 2048);
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_MODE_CHANGED);
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_CAPACITY);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_MODE_CHANGED);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_CAPACITY);
 	assert_int_equal(asc, 0x2a);
 	assert_int_equal(ascq, 0x09);
 	assert_int_equal(lun_read(f->t, &li, 2047, 1, &iov, 1), 0);
@@ -412,7 +425,8 @@ static void test_state_mode_resize(void **state)
 	assert_int_equal(ascq, 0x00);
 	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), 0);
 	lun_ua_set(f->t, 0, LUN_UA_INJECTED, 0x3f, 0x03, LUN_NEXUS_NONE);
-	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq), LUN_UA_INJECTED);
+	assert_int_equal(lun_ua_take(f->t, &li, 7, &asc, &ascq),
+			 LUN_UA_INJECTED);
 	assert_int_equal(asc, 0x3f);
 	assert_int_equal(ascq, 0x03);
 	lun_put(f->t, &li);
@@ -424,8 +438,8 @@ static void test_partition_overlay(void **state)
 	struct fx *f = fx_new(16);
 	struct lun_group g = group(0, 2);
 	struct lun_info li;
-	uint8_t *buf = calloc(64, 512), zero[512] = { 0 };
-	struct iovec iov = { buf, 64 * 512 };
+	uint8_t *buf = calloc(64, 512), zero[512] = {0};
+	struct iovec iov = {buf, 64 * 512};
 	struct store_stats st;
 	uint64_t run, last;
 
@@ -467,7 +481,8 @@ static void test_partition_overlay(void **state)
 	assert_memory_equal(buf, "EFI PART", 8);
 	/* and a wipe of the whole table area really reads back zeros */
 	assert_int_equal(lun_write_zeroes(f->t, &li, 0, 64, 0), 0);
-	assert_int_equal(lun_write_zeroes(f->t, &li, last - 40, 41, LUN_IO_UNMAP), 0);
+	assert_int_equal(
+		lun_write_zeroes(f->t, &li, last - 40, 41, LUN_IO_UNMAP), 0);
 	assert_int_equal(lun_read(f->t, &li, 0, 1, &iov, 1), 0);
 	assert_memory_equal(buf, zero, 512);
 	assert_int_equal(lun_read(f->t, &li, last, 1, &iov, 1), 0);

@@ -133,10 +133,9 @@ static void part_equal(const struct ptable_part *a, const struct ptable_part *b)
 }
 
 /* parse() of what the callback serves must be exactly ptable_layout(). */
-static void expect_parse_is_layout(const struct ptable_geom *g,
-				   int (*cb)(void *, uint64_t, uint32_t,
-					     void *),
-				   void *arg)
+static void
+expect_parse_is_layout(const struct ptable_geom *g,
+		       int (*cb)(void *, uint64_t, uint32_t, void *), void *arg)
 {
 	struct ptable_part got[PTABLE_MAX_NUMBER], want;
 	unsigned int nfound = 999, i;
@@ -264,7 +263,7 @@ static void check_gpt(uint32_t bs, uint64_t bytes, unsigned int n)
 
 static void test_gpt_structure(void **state)
 {
-	static const unsigned int ns[] = { 0, 1, 4, 5, 15, 16, 63 };
+	static const unsigned int ns[] = {0, 1, 4, 5, 15, 16, 63};
 	unsigned int i;
 
 	(void)state;
@@ -306,7 +305,7 @@ static void test_guid_unique(void **state)
 {
 	const unsigned int luns = 10000, n = 63;
 	size_t total = (size_t)luns * (n + 1), k = 0, i;
-	uint8_t (*all)[16] = malloc(total * 16);
+	uint8_t(*all)[16] = malloc(total * 16);
 	struct ptable_part p;
 	char text[PTABLE_GUID_STR_LEN + 1];
 
@@ -376,7 +375,7 @@ static void check_mbr_layout(const struct ptable_geom *g)
 {
 	uint64_t a = MIB / g->block_size, limit;
 	int count = ptable_count(g), i;
-	struct ptable_part p, prev = { 0 };
+	struct ptable_part p, prev = {0};
 
 	limit = g->nblocks < (1ull << 32) ? g->nblocks : 1ull << 32;
 	assert_int_equal(count, g->nparts + (g->nparts > 4));
@@ -402,7 +401,7 @@ static void check_mbr_layout(const struct ptable_geom *g)
 		if (i > 3)
 			/* One MiB gap for the EBR before every logical. */
 			assert_true(p.start >= prev.start + prev.table_nblocks +
-					       a ||
+						       a ||
 				    prev.extended);
 		prev = p;
 	}
@@ -414,15 +413,15 @@ static void check_mbr_layout(const struct ptable_geom *g)
 
 static void test_roundtrip(void **state)
 {
-	static const unsigned int ns[] = { 0, 1, 4, 5, 15, 16, 63 };
-	static const uint32_t bss[] = { 512, 4096 };
+	static const unsigned int ns[] = {0, 1, 4, 5, 15, 16, 63};
+	static const uint32_t bss[] = {512, 4096};
 	unsigned int i, j;
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		for (j = 0; j < 2; j++) {
-			struct ptable_geom g = geom(PTABLE_GPT, bss[j],
-						    4 * GIB, ns[i]);
+			struct ptable_geom g =
+				geom(PTABLE_GPT, bss[j], 4 * GIB, ns[i]);
 
 			expect_parse_is_layout(&g, read_synthetic, &g);
 			g.kind = PTABLE_MBR;
@@ -437,7 +436,7 @@ static void test_mbr_past_2tib(void **state)
 {
 	/* 4 TiB of 512: the MBR uses the first 2^32 blocks only. */
 	struct ptable_geom g = geom(PTABLE_MBR, 512, 512ull << 33, 15);
-	uint64_t sizes[2] = { 1ull << 32, 0 };
+	uint64_t sizes[2] = {1ull << 32, 0};
 	const char *why = NULL;
 
 	(void)state;
@@ -464,7 +463,7 @@ static void test_mbr_past_2tib(void **state)
 static void test_sizes_rule(void **state)
 {
 	struct ptable_geom g = geom(PTABLE_GPT, 512, 1 * GIB, 3);
-	uint64_t sizes[4] = { 1000, 5000, 0, 0 };
+	uint64_t sizes[4] = {1000, 5000, 0, 0};
 	uint64_t limit = g.nblocks - 33; /* last usable + 1 */
 	struct ptable_part p[4];
 	const char *why = NULL;
@@ -581,9 +580,9 @@ static void test_mbr_sized_logicals(void **state)
 {
 	/* Sized logicals: EBRs where fdisk puts them, 1 MiB before each. */
 	struct ptable_geom g = geom(PTABLE_MBR, 512, 1 * GIB, 7);
-	uint64_t sizes[6] = { 2048, 2048, 2048, 1001, 4096, 0 };
+	uint64_t sizes[6] = {2048, 2048, 2048, 1001, 4096, 0};
 	struct ptable_part p;
-	uint64_t ebrs[4] = { 0 }, at = 1;
+	uint64_t ebrs[4] = {0}, at = 1;
 	uint8_t b[512];
 	int k = 0;
 
@@ -686,9 +685,9 @@ static void brute_force(const struct ptable_geom *g)
 		if (at)
 			assert_int_equal(ptable_range_is_synthetic(g, 0, at),
 					 nz[at] > 0);
-		assert_int_equal(ptable_range_is_synthetic(g, at + 1,
-							   nb - at - 1),
-				 nz[nb] - nz[at + 1] > 0);
+		assert_int_equal(
+			ptable_range_is_synthetic(g, at + 1, nb - at - 1),
+			nz[nb] - nz[at + 1] > 0);
 		at++;
 	}
 	assert_int_equal(ptable_range_is_synthetic(g, 0, 0), 0);
@@ -701,19 +700,19 @@ static void brute_force(const struct ptable_geom *g)
 
 static void test_synthetic_blocks(void **state)
 {
-	static const unsigned int ns[] = { 0, 1, 4, 5, 15, 63 };
-	static const uint32_t bss[] = { 512, 4096 };
+	static const unsigned int ns[] = {0, 1, 4, 5, 15, 63};
+	static const uint32_t bss[] = {512, 4096};
 	unsigned int i, j;
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		for (j = 0; j < 2; j++) {
 			/* 1.5 MiB, 1 MiB, one block, the rest. */
-			uint64_t sizes[4] = { 3 * MIB / 2 / bss[j],
-					      MIB / bss[j], 1, 0 };
+			uint64_t sizes[4] = {3 * MIB / 2 / bss[j], MIB / bss[j],
+					     1, 0};
 			uint64_t bytes = (2 * ns[i] + 8) * MIB + 3 * bss[j];
-			struct ptable_geom g = geom(PTABLE_GPT, bss[j], bytes,
-						    ns[i]);
+			struct ptable_geom g =
+				geom(PTABLE_GPT, bss[j], bytes, ns[i]);
 
 			brute_force(&g);
 			g.kind = PTABLE_MBR;
@@ -841,10 +840,10 @@ static void test_hostile_gpt(void **state)
 	{
 		uint8_t *e = blk(&im, 2);
 
-		memset(e + 0 * 128, 0, 16);       /* 1: unused slot */
+		memset(e + 0 * 128, 0, 16); /* 1: unused slot */
 		put_le64(e + 1 * 128 + 32, last + 1); /* 2: past the end */
 		put_le64(e + 2 * 128 + 40, last + 5); /* 3: end past it */
-		put_le64(e + 3 * 128 + 40, 5);    /* 4: end < start */
+		put_le64(e + 3 * 128 + 40, 5); /* 4: end < start */
 		memcpy(e + 9 * 128, e + 4 * 128, 128); /* 10: a copy of 5 */
 		put_le32(blk(&im, 1) + 88, (uint32_t)crc32(0, e, 16384));
 		fix_header_crc(blk(&im, 1));
@@ -872,9 +871,9 @@ static void test_hostile_gpt(void **state)
 	assert_int_equal(ptable_parse(read_image, &im, 500, im.nblocks, parts,
 				      16, &nfound),
 			 -EINVAL);
-	assert_int_equal(ptable_parse(NULL, &im, 512, im.nblocks, parts, 16,
-				      &nfound),
-			 -EINVAL);
+	assert_int_equal(
+		ptable_parse(NULL, &im, 512, im.nblocks, parts, 16, &nfound),
+		-EINVAL);
 	assert_int_equal(ptable_parse(read_image, &im, 512, im.nblocks, NULL,
 				      16, &nfound),
 			 -EINVAL);
@@ -899,7 +898,7 @@ static void test_hostile_mbr(void **state)
 {
 	struct ptable_part parts[PTABLE_MAX_NUMBER];
 	unsigned int nfound, i;
-	struct image im = { .bs = 512, .nblocks = 8192 };
+	struct image im = {.bs = 512, .nblocks = 8192};
 
 	(void)state;
 	im.data = calloc(im.nblocks, 512);
@@ -948,7 +947,7 @@ static void test_hostile_mbr(void **state)
 	memset(blk(&im, 3048), 0, 512);
 	mbr_entry(blk(&im, 2048), 0, 0x83, 1, 10);
 	mbr_entry(blk(&im, 2048), 2, 0x83, 50, 100000); /* garbage */
-	mbr_entry(blk(&im, 2048), 3, 0x83, 20, 5);      /* inside: kept */
+	mbr_entry(blk(&im, 2048), 3, 0x83, 20, 5); /* inside: kept */
 	mbr_entry(blk(&im, 2048), 1, 0x05, 0xfffffff0u, 10);
 	assert_int_equal(parse_image(&im, parts, 16, &nfound), PTABLE_MBR);
 	assert_int_equal(nfound, 3);
@@ -1002,9 +1001,10 @@ static void fuzz_one(struct image *im, const uint8_t *orig, struct rng *rng,
 	for (i = 0; i < flips; i++) {
 		/* Mostly in the table blocks, where it matters. */
 		unsigned int where = (unsigned int)rng_below(rng, 4);
-		uint64_t lba = where == 0 ? 0 : where == 1 ? 1 :
-			       where == 2 ? rng_below(rng, 40) :
-			       rng_below(rng, nb);
+		uint64_t lba = where == 0   ? 0
+			       : where == 1 ? 1
+			       : where == 2 ? rng_below(rng, 40)
+					    : rng_below(rng, nb);
 		unsigned int off = (unsigned int)rng_below(rng, im->bs);
 
 		if (rng_below(rng, 4) == 0)
@@ -1037,9 +1037,9 @@ static void fuzz_one(struct image *im, const uint8_t *orig, struct rng *rng,
 
 static void test_fuzz(void **state)
 {
-	static const enum ptable_kind kinds[] = { PTABLE_GPT, PTABLE_MBR };
+	static const enum ptable_kind kinds[] = {PTABLE_GPT, PTABLE_MBR};
 	struct rng rng = rng_init(4242);
-	unsigned int i, k, tally[3] = { 0 };
+	unsigned int i, k, tally[3] = {0};
 
 	(void)state;
 	for (k = 0; k < 2; k++) {
@@ -1100,9 +1100,7 @@ static void test_kind_names(void **state)
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: test-ptable --write-image FILE --ptable gpt|mbr "
-		"--parts N --size BYTES --block BS [--sizes B1,B2,...] "
-		"[--wwn X] [--lun N]\n"
+		"usage: test-ptable --write-image FILE --ptable gpt|mbr --parts N --size BYTES --block BS [--sizes B1,B2,...] [--wwn X] [--lun N]\n"
 		"       test-ptable --parse-image FILE --block BS\n");
 	return 2;
 }
@@ -1144,8 +1142,8 @@ static int write_image(const char *file, struct ptable_geom *g)
 	}
 	while (ptable_next_synthetic(g, at, &at) == 1) {
 		if (ptable_read(g, at, 1, b) ||
-		    pwrite(fd, b, g->block_size,
-			   (off_t)(at * g->block_size)) != g->block_size) {
+		    pwrite(fd, b, g->block_size, (off_t)(at * g->block_size)) !=
+			    g->block_size) {
 			perror(file);
 			close(fd);
 			free(b);
@@ -1217,8 +1215,9 @@ static int parse_file(const char *file, uint32_t bs)
 
 static int tool(int argc, char **argv)
 {
-	struct ptable_geom g = { .kind = PTABLE_NONE, .block_size = 512,
-				 .wwn = 0x6001405abcdef000ull };
+	struct ptable_geom g = {.kind = PTABLE_NONE,
+				.block_size = 512,
+				.wwn = 0x6001405abcdef000ull};
 	static uint64_t sizes[PTABLE_MAX_PARTS];
 	uint64_t bytes = 0, v;
 	int i;

@@ -82,7 +82,7 @@ static uint8_t on(struct harness *h, uint32_t nexus, uint16_t port,
 	return h->cmd.status;
 }
 
-#define ON(h, nx, port, lun, dir, buf, len, ...) \
+#define ON(h, nx, port, lun, dir, buf, len, ...)                               \
 	on((h), (nx), (port), (lun), H_CDB(__VA_ARGS__), (dir), (buf), (len))
 
 static uint8_t tur(struct harness *h, uint32_t nx, uint16_t port)
@@ -90,8 +90,8 @@ static uint8_t tur(struct harness *h, uint32_t nx, uint16_t port)
 	return ON(h, nx, port, 0, SCSI_DIR_NONE, NULL, 0, 0, 0, 0, 0, 0, 0);
 }
 
-static uint8_t rtpg(struct harness *h, uint16_t port, uint8_t fmt,
-		    uint8_t *buf, uint32_t alloc)
+static uint8_t rtpg(struct harness *h, uint16_t port, uint8_t fmt, uint8_t *buf,
+		    uint32_t alloc)
 {
 	return ON(h, 0, port, 0, SCSI_DIR_READ, buf, alloc, 0xa3,
 		  (uint8_t)(fmt << 5 | 0x0a), 0, 0, 0, 0,
@@ -130,8 +130,8 @@ static void test_inquiry_tpgs(void **state)
 
 	ON(f->h, 0, 1, 0, SCSI_DIR_READ, buf, 96, 0x12, 0, 0, 0, 96, 0);
 	h_expect_good(f->h);
-	assert_int_equal(buf[5] & 0x30, 0x10);  /* TPGS 01b: implicit */
-	assert_int_equal(buf[5] & 0x08, 0x08);  /* 3PC still there */
+	assert_int_equal(buf[5] & 0x30, 0x10); /* TPGS 01b: implicit */
+	assert_int_equal(buf[5] & 0x08, 0x08); /* 3PC still there */
 	f->h->tgt.alua = NULL;
 	ON(f->h, 0, 1, 0, SCSI_DIR_READ, buf, 96, 0x12, 0, 0, 0, 96, 0);
 	assert_int_equal(buf[5] & 0x30, 0x00);
@@ -185,11 +185,11 @@ static void test_rtpg_length_format(void **state)
 	struct fx *f = *state;
 	uint8_t buf[128];
 	static const uint8_t want[] = {
-		0, 0, 0, 28,                     /* RETURN DATA LENGTH */
-		0x00, 0x0f, 0, 10, 0, 0, 0, 1,   /* a: AO, all four SUP */
-		0, 0, 0, 1,                      /* port 1 */
-		0x01, 0x0f, 0, 20, 0, 0, 0, 2,   /* b: AN, 2 ports */
-		0, 0, 0, 2, 0, 0, 0, 3,
+		0,    0,    0, 28, /* RETURN DATA LENGTH */
+		0x00, 0x0f, 0, 10, 0, 0, 0, 1, /* a: AO, all four SUP */
+		0,    0,    0, 1, /* port 1 */
+		0x01, 0x0f, 0, 20, 0, 0, 0, 2, /* b: AN, 2 ports */
+		0,    0,    0, 2,  0, 0, 0, 3,
 	};
 
 	memset(buf, 0xee, sizeof(buf));
@@ -220,8 +220,8 @@ static void test_rtpg_extended(void **state)
 	assert_int_equal(f->h->cmd.data_len, 36);
 	/* everything after the length field, as Linux's alua reads it */
 	assert_int_equal(get_be32(buf), 32);
-	assert_int_equal(buf[4], 0x10);  /* FORMAT TYPE 001b */
-	assert_int_equal(buf[5], 0);     /* IMPLICIT TRANSITION TIME */
+	assert_int_equal(buf[4], 0x10); /* FORMAT TYPE 001b */
+	assert_int_equal(buf[5], 0); /* IMPLICIT TRANSITION TIME */
 	assert_int_equal(get_be16(buf + 8 + 2), 10);
 	assert_int_equal(buf[8 + 7], 1);
 	assert_int_equal(get_be16(buf + 20 + 2), 20);
@@ -232,8 +232,8 @@ static void test_rtpg_extended(void **state)
 	rtpg(f->h, 1, 7, buf, sizeof(buf));
 	h_expect_invalid_cdb(f->h, 1, 7);
 	/* an absent LUN */
-	ON(f->h, 0, 1, 9, SCSI_DIR_READ, buf, 64, 0xa3, 0x0a, 0, 0, 0, 0, 0,
-	   0, 0, 64, 0, 0);
+	ON(f->h, 0, 1, 9, SCSI_DIR_READ, buf, 64, 0xa3, 0x0a, 0, 0, 0, 0, 0, 0,
+	   0, 64, 0, 0);
 	h_expect_sense(f->h, SK_ILLEGAL_REQUEST, 0x25, 0x00);
 }
 
@@ -246,15 +246,15 @@ static void test_rtpg_without_alua(void **state)
 	f->h->tgt.alua = NULL;
 	rtpg(f->h, 1, 0, buf, sizeof(buf));
 	h_expect_invalid_cdb(f->h, 1, 4);
-	ON(f->h, 0, 1, 0, SCSI_DIR_READ, buf, sizeof(buf), 0xa3, 0x0c, 2,
-	   0xa3, 0, 0x0a, 0, 0, 0, sizeof(buf), 0, 0);
+	ON(f->h, 0, 1, 0, SCSI_DIR_READ, buf, sizeof(buf), 0xa3, 0x0c, 2, 0xa3,
+	   0, 0x0a, 0, 0, 0, sizeof(buf), 0, 0);
 	h_expect_good(f->h);
-	assert_int_equal(buf[1] & 0x07, 0x01);  /* not supported */
+	assert_int_equal(buf[1] & 0x07, 0x01); /* not supported */
 	f->h->tgt.alua = &f->a;
-	ON(f->h, 0, 1, 0, SCSI_DIR_READ, buf, sizeof(buf), 0xa3, 0x0c, 2,
-	   0xa3, 0, 0x0a, 0, 0, 0, sizeof(buf), 0, 0);
+	ON(f->h, 0, 1, 0, SCSI_DIR_READ, buf, sizeof(buf), 0xa3, 0x0c, 2, 0xa3,
+	   0, 0x0a, 0, 0, 0, sizeof(buf), 0, 0);
 	assert_int_equal(buf[1] & 0x07, 0x03);
-	assert_int_equal(buf[5], 0xff);         /* usage: format and SA */
+	assert_int_equal(buf[5], 0xff); /* usage: format and SA */
 }
 
 /* ---- states ------------------------------------------------------------ */
@@ -268,12 +268,10 @@ static void test_states_names(void **state)
 			    "active/optimized");
 	assert_string_equal(scsi_alua_state_name(SCSI_ALUA_NON_OPTIMIZED),
 			    "active/non-optimized");
-	assert_string_equal(scsi_alua_state_name(SCSI_ALUA_STANDBY),
-			    "standby");
+	assert_string_equal(scsi_alua_state_name(SCSI_ALUA_STANDBY), "standby");
 	assert_string_equal(scsi_alua_state_name(SCSI_ALUA_UNAVAILABLE),
 			    "unavailable");
-	assert_string_equal(scsi_alua_state_name((enum scsi_alua_state)9),
-			    "?");
+	assert_string_equal(scsi_alua_state_name((enum scsi_alua_state)9), "?");
 	assert_int_equal(scsi_alua_state_parse("Standby", &s), 0);
 	assert_int_equal(s, SCSI_ALUA_STANDBY);
 	assert_int_equal(scsi_alua_state_parse("an", &s), 0);
@@ -308,19 +306,18 @@ static void test_standby_unavailable(void **state)
 	ON(h, 0, 2, 0, SCSI_DIR_WRITE, buf, 512, 0x2a, 0, 0, 0, 0, 0, 0, 0, 1,
 	   0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x0b);
-	ON(h, 0, 2, 0, SCSI_DIR_NONE, NULL, 0, 0x35, 0, 0, 0, 0, 0, 0, 0, 0,
-	   0);
+	ON(h, 0, 2, 0, SCSI_DIR_NONE, NULL, 0, 0x35, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x0b);
 	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 96, 0x12, 0, 0, 0, 96, 0);
 	h_expect_good(h);
-	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 256, 0xa0, 0, 0, 0, 0, 0, 0, 0, 1,
-	   0, 0, 0);
+	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 256, 0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0,
+	   0, 0);
 	h_expect_good(h);
 	rtpg(h, 2, 0, buf, 64);
 	h_expect_good(h);
 	assert_int_equal(buf[4 + 12] & 0x0f, SCSI_ALUA_STANDBY);
-	assert_int_equal(buf[4 + 12 + 5], 0x02);  /* implicit change */
-	assert_int_equal(buf[4 + 5], 0x00);       /* a: never changed */
+	assert_int_equal(buf[4 + 12 + 5], 0x02); /* implicit change */
+	assert_int_equal(buf[4 + 5], 0x00); /* a: never changed */
 	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 252, 0x03, 0, 0, 0, 252, 0);
 	h_expect_good(h);
 	assert_true(h_sense_parse(buf, h->cmd.data_len, &s));
@@ -329,11 +326,10 @@ static void test_standby_unavailable(void **state)
 	assert_int_equal(s.ascq, 0x0b);
 	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 252, 0x1a, 0, 0x3f, 0, 252, 0);
 	h_expect_good(h);
-	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 8, 0x25, 0, 0, 0, 0, 0, 0, 0, 0,
-	   0);
+	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 8, 0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	h_expect_good(h);
-	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 32, 0x9e, 0x10, 0, 0, 0, 0, 0, 0,
-	   0, 0, 0, 0, 0, 32, 0, 0);
+	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 32, 0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0,
+	   0, 0, 0, 0, 32, 0, 0);
 	h_expect_good(h);
 	ON(h, 0, 2, 0, SCSI_DIR_READ, buf, 64, 0x5e, 0, 0, 0, 0, 0, 0, 0, 64,
 	   0);
@@ -345,15 +341,13 @@ static void test_standby_unavailable(void **state)
 	   0);
 	h_expect_good(h);
 
-	assert_int_equal(scsi_alua_set(&h->tgt, "b", SCSI_ALUA_UNAVAILABLE),
-			 1);
+	assert_int_equal(scsi_alua_set(&h->tgt, "b", SCSI_ALUA_UNAVAILABLE), 1);
 	h_clear_ua(h, 0);
 	tur(h, 0, 3);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x0c);
 	ON(h, 0, 3, 0, SCSI_DIR_READ, buf, 252, 0x1a, 0, 0x3f, 0, 252, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x0c);
-	ON(h, 0, 3, 0, SCSI_DIR_READ, buf, 8, 0x25, 0, 0, 0, 0, 0, 0, 0, 0,
-	   0);
+	ON(h, 0, 3, 0, SCSI_DIR_READ, buf, 8, 0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x0c);
 	ON(h, 0, 3, 0, SCSI_DIR_READ, buf, 64, 0x5e, 0, 0, 0, 0, 0, 0, 0, 64,
 	   0);
@@ -370,8 +364,8 @@ static void test_standby_unavailable(void **state)
 	assert_int_equal(s.ascq, 0x0c);
 
 	/* back to active: everything runs again */
-	assert_int_equal(scsi_alua_set(&h->tgt, "20",
-				       SCSI_ALUA_NON_OPTIMIZED), 1);
+	assert_int_equal(scsi_alua_set(&h->tgt, "20", SCSI_ALUA_NON_OPTIMIZED),
+			 1);
 	h_clear_ua(h, 0);
 	tur(h, 0, 3);
 	h_expect_good(h);
@@ -416,8 +410,8 @@ static void test_state_change_ua(void **state)
 	tur(h, 7, 1);
 	h_expect_good(h);
 	/* RTPG reports it too (it is not one of the three SAM exempts) */
-	ON(h, 7, 1, 1, SCSI_DIR_READ, buf, 64, 0xa3, 0x0a, 0, 0, 0, 0, 0, 0,
-	   0, 64, 0, 0);
+	ON(h, 7, 1, 1, SCSI_DIR_READ, buf, 64, 0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 0,
+	   64, 0, 0);
 	h_expect_sense(h, SK_UNIT_ATTENTION, 0x2a, 0x06);
 
 	/* no change, no unit attention */
@@ -431,7 +425,7 @@ static void test_state_change_ua(void **state)
 static void test_set_errors(void **state)
 {
 	struct fx *f = *state;
-	struct scsi_target none = { 0 };
+	struct scsi_target none = {0};
 
 	assert_int_equal(scsi_alua_set(&f->h->tgt, "c", SCSI_ALUA_STANDBY),
 			 -ENOENT);
@@ -439,10 +433,10 @@ static void test_set_errors(void **state)
 			 -ENOENT);
 	assert_int_equal(scsi_alua_set(&f->h->tgt, "10x", SCSI_ALUA_STANDBY),
 			 -ENOENT);
-	assert_int_equal(scsi_alua_set(&f->h->tgt, "a",
-				       (enum scsi_alua_state)4), -EINVAL);
-	assert_int_equal(scsi_alua_set(&none, "a", SCSI_ALUA_STANDBY),
-			 -ENODEV);
+	assert_int_equal(
+		scsi_alua_set(&f->h->tgt, "a", (enum scsi_alua_state)4),
+		-EINVAL);
+	assert_int_equal(scsi_alua_set(&none, "a", SCSI_ALUA_STANDBY), -ENODEV);
 	assert_int_equal(scsi_alua_set(&f->h->tgt, "10", SCSI_ALUA_OPTIMIZED),
 			 0);
 	/* a port in no group (4) is active/optimized, its group the tpg */
@@ -464,8 +458,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rtpg_without_alua, setup,
 						teardown),
 		cmocka_unit_test(test_states_names),
-		cmocka_unit_test_setup_teardown(test_standby_unavailable,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_standby_unavailable, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_state_change_ua, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_set_errors, setup,

@@ -21,7 +21,7 @@
 
 #define GIB (1ull << 30)
 
-static const uint8_t tur[6] = { 0x00, 0, 0, 0, 0, 0 };
+static const uint8_t tur[6] = {0x00, 0, 0, 0, 0, 0};
 
 static uint8_t run_tur(struct harness *h, uint32_t lun)
 {
@@ -31,7 +31,7 @@ static uint8_t run_tur(struct harness *h, uint32_t lun)
 static uint8_t run_read10(struct harness *h, uint32_t lun, uint32_t lba,
 			  uint16_t n, void *buf, size_t len)
 {
-	uint8_t cdb[10] = { 0x28 };
+	uint8_t cdb[10] = {0x28};
 
 	put_be32(cdb + 2, lba);
 	put_be16(cdb + 7, n);
@@ -58,8 +58,12 @@ static void test_lun_encode_decode(void **state)
 {
 	/* logical unit and extended addressing, a bus, a second level */
 	static const uint8_t bad[][8] = {
-		{ 0x80, 1 }, { 0xc0, 1 }, { 0x01, 1 }, { 0, 1, 0, 1 },
-		{ 0, 1, 0, 0, 0, 0, 0, 1 }, { 0x40, 1, 0x40, 1 },
+		{0x80, 1},
+		{0xc0, 1},
+		{0x01, 1},
+		{0, 1, 0, 1},
+		{0, 1, 0, 0, 0, 0, 0, 1},
+		{0x40, 1, 0x40, 1},
 	};
 	uint8_t f[8];
 	uint32_t lun, got;
@@ -75,11 +79,11 @@ static void test_lun_encode_decode(void **state)
 		assert_int_equal(get_be32(f + 2) | get_be16(f + 6), 0);
 	}
 	assert_int_equal(scsi_lun_encode(255, f), 0);
-	assert_memory_equal(f, ((uint8_t[8]){ 0x00, 0xff }), 8);
+	assert_memory_equal(f, ((uint8_t[8]){0x00, 0xff}), 8);
 	assert_int_equal(scsi_lun_encode(256, f), 0);
-	assert_memory_equal(f, ((uint8_t[8]){ 0x41, 0x00 }), 8);
+	assert_memory_equal(f, ((uint8_t[8]){0x41, 0x00}), 8);
 	assert_int_equal(scsi_lun_encode(16383, f), 0);
-	assert_memory_equal(f, ((uint8_t[8]){ 0x7f, 0xff }), 8);
+	assert_memory_equal(f, ((uint8_t[8]){0x7f, 0xff}), 8);
 	assert_int_equal(scsi_lun_encode(16384, f), -ERANGE);
 	assert_int_equal(scsi_lun_encode(UINT32_MAX, f), -ERANGE);
 
@@ -113,8 +117,9 @@ static void test_table_consistency(void **state)
 		assert_non_null(op->fn);
 		assert_non_null(op->name);
 		assert_int_equal(op->cdb_len, scsi_cdb_len(op->usage[0]));
-		assert_ptr_equal(op->has_sa ? scsi_op_sa(op->usage[0], op->sa) :
-				 &scsi_ops[op->usage[0]], op);
+		assert_ptr_equal(op->has_sa ? scsi_op_sa(op->usage[0], op->sa)
+					    : &scsi_ops[op->usage[0]],
+				 op);
 		if (op->has_sa)
 			assert_int_equal(op->usage[1] & 0x1f, 0x1f);
 		assert_int_equal(op->usage[op->cdb_len - 1], 0);
@@ -127,7 +132,7 @@ static void test_table_consistency(void **state)
 		/* only the three commands SAM exempts skip unit attention */
 		assert_int_equal(!!(op->flags & SCSI_OP_NO_UA),
 				 op->usage[0] == 0x12 || op->usage[0] == 0xa0 ||
-				 op->usage[0] == 0x03);
+					 op->usage[0] == 0x03);
 		assert_int_equal(!(op->flags & SCSI_OP_LUN),
 				 !!(op->flags & SCSI_OP_NO_UA));
 		prev = op;
@@ -154,8 +159,9 @@ static void test_unknown_opcode_and_sa(void **state)
 	h_exec(h, 0, H_CDB(0xc5, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x20, 0x00);
 	/* SERVICE ACTION IN (16) 11h, MAINTENANCE IN 0Ah (REPORT TPGS) */
-	h_exec(h, 0, H_CDB(0x9e, 0x11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32,
-			   0, 0), SCSI_DIR_READ, NULL, 0);
+	h_exec(h, 0,
+	       H_CDB(0x9e, 0x11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0),
+	       SCSI_DIR_READ, NULL, 0);
 	h_expect_invalid_cdb(h, 1, 4);
 	h_exec(h, 0, H_CDB(0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0),
 	       SCSI_DIR_READ, NULL, 0);
@@ -164,8 +170,9 @@ static void test_unknown_opcode_and_sa(void **state)
 	h_exec(h, 0, H_CDB(0x12, 0, 0, 0, 36), SCSI_DIR_READ, NULL, 0);
 	h_expect_invalid_cdb(h, 0, -1);
 	/* longer is fine: iSCSI pads every CDB to 16 bytes */
-	h_exec(h, 0, H_CDB(0x00, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff,
-			   0xff, 0xff, 0xff, 0xff, 0xff),
+	h_exec(h, 0,
+	       H_CDB(0x00, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		     0xff, 0xff, 0xff, 0xff),
 	       SCSI_DIR_NONE, NULL, 0);
 	h_expect_good(h);
 	h_exec(h, 0, NULL, 0, SCSI_DIR_NONE, NULL, 0);
@@ -233,7 +240,7 @@ static void test_absent_lun(void **state)
 	memset(buf, 0xee, sizeof(buf));
 	h_exec(h, 5, H_CDB(0x12, 0, 0, 0, 96, 0), SCSI_DIR_READ, buf, 96);
 	h_expect_good(h);
-	assert_int_equal(buf[0], 0x7f);   /* PQ 011b, type 1Fh */
+	assert_int_equal(buf[0], 0x7f); /* PQ 011b, type 1Fh */
 	assert_int_equal(buf[2], 0x06);
 	assert_memory_equal(buf + 8, "SDSWARM ", 8);
 	h_exec(h, 5, H_CDB(0x12, 1, 0x80, 0, 96, 0), SCSI_DIR_READ, buf, 96);
@@ -358,9 +365,9 @@ static void test_states(void **state)
 		enum lun_state st;
 		uint8_t ascq;
 	} cases[] = {
-		{ LUN_OFFLINE, 0x03 },
-		{ LUN_NOT_READY, 0x01 },
-		{ LUN_STOPPED, 0x02 },
+		{LUN_OFFLINE, 0x03},
+		{LUN_NOT_READY, 0x01},
+		{LUN_STOPPED, 0x02},
 	};
 	unsigned int i;
 
@@ -392,18 +399,19 @@ static void test_states(void **state)
 static void test_software_write_protect(void **state)
 {
 	struct harness *h = h_new_luns(16, 1, GIB);
-	uint8_t buf[512] = { 1, 2, 3 };
-	uint8_t w10[10] = { 0x2a, 0, 0, 0, 0, 8, 0, 0, 1, 0 };
+	uint8_t buf[512] = {1, 2, 3};
+	uint8_t w10[10] = {0x2a, 0, 0, 0, 0, 8, 0, 0, 1, 0};
 
 	(void)state;
 	h_clear_ua(h, 0);
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_SWP, LUN_NEXUS_NONE),
+			 0);
 	h_clear_ua(h, 0); /* MODE PARAMETERS CHANGED */
 	h_exec(h, 0, w10, sizeof(w10), SCSI_DIR_WRITE, buf, 512);
 	h_expect_sense(h, SK_DATA_PROTECT, 0x27, 0x00);
 	assert_int_equal(h->cmd.data_len, 0);
-	h_exec(h, 0, H_CDB(0x41, 0x08, 0, 0, 0, 0, 0, 0, 4, 0),
-	       SCSI_DIR_WRITE, buf, 512);
+	h_exec(h, 0, H_CDB(0x41, 0x08, 0, 0, 0, 0, 0, 0, 4, 0), SCSI_DIR_WRITE,
+	       buf, 512);
 	h_expect_sense(h, SK_DATA_PROTECT, 0x27, 0x00);
 	run_read10(h, 0, 8, 1, buf, 512);
 	h_expect_good(h);
@@ -495,7 +503,7 @@ static void test_faults_with_lba(void **state)
 	struct harness *h = h_new(16);
 	struct lun_group g = h_group("big", 0, 1, 4096 * GIB);
 	uint8_t buf[20 * 512];
-	uint8_t r16[16] = { 0x88 };
+	uint8_t r16[16] = {0x88};
 	struct h_sense s;
 
 	(void)state;
@@ -522,7 +530,8 @@ static void test_faults_with_lba(void **state)
 	assert_true(h_sense_parse(h->cmd.sense, h->cmd.sense_len, &s));
 	assert_false(s.descriptor);
 	assert_false(s.info_valid);
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE, LUN_NEXUS_NONE), 0);
+	assert_int_equal(
+		lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	h_exec(h, 0, r16, sizeof(r16), SCSI_DIR_READ, buf, 512);
 	h_expect_sense(h, SK_MEDIUM_ERROR, 0x11, 0x00);
@@ -541,7 +550,7 @@ static void test_sense_bytes(void **state)
 	static const uint8_t fixed[18] = {
 		0x70, 0, 0x06, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x29, 0x01,
 	};
-	static const uint8_t desc[8] = { 0x72, 0x06, 0x29, 0x01, 0, 0, 0, 0 };
+	static const uint8_t desc[8] = {0x72, 0x06, 0x29, 0x01, 0, 0, 0, 0};
 
 	(void)state;
 	memset(&cmd, 0, sizeof(cmd));
@@ -576,15 +585,15 @@ static void test_sense_field_pointer_bytes(void **state)
 	assert_int_equal(s[16], 0);
 	assert_int_equal(s[17], 2);
 
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE, LUN_NEXUS_NONE), 0);
+	assert_int_equal(
+		lun_mode_set(h->luns, 0, LUN_MODE_D_SENSE, LUN_NEXUS_NONE), 0);
 	h_exec(h, 0, H_CDB(0x12, 0, 0x80, 0, 36, 0), SCSI_DIR_READ, buf, 36);
 	h_expect_invalid_cdb(h, 2, 7);
 	assert_int_equal(h->cmd.sense_len, 16);
 	assert_int_equal(s[0], 0x72);
 	assert_int_equal(s[7], 8);
 	assert_memory_equal(s + 8,
-			    ((uint8_t[8]){ 0x02, 0x06, 0, 0, 0xcf, 0, 2, 0 }),
-			    8);
+			    ((uint8_t[8]){0x02, 0x06, 0, 0, 0xcf, 0, 2, 0}), 8);
 	h_free(h);
 }
 
@@ -596,19 +605,19 @@ static void test_errno_mapping(void **state)
 		uint8_t key, asc, ascq;
 		bool info;
 	} cases[] = {
-		{ -ENOSPC, true, SK_DATA_PROTECT, 0x27, 0x07, false },
-		{ -EIO, false, SK_MEDIUM_ERROR, 0x11, 0x00, true },
-		{ -EIO, true, SK_MEDIUM_ERROR, 0x0c, 0x00, true },
-		{ -EROFS, true, SK_DATA_PROTECT, 0x27, 0x00, false },
-		{ -ENOMEDIUM, false, SK_NOT_READY, 0x04, 0x03, false },
-		{ -ENODEV, false, SK_ILLEGAL_REQUEST, 0x25, 0x00, false },
-		{ -ERANGE, false, SK_ILLEGAL_REQUEST, 0x21, 0x00, false },
-		{ -EINVAL, false, SK_ILLEGAL_REQUEST, 0x24, 0x00, false },
-		{ -ENOMEM, true, SK_HARDWARE_ERROR, 0x44, 0x00, false },
-		{ -EFBIG, true, SK_HARDWARE_ERROR, 0x44, 0x00, false },
+		{-ENOSPC, true, SK_DATA_PROTECT, 0x27, 0x07, false},
+		{-EIO, false, SK_MEDIUM_ERROR, 0x11, 0x00, true},
+		{-EIO, true, SK_MEDIUM_ERROR, 0x0c, 0x00, true},
+		{-EROFS, true, SK_DATA_PROTECT, 0x27, 0x00, false},
+		{-ENOMEDIUM, false, SK_NOT_READY, 0x04, 0x03, false},
+		{-ENODEV, false, SK_ILLEGAL_REQUEST, 0x25, 0x00, false},
+		{-ERANGE, false, SK_ILLEGAL_REQUEST, 0x21, 0x00, false},
+		{-EINVAL, false, SK_ILLEGAL_REQUEST, 0x24, 0x00, false},
+		{-ENOMEM, true, SK_HARDWARE_ERROR, 0x44, 0x00, false},
+		{-EFBIG, true, SK_HARDWARE_ERROR, 0x44, 0x00, false},
 	};
 	struct scsi_cmd cmd;
-	struct scsi_ctx c = { .cmd = &cmd };
+	struct scsi_ctx c = {.cmd = &cmd};
 	struct h_sense s;
 	unsigned int i;
 
@@ -644,9 +653,11 @@ static void test_copy_bounds(void **state)
 	struct harness *h = h_new_luns(16, 1, GIB);
 	uint8_t a[7], b[5], c[200], flat[96];
 	struct iovec iov[3] = {
-		{ a, sizeof(a) }, { b, sizeof(b) }, { c, sizeof(c) },
+		{a, sizeof(a)},
+		{b, sizeof(b)},
+		{c, sizeof(c)},
 	};
-	static const uint8_t inq[6] = { 0x12, 0, 0, 0, 96, 0 };
+	static const uint8_t inq[6] = {0x12, 0, 0, 0, 96, 0};
 
 	(void)state;
 	h_exec(h, 0, inq, sizeof(inq), SCSI_DIR_READ, flat, sizeof(flat));
@@ -690,7 +701,7 @@ static void test_stats(void **state)
 	unsigned int i;
 
 	(void)state;
-	run_tur(h, 0);   /* UA: an error */
+	run_tur(h, 0); /* UA: an error */
 	run_tur(h, 0);
 	h_exec(h, 0, H_CDB(0x12, 0, 0, 0, 96, 0), SCSI_DIR_READ, buf, 96);
 	h_exec(h, 0, H_CDB(0x12, 0, 0, 0, 36, 0), SCSI_DIR_READ, buf, 96);
@@ -727,9 +738,9 @@ static void test_stats(void **state)
 
 	memset(&sum, 0, sizeof(sum));
 	assert_int_equal(scsi_lat_percentile(&sum, 50), 0);
-	sum.lat[scsi_lat_bucket(1000)] = 90;     /* 512..1023 ns */
-	sum.lat[scsi_lat_bucket(100000)] = 9;    /* 65536..131071 */
-	sum.lat[scsi_lat_bucket(10000000)] = 1;  /* 2^23..2^24-1 */
+	sum.lat[scsi_lat_bucket(1000)] = 90; /* 512..1023 ns */
+	sum.lat[scsi_lat_bucket(100000)] = 9; /* 65536..131071 */
+	sum.lat[scsi_lat_bucket(10000000)] = 1; /* 2^23..2^24-1 */
 	assert_int_equal(scsi_lat_percentile(&sum, 0), 1023);
 	assert_int_equal(scsi_lat_percentile(&sum, 50), 1023);
 	assert_int_equal(scsi_lat_percentile(&sum, 90), 1023);
@@ -777,8 +788,8 @@ static void test_serials_unique(void **state)
 		for (i = (uint32_t)fnv1a(s, LUN_SERIAL_LEN) & (slots - 1);
 		     set[i]; i = (i + 1) & (slots - 1))
 			assert_memory_not_equal(all + (size_t)(set[i] - 1) *
-						LUN_SERIAL_LEN, s,
-						LUN_SERIAL_LEN);
+								LUN_SERIAL_LEN,
+						s, LUN_SERIAL_LEN);
 		set[i] = lun + 1;
 	}
 	free(set);

@@ -32,18 +32,24 @@ struct nx {
 	const char *name;
 };
 
-static const struct nx A = { 1, "iqn.2024-01.test:host-a,i,0x23d000000001" };
-static const struct nx B = { 2, "iqn.2024-01.test:host-b,i,0x23d000000002" };
-static const struct nx C = { 3, NULL };          /* known by its id only */
-static const struct nx D = { 4, "iqn.2024-01.test:host-d,i,0x23d000000004" };
+static const struct nx A = {1, "iqn.2024-01.test:host-a,i,0x23d000000001"};
+static const struct nx B = {2, "iqn.2024-01.test:host-b,i,0x23d000000002"};
+static const struct nx C = {3, NULL}; /* known by its id only */
+static const struct nx D = {4, "iqn.2024-01.test:host-d,i,0x23d000000004"};
 
 /* Persistent reservation types */
 enum { WE = 1, EA = 3, WE_RO = 5, EA_RO = 6, WE_AR = 7, EA_AR = 8 };
 
 /* PR OUT service actions */
 enum {
-	REGISTER = 0, RESERVE, RELEASE, CLEAR, PREEMPT, PREEMPT_ABORT,
-	REGISTER_IGNORE, REGISTER_MOVE,
+	REGISTER = 0,
+	RESERVE,
+	RELEASE,
+	CLEAR,
+	PREEMPT,
+	PREEMPT_ABORT,
+	REGISTER_IGNORE,
+	REGISTER_MOVE,
 };
 
 /* One command from nexus @n; status, sense and data in h->cmd. */
@@ -60,7 +66,7 @@ static uint8_t x_exec(struct harness *h, const struct nx *n, uint32_t lun,
 	return h->cmd.status;
 }
 
-#define X(h, n, lun, dir, buf, len, ...) \
+#define X(h, n, lun, dir, buf, len, ...)                                       \
 	x_exec((h), (n), (lun), H_CDB(__VA_ARGS__), (dir), (buf), (len))
 
 static uint8_t tur(struct harness *h, const struct nx *n, uint32_t lun)
@@ -72,24 +78,24 @@ static uint8_t rd(struct harness *h, const struct nx *n, uint32_t lun)
 {
 	static uint8_t buf[512];
 
-	return X(h, n, lun, SCSI_DIR_READ, buf, sizeof(buf),
-		 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0);
+	return X(h, n, lun, SCSI_DIR_READ, buf, sizeof(buf), 0x28, 0, 0, 0, 0,
+		 0, 0, 0, 1, 0);
 }
 
 static uint8_t wr(struct harness *h, const struct nx *n, uint32_t lun)
 {
 	static uint8_t buf[512];
 
-	return X(h, n, lun, SCSI_DIR_WRITE, buf, sizeof(buf),
-		 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0);
+	return X(h, n, lun, SCSI_DIR_WRITE, buf, sizeof(buf), 0x2a, 0, 0, 0, 0,
+		 0, 0, 0, 1, 0);
 }
 
 static uint8_t prout_list(struct harness *h, const struct nx *n, uint32_t lun,
 			  uint8_t sa, uint8_t scope_type, const uint8_t *list,
 			  uint32_t pll, size_t xfer)
 {
-	uint8_t cdb[10] = { 0x5f, sa, scope_type };
-	uint8_t buf[512] = { 0 };
+	uint8_t cdb[10] = {0x5f, sa, scope_type};
+	uint8_t buf[512] = {0};
 
 	assert_true(xfer <= sizeof(buf));
 	put_be32(cdb + 5, pll);
@@ -102,7 +108,7 @@ static uint8_t prout(struct harness *h, const struct nx *n, uint32_t lun,
 		     uint8_t sa, uint8_t type, uint64_t key, uint64_t sa_key,
 		     uint8_t b20)
 {
-	uint8_t p[24] = { 0 };
+	uint8_t p[24] = {0};
 
 	put_be64(p, key);
 	put_be64(p + 8, sa_key);
@@ -113,7 +119,7 @@ static uint8_t prout(struct harness *h, const struct nx *n, uint32_t lun,
 static uint8_t prin(struct harness *h, const struct nx *n, uint32_t lun,
 		    uint8_t sa, uint8_t *buf, uint16_t alloc)
 {
-	uint8_t cdb[10] = { 0x5e, sa };
+	uint8_t cdb[10] = {0x5e, sa};
 
 	put_be16(cdb + 7, alloc);
 	memset(buf, 0xee, alloc);
@@ -168,26 +174,29 @@ static uint8_t read_resv(struct harness *h, const struct nx *n, uint32_t lun,
 	}
 	assert_int_equal(get_be32(buf + 4), 16);
 	assert_int_equal(h->cmd.data_len, 24);
-	assert_int_equal(buf[21] & 0xf0, 0);    /* LU_SCOPE */
+	assert_int_equal(buf[21] & 0xf0, 0); /* LU_SCOPE */
 	if (key)
 		*key = get_be64(buf + 8);
 	return buf[21] & 0x0f;
 }
 
-#define expect_conflict(h) do { \
-	assert_int_equal((h)->cmd.status, SCSI_RESERVATION_CONFLICT); \
-	assert_int_equal((h)->cmd.sense_len, 0); \
-} while (0)
+#define expect_conflict(h)                                                     \
+	do {                                                                   \
+		assert_int_equal((h)->cmd.status, SCSI_RESERVATION_CONFLICT);  \
+		assert_int_equal((h)->cmd.sense_len, 0);                       \
+	} while (0)
 
 /* The next command of @n reports unit attention 2Ah/@ascq, then no more. */
-#define expect_ua(h, n, lun, ascq) do { \
-	tur((h), (n), (lun)); \
-	h_expect_sense((h), SK_UNIT_ATTENTION, 0x2a, (ascq)); \
-} while (0)
-#define expect_no_ua(h, n, lun) do { \
-	tur((h), (n), (lun)); \
-	h_expect_good(h); \
-} while (0)
+#define expect_ua(h, n, lun, ascq)                                             \
+	do {                                                                   \
+		tur((h), (n), (lun));                                          \
+		h_expect_sense((h), SK_UNIT_ATTENTION, 0x2a, (ascq));          \
+	} while (0)
+#define expect_no_ua(h, n, lun)                                                \
+	do {                                                                   \
+		tur((h), (n), (lun));                                          \
+		h_expect_good(h);                                              \
+	} while (0)
 
 /* LUNs 0..3 of 1 MiB, their POWER ON attentions taken. */
 static struct harness *setup(void)
@@ -319,9 +328,9 @@ static void test_register(void **state)
 static void test_named_nexus(void **state)
 {
 	struct harness *h = setup();
-	const struct nx a2 = { 77, "IQN.2024-01.TEST:HOST-A,I,0X23D000000001" };
-	const struct nx other_isid = { 78,
-		"iqn.2024-01.test:host-a,i,0x23d000000009" };
+	const struct nx a2 = {77, "IQN.2024-01.TEST:HOST-A,I,0X23D000000001"};
+	const struct nx other_isid = {
+		78, "iqn.2024-01.test:host-a,i,0x23d000000009"};
 
 	(void)state;
 	reg(h, &A, 0, 0xa);
@@ -333,7 +342,7 @@ static void test_named_nexus(void **state)
 	wr(h, &other_isid, 0);
 	expect_conflict(h);
 	/* an unnamed nexus with A's id is someone else */
-	wr(h, &(struct nx){ A.id, NULL }, 0);
+	wr(h, &(struct nx){A.id, NULL}, 0);
 	expect_conflict(h);
 	/* an empty or overlong name counts as none: known by the id */
 	{
@@ -341,11 +350,11 @@ static void test_named_nexus(void **state)
 
 		memset(longname, 'x', sizeof(longname) - 1);
 		longname[sizeof(longname) - 1] = '\0';
-		reg(h, &(struct nx){ 90, longname }, 1, 0x90);
-		resv(h, &(struct nx){ 90, "" }, 1, 0x90, WE);
-		wr(h, &(struct nx){ 90, longname }, 1);
+		reg(h, &(struct nx){90, longname}, 1, 0x90);
+		resv(h, &(struct nx){90, ""}, 1, 0x90, WE);
+		wr(h, &(struct nx){90, longname}, 1);
 		h_expect_good(h);
-		wr(h, &(struct nx){ 90, NULL }, 1);
+		wr(h, &(struct nx){90, NULL}, 1);
 		h_expect_good(h);
 		wr(h, &C, 1);
 		expect_conflict(h);
@@ -422,8 +431,8 @@ static void test_reserve_release(void **state)
 
 struct access_row {
 	uint8_t type;
-	bool reg_read, reg_write;      /* a registered non-holder */
-	bool other_read, other_write;  /* an unregistered nexus */
+	bool reg_read, reg_write; /* a registered non-holder */
+	bool other_read, other_write; /* an unregistered nexus */
 };
 
 /*
@@ -432,25 +441,23 @@ struct access_row {
  * registrants types let every registrant in.
  */
 static const struct access_row access_rows[] = {
-	{ WE, true, false, true, false },
-	{ EA, false, false, false, false },
-	{ WE_RO, true, true, true, false },
-	{ EA_RO, true, true, false, false },
-	{ WE_AR, true, true, true, false },
-	{ EA_AR, true, true, false, false },
+	{WE, true, false, true, false},	  {EA, false, false, false, false},
+	{WE_RO, true, true, true, false}, {EA_RO, true, true, false, false},
+	{WE_AR, true, true, true, false}, {EA_AR, true, true, false, false},
 };
 
 static void expect_status(struct harness *h, bool allowed, int line)
 {
 	if (allowed && h->cmd.status != SCSI_GOOD) {
-		print_error("line %d: opcode %02Xh status %02Xh, expected "
-			    "GOOD\n", line, h->cdb[0], h->cmd.status);
+		print_error(
+			"line %d: opcode %02Xh status %02Xh, expected GOOD\n",
+			line, h->cdb[0], h->cmd.status);
 		fail();
 	}
 	if (!allowed && h->cmd.status != SCSI_RESERVATION_CONFLICT) {
-		print_error("line %d: opcode %02Xh status %02Xh, expected "
-			    "RESERVATION CONFLICT\n", line, h->cdb[0],
-			    h->cmd.status);
+		print_error(
+			"line %d: opcode %02Xh status %02Xh, expected RESERVATION CONFLICT\n",
+			line, h->cdb[0], h->cmd.status);
 		fail();
 	}
 }
@@ -465,22 +472,22 @@ static void other_commands(struct harness *h, const struct nx *n, bool we,
 			   bool full)
 {
 	uint8_t buf[512];
-	uint8_t ms[12] = { 0 };
-	uint8_t um[24] = { 0 };
+	uint8_t ms[12] = {0};
+	uint8_t um[24] = {0};
 
 	tur(h, n, 0);
 	ALLOWED(h, true);
 	X(h, n, 0, SCSI_DIR_READ, buf, 96, 0x12, 0, 0, 0, 96, 0);
 	ALLOWED(h, true);
-	X(h, n, 0, SCSI_DIR_READ, buf, 64, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 64,
-	  0, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 64, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0,
+	  0);
 	ALLOWED(h, true);
 	X(h, n, 0, SCSI_DIR_READ, buf, 18, 0x03, 0, 0, 0, 18, 0);
 	ALLOWED(h, true);
 	X(h, n, 0, SCSI_DIR_READ, buf, 8, 0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	ALLOWED(h, true);
-	X(h, n, 0, SCSI_DIR_READ, buf, 32, 0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0,
-	  0, 0, 0, 0, 32, 0, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 32, 0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0,
+	  0, 0, 0, 32, 0, 0);
 	ALLOWED(h, true);
 	prin(h, n, 0, 0, buf, 64);
 	ALLOWED(h, true);
@@ -505,22 +512,22 @@ static void other_commands(struct harness *h, const struct nx *n, bool we,
 	/* Write Exclusive lets these through, Exclusive Access does not */
 	X(h, n, 0, SCSI_DIR_READ, buf, 255, 0x1a, 0, 0x3f, 0, 255, 0);
 	ALLOWED(h, we);
-	X(h, n, 0, SCSI_DIR_READ, buf, 255, 0x5a, 0, 0x3f, 0, 0, 0, 0, 0,
-	  255, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 255, 0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 255,
+	  0);
 	ALLOWED(h, we);
-	X(h, n, 0, SCSI_DIR_READ, buf, 512, 0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 2,
-	  0, 0, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 512, 0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 2, 0,
+	  0, 0);
 	ALLOWED(h, we);
-	X(h, n, 0, SCSI_DIR_READ, buf, 16, 0xa3, 0x0d, 0, 0, 0, 0, 0, 0, 0,
-	  16, 0, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 16, 0xa3, 0x0d, 0, 0, 0, 0, 0, 0, 0, 16,
+	  0, 0);
 	ALLOWED(h, we);
 	X(h, n, 0, SCSI_DIR_NONE, NULL, 0, 0x2f, 0, 0, 0, 0, 0, 0, 0, 1, 0);
 	ALLOWED(h, we);
-	X(h, n, 0, SCSI_DIR_READ, buf, 24, 0x9e, 0x12, 0, 0, 0, 0, 0, 0, 0,
-	  0, 0, 0, 0, 24, 0, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 24, 0x9e, 0x12, 0, 0, 0, 0, 0, 0, 0, 0,
+	  0, 0, 0, 24, 0, 0);
 	ALLOWED(h, we);
-	X(h, n, 0, SCSI_DIR_READ, buf, 512, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	  0, 0, 0, 1, 0, 0);
+	X(h, n, 0, SCSI_DIR_READ, buf, 512, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	  0, 0, 1, 0, 0);
 	ALLOWED(h, we);
 
 	/* never */
@@ -536,8 +543,8 @@ static void other_commands(struct harness *h, const struct nx *n, bool we,
 	put_be32(um + 16, 1);
 	X(h, n, 0, SCSI_DIR_WRITE, um, 24, 0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0);
 	ALLOWED(h, full);
-	X(h, n, 0, SCSI_DIR_WRITE, buf, 512, 0x8a, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	  0, 0, 0, 1, 0, 0);
+	X(h, n, 0, SCSI_DIR_WRITE, buf, 512, 0x8a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	  0, 0, 1, 0, 0);
 	ALLOWED(h, full);
 }
 
@@ -707,7 +714,7 @@ static void test_ua_request_sense_and_order(void **state)
 	prout(h, &B, 0, RELEASE, WE_RO, 0xb, 0, 0); /* A: 2Ah/04h */
 	h_expect_good(h);
 	resv(h, &B, 0, 0xb, WE);
-	prout(h, &B, 0, PREEMPT, WE, 0xb, 0xa, 0);  /* A: 2Ah/05h */
+	prout(h, &B, 0, PREEMPT, WE, 0xb, 0xa, 0); /* A: 2Ah/05h */
 	h_expect_good(h);
 	X(h, &A, 0, SCSI_DIR_READ, buf, sizeof(buf), 0x03, 0, 0, 0, 18, 0);
 	h_expect_good(h);
@@ -924,7 +931,7 @@ static void test_preempt_and_abort(void **state)
 	assert_int_equal(aborted.calls, 1);
 	assert_ptr_equal(aborted.arg, &cookie);
 	assert_ptr_equal(aborted.self, &h->cmd);
-	assert_int_equal(aborted.lun, 2);   /* the table LUN of view LUN 0 */
+	assert_int_equal(aborted.lun, 2); /* the table LUN of view LUN 0 */
 	assert_int_equal(aborted.n, 1);
 	assert_int_equal(aborted.nexus[0], A.id);
 	expect_ua(h, &A, 0, 0x05);
@@ -938,7 +945,7 @@ static void test_preempt_and_abort(void **state)
 	prout(h, &C, 0, PREEMPT_ABORT, EA, 0xc, 0, 0);
 	h_expect_good(h);
 	assert_int_equal(aborted.calls, 2);
-	assert_int_equal(aborted.n, 3);   /* in registration order */
+	assert_int_equal(aborted.n, 3); /* in registration order */
 	assert_int_equal(aborted.nexus[0], B.id);
 	assert_int_equal(aborted.nexus[1], A.id);
 	assert_int_equal(aborted.nexus[2], C.id);
@@ -958,10 +965,10 @@ static void test_report_capabilities(void **state)
 {
 	struct harness *h = setup();
 	static const uint8_t want[8] = {
-		0x00, 0x08,     /* LENGTH */
-		0x14,           /* CRH, ATP_C; SIP_C 0, PTPL_C 0 */
-		0xb0,           /* TMV, ALLOW COMMANDS 011b, PTPL_A 0 */
-		0xea, 0x01,     /* all six types */
+		0x00, 0x08, /* LENGTH */
+		0x14, /* CRH, ATP_C; SIP_C 0, PTPL_C 0 */
+		0xb0, /* TMV, ALLOW COMMANDS 011b, PTPL_A 0 */
+		0xea, 0x01, /* all six types */
 		0x00, 0x00,
 	};
 	uint8_t buf[16];
@@ -990,7 +997,7 @@ static void test_read_keys_truncated(void **state)
 	h_expect_good(h);
 	assert_int_equal(h->cmd.data_len, 12);
 	assert_int_equal(get_be32(buf), 2);
-	assert_int_equal(get_be32(buf + 4), 16);   /* the full length */
+	assert_int_equal(get_be32(buf + 4), 16); /* the full length */
 	assert_memory_equal(buf + 8, "\x11\x22\x33\x44", 4);
 	prin(h, &C, 0, 0, buf, 6);
 	assert_int_equal(h->cmd.data_len, 6);
@@ -1013,7 +1020,7 @@ static const uint8_t *full_desc(const uint8_t *d, uint64_t key, uint8_t b12,
 	assert_int_equal(get_be64(d), key);
 	assert_int_equal(d[12], b12);
 	assert_int_equal(d[13], b13);
-	assert_int_equal(get_be16(d + 18), 1);   /* the relative port */
+	assert_int_equal(get_be16(d + 18), 1); /* the relative port */
 	assert_int_equal(get_be32(d + 20), tid_len);
 	assert_int_equal(d[24], tid0);
 	/* iSCSI's ADDITIONAL LENGTH; reserved in SAS's */
@@ -1027,11 +1034,11 @@ static const uint8_t *full_desc(const uint8_t *d, uint64_t key, uint8_t b12,
 static void test_read_full_status(void **state)
 {
 	struct harness *h = setup();
-	const struct nx dev = { 9, "iqn.2024-01.test:dev-f" };  /* 22 bytes */
-	const struct nx tiny = { 10, "iqn.x" };
+	const struct nx dev = {9, "iqn.2024-01.test:dev-f"}; /* 22 bytes */
+	const struct nx tiny = {10, "iqn.x"};
 	uint8_t buf[1024];
 	const uint8_t *d;
-	size_t alen = strlen(A.name);   /* 40: 44 with NUL and padding */
+	size_t alen = strlen(A.name); /* 40: 44 with NUL and padding */
 	size_t all = (24 + 48) * 2 + (24 + 24) + (24 + 28) + (24 + 24);
 
 	(void)state;
@@ -1097,7 +1104,7 @@ static void test_read_full_status(void **state)
 static void test_parameter_list_errors(void **state)
 {
 	struct harness *h = setup();
-	uint8_t p[64] = { 0 };
+	uint8_t p[64] = {0};
 	uint8_t buf[16];
 	uint32_t gen;
 
@@ -1172,18 +1179,18 @@ static void test_registration_limit(void **state)
 
 	(void)state;
 	for (i = 0; i < 128; i++) {
-		prout(h, &(struct nx){ 1000 + i, NULL }, 0, REGISTER, 0, 0,
-		      i + 1, 0);
+		prout(h, &(struct nx){1000 + i, NULL}, 0, REGISTER, 0, 0, i + 1,
+		      0);
 		h_expect_good(h);
 	}
-	prout(h, &(struct nx){ 5000, NULL }, 0, REGISTER, 0, 0, 0x99, 0);
+	prout(h, &(struct nx){5000, NULL}, 0, REGISTER, 0, 0, 0x99, 0);
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x55, 0x04);
 	/* another LUN has its own room */
-	reg(h, &(struct nx){ 5000, NULL }, 1, 0x99);
+	reg(h, &(struct nx){5000, NULL}, 1, 0x99);
 	/* one leaves, one more fits */
-	prout(h, &(struct nx){ 1000, NULL }, 0, REGISTER, 0, 1, 0, 0);
+	prout(h, &(struct nx){1000, NULL}, 0, REGISTER, 0, 1, 0, 0);
 	h_expect_good(h);
-	reg(h, &(struct nx){ 5000, NULL }, 0, 0x99);
+	reg(h, &(struct nx){5000, NULL}, 0, 0x99);
 	teardown(h);
 }
 
@@ -1194,7 +1201,7 @@ static uint8_t move(struct harness *h, const struct nx *n, uint64_t key,
 		    uint64_t sa_key, uint8_t b17, uint16_t rtpi, uint8_t tid0,
 		    const char *name)
 {
-	uint8_t p[24 + 260] = { 0 };
+	uint8_t p[24 + 260] = {0};
 	size_t len = strlen(name), pad = (len + 4) & ~(size_t)3;
 
 	if (pad < 20)
@@ -1207,8 +1214,8 @@ static uint8_t move(struct harness *h, const struct nx *n, uint64_t key,
 	p[24] = tid0;
 	put_be16(p + 26, (uint16_t)pad);
 	memcpy(p + 28, name, len);
-	return prout_list(h, n, 0, REGISTER_MOVE, 0, p,
-			  (uint32_t)(28 + pad), 28 + pad);
+	return prout_list(h, n, 0, REGISTER_MOVE, 0, p, (uint32_t)(28 + pad),
+			  28 + pad);
 }
 
 static void test_register_and_move(void **state)
@@ -1240,12 +1247,12 @@ static void test_register_and_move(void **state)
 	h_expect_invalid_param(h, 17, 2);
 	move(h, &A, 0xa, 0xb1, 0, 1, 0x05, "iqn.2024-01.test:host-b");
 	h_expect_invalid_param(h, 24, 7);
-	move(h, &A, 0xa, 0xb1, 0, 1, 0x40, B.name);   /* FCP */
+	move(h, &A, 0xa, 0xb1, 0, 1, 0x40, B.name); /* FCP */
 	h_expect_invalid_param(h, 24, 3);
-	move(h, &A, 0xa, 0xb1, 0, 1, 0x45, A.name);   /* itself */
+	move(h, &A, 0xa, 0xb1, 0, 1, 0x45, A.name); /* itself */
 	h_expect_invalid_param(h, 28, -1);
 	{
-		uint8_t p[64] = { 0 };
+		uint8_t p[64] = {0};
 
 		put_be64(p, 0xa);
 		put_be64(p + 8, 0xb1);
@@ -1301,16 +1308,16 @@ static void test_register_and_move(void **state)
 
 /* ---- RESERVE and RELEASE (6) and (10) --------------------------------- */
 
-#define RESERVE6(h, n, lun) \
+#define RESERVE6(h, n, lun)                                                    \
 	X((h), (n), (lun), SCSI_DIR_NONE, NULL, 0, 0x16, 0, 0, 0, 0, 0)
-#define RELEASE6(h, n, lun) \
+#define RELEASE6(h, n, lun)                                                    \
 	X((h), (n), (lun), SCSI_DIR_NONE, NULL, 0, 0x17, 0, 0, 0, 0, 0)
-#define RESERVE10(h, n, lun) \
-	X((h), (n), (lun), SCSI_DIR_NONE, NULL, 0, 0x56, 0, 0, 0, 0, 0, 0, \
-	  0, 0, 0)
-#define RELEASE10(h, n, lun) \
-	X((h), (n), (lun), SCSI_DIR_NONE, NULL, 0, 0x57, 0, 0, 0, 0, 0, 0, \
-	  0, 0, 0)
+#define RESERVE10(h, n, lun)                                                   \
+	X((h), (n), (lun), SCSI_DIR_NONE, NULL, 0, 0x56, 0, 0, 0, 0, 0, 0, 0,  \
+	  0, 0)
+#define RELEASE10(h, n, lun)                                                   \
+	X((h), (n), (lun), SCSI_DIR_NONE, NULL, 0, 0x57, 0, 0, 0, 0, 0, 0, 0,  \
+	  0, 0)
 
 static void test_reserve6(void **state)
 {
@@ -1351,8 +1358,8 @@ static void test_reserve6(void **state)
 	expect_conflict(h);
 	X(h, &B, 0, SCSI_DIR_READ, buf, 96, 0x12, 0, 0, 0, 96, 0);
 	h_expect_good(h);
-	X(h, &B, 0, SCSI_DIR_READ, buf, 64, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 64,
-	  0, 0);
+	X(h, &B, 0, SCSI_DIR_READ, buf, 64, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0,
+	  0);
 	h_expect_good(h);
 	X(h, &B, 0, SCSI_DIR_READ, buf, 18, 0x03, 0, 0, 0, 18, 0);
 	h_expect_good(h);
@@ -1378,8 +1385,7 @@ static void test_reserve6(void **state)
 	wr(h, &A, 0);
 	h_expect_good(h);
 	/* third-party and extent forms are refused by the CDB check */
-	X(h, &A, 0, SCSI_DIR_NONE, NULL, 0, 0x56, 0x10, 0, 5, 0, 0, 0, 0, 0,
-	  0);
+	X(h, &A, 0, SCSI_DIR_NONE, NULL, 0, 0x56, 0x10, 0, 5, 0, 0, 0, 0, 0, 0);
 	h_expect_invalid_cdb(h, 1, 4);
 	X(h, &A, 0, SCSI_DIR_NONE, NULL, 0, 0x16, 0x01, 0, 0, 0, 0);
 	h_expect_invalid_cdb(h, 1, 0);
@@ -1409,7 +1415,7 @@ static void test_reserve6_with_registrations(void **state)
 	h_expect_good(h);
 	assert_int_equal(read_resv(h, &C, 0, NULL), WE_RO);
 	rd(h, &C, 0);
-	h_expect_good(h);         /* no RESERVE(6) reservation was made */
+	h_expect_good(h); /* no RESERVE(6) reservation was made */
 	/* a registrant of a registrants only type: the same */
 	reg(h, &B, 0, 0xb);
 	RESERVE10(h, &B, 0);
@@ -1439,28 +1445,28 @@ static void test_reserve6_with_registrations(void **state)
 static void test_nexus_loss_and_resets(void **state)
 {
 	struct harness *h = setup();
-	const struct nx a_again = { 101, A.name };
-	struct scsi_view v = { .base = 1, .count = 1 };
+	const struct nx a_again = {101, A.name};
+	struct scsi_view v = {.base = 1, .count = 1};
 	uint64_t key;
 
 	(void)state;
 	/* nexus loss releases RESERVE(6) */
 	RESERVE6(h, &A, 0);
 	h_expect_good(h);
-	scsi_pr_nexus_lost(&h->tgt, B.id);   /* not the holder: nothing */
+	scsi_pr_nexus_lost(&h->tgt, B.id); /* not the holder: nothing */
 	RESERVE6(h, &B, 0);
 	expect_conflict(h);
 	scsi_pr_nexus_lost(&h->tgt, A.id);
 	RESERVE6(h, &B, 0);
 	h_expect_good(h);
 	/* LUN reset releases it */
-	scsi_pr_lun_reset(&h->tgt, NULL, 1);  /* another LUN */
+	scsi_pr_lun_reset(&h->tgt, NULL, 1); /* another LUN */
 	RESERVE6(h, &C, 0);
 	expect_conflict(h);
 	scsi_pr_lun_reset(&h->tgt, NULL, 0);
 	RESERVE6(h, &C, 0);
 	h_expect_good(h);
-	scsi_pr_lun_reset(&h->tgt, &v, 0);    /* view LUN 0 = table LUN 1 */
+	scsi_pr_lun_reset(&h->tgt, &v, 0); /* view LUN 0 = table LUN 1 */
 	RESERVE6(h, &A, 0);
 	expect_conflict(h);
 	/* target reset: every LUN of the view */
@@ -1508,7 +1514,7 @@ static void test_nexus_loss_and_resets(void **state)
 static void test_nexus_loss_uas(void **state)
 {
 	struct harness *h = setup();
-	const struct nx b_again = { 55, B.name };
+	const struct nx b_again = {55, B.name};
 
 	(void)state;
 	reg(h, &A, 0, 0xa);
@@ -1543,7 +1549,7 @@ static void test_lun_recreated(void **state)
 	assert_int_equal(gen, 0);
 	wr(h, &C, 2);
 	h_expect_good(h);
-	h_clear_ua(h, 3);   /* REPORTED LUNS DATA HAS CHANGED */
+	h_clear_ua(h, 3); /* REPORTED LUNS DATA HAS CHANGED */
 	RESERVE6(h, &C, 3);
 	h_expect_good(h);
 	assert_int_equal(lun_remove(h->luns, 3), 0);
@@ -1561,7 +1567,7 @@ static void test_views(void **state)
 
 	(void)state;
 	h_set_view(h, 2, 2);
-	reg(h, &A, 1, 0xa);           /* table LUN 3 */
+	reg(h, &A, 1, 0xa); /* table LUN 3 */
 	resv(h, &A, 1, 0xa, EA);
 	h->use_view = false;
 	wr(h, &C, 3);
@@ -1619,7 +1625,7 @@ struct worker {
 static uint8_t w_exec(struct worker *w, struct scsi_cmd *cmd, uint8_t *cdb,
 		      size_t cdb_len, enum scsi_dir dir, void *buf, size_t len)
 {
-	struct iovec iov = { buf, len };
+	struct iovec iov = {buf, len};
 
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->tgt = &w->h->tgt;
@@ -1643,9 +1649,9 @@ static uint8_t w_exec(struct worker *w, struct scsi_cmd *cmd, uint8_t *cdb,
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	uint8_t p[24], blk[512] = { 0 };
-	uint8_t out[10] = { 0x5f, 0, 0, 0, 0, 0, 0, 0, 24, 0 };
-	uint8_t wcdb[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+	uint8_t p[24], blk[512] = {0};
+	uint8_t out[10] = {0x5f, 0, 0, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t wcdb[10] = {0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0};
 	struct scsi_cmd cmd;
 	unsigned int i;
 
@@ -1659,8 +1665,8 @@ static void *worker_main(void *arg)
 		out[1] = RESERVE;
 		out[2] = EA;
 		w->bad += w_exec(w, &cmd, out, 10, SCSI_DIR_WRITE, p, 24) != 0;
-		w->bad += w_exec(w, &cmd, wcdb, 10, SCSI_DIR_WRITE, blk,
-				 512) != SCSI_GOOD;
+		w->bad += w_exec(w, &cmd, wcdb, 10, SCSI_DIR_WRITE, blk, 512) !=
+			  SCSI_GOOD;
 		memset(&cmd, 0, sizeof(cmd));
 		cmd.tgt = &w->h->tgt;
 		cmd.lun = w->lun;
@@ -1668,7 +1674,7 @@ static void *worker_main(void *arg)
 		cmd.cdb = wcdb;
 		cmd.cdb_len = 10;
 		cmd.dir = SCSI_DIR_WRITE;
-		cmd.iov = &(struct iovec){ blk, 512 };
+		cmd.iov = &(struct iovec){blk, 512};
 		cmd.iovcnt = 1;
 		cmd.xfer_len = 512;
 		scsi_exec(&cmd);
@@ -1696,9 +1702,9 @@ static void test_threads(void **state)
 		h_clear_ua(h, i);
 	pthread_barrier_init(&start, NULL, 8);
 	for (i = 0; i < 8; i++) {
-		w[i] = (struct worker){ .h = h, .start = &start, .lun = i };
-		assert_int_equal(pthread_create(&th[i], NULL, worker_main,
-						&w[i]), 0);
+		w[i] = (struct worker){.h = h, .start = &start, .lun = i};
+		assert_int_equal(
+			pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
 	}
 	for (i = 0; i < 8; i++) {
 		pthread_join(th[i], NULL);

@@ -16,10 +16,10 @@
 #include "scsi-harness.h"
 
 #define MIB (1ull << 20)
-#define NLUNS 8u         /* LUNs 0..7 present in a table of 16 */
+#define NLUNS 8u /* LUNs 0..7 present in a table of 16 */
 
 /* Two I_T nexuses, known by id only. */
-static const uint32_t NEXUS[] = { 1, 2 };
+static const uint32_t NEXUS[] = {1, 2};
 
 /* One CDB from nexus @nexus to table LUN @lun; the status. */
 static uint8_t x_exec(struct harness *h, uint32_t nexus, uint32_t lun,
@@ -31,8 +31,7 @@ static uint8_t x_exec(struct harness *h, uint32_t nexus, uint32_t lun,
 	return h->cmd.status;
 }
 
-#define RESERVE6(h, n, lun) \
-	x_exec((h), (n), (lun), H_CDB(0x16, 0, 0, 0, 0, 0))
+#define RESERVE6(h, n, lun) x_exec((h), (n), (lun), H_CDB(0x16, 0, 0, 0, 0, 0))
 
 /* LUNs 0..7 of 1 MiB, both nexuses' POWER ON attentions taken. */
 static struct harness *setup(void)
@@ -89,8 +88,7 @@ static void expect_reset(struct harness *h, uint32_t lun, bool reset)
 }
 
 /* Only table LUNs @first..@last (inclusive) were reset. */
-static void expect_reset_range(struct harness *h, uint32_t first,
-			       uint32_t last)
+static void expect_reset_range(struct harness *h, uint32_t first, uint32_t last)
 {
 	uint32_t l;
 
@@ -124,7 +122,7 @@ static void test_lun_reset(void **state)
 static void test_lun_reset_view(void **state)
 {
 	struct harness *h = setup();
-	const struct scsi_view v = { .base = 4, .count = 6 };
+	const struct scsi_view v = {.base = 4, .count = 6};
 
 	(void)state;
 	assert_int_equal(RESERVE6(h, NEXUS[0], 5), SCSI_GOOD);
@@ -140,7 +138,7 @@ static void test_lun_reset_view(void **state)
 	assert_int_equal(scsi_lun_reset(&h->tgt, NULL, 8), -ENODEV);
 	assert_int_equal(scsi_lun_reset(&h->tgt, NULL, 16), -ENODEV);
 	assert_int_equal(scsi_lun_reset(&h->tgt, NULL, UINT32_MAX), -ENODEV);
-	expect_reset_range(h, 1, 0);    /* nothing */
+	expect_reset_range(h, 1, 0); /* nothing */
 	/* LUN 5's new reservation was not touched by any of them */
 	assert_int_equal(RESERVE6(h, NEXUS[0], 5), SCSI_RESERVATION_CONFLICT);
 	teardown(h);
@@ -149,8 +147,8 @@ static void test_lun_reset_view(void **state)
 static void test_target_reset(void **state)
 {
 	struct harness *h = setup();
-	const struct scsi_view v = { .base = 2, .count = 3 };
-	const struct scsi_view tail = { .base = 6, .count = 10 };
+	const struct scsi_view v = {.base = 2, .count = 3};
+	const struct scsi_view tail = {.base = 6, .count = 10};
 	uint32_t l;
 
 	(void)state;

@@ -28,12 +28,12 @@
 #include "scsi-harness.h"
 
 /* LUNs of the standard fixture */
-#define L_THIN 0    /* 512-byte blocks, thin, LBPRZ, 4 KiB physical */
-#define L_THICK 1   /* 4096-byte blocks, fully provisioned */
-#define L_HUGE 2    /* 2^33 blocks: past READ CAPACITY (10) */
-#define L_SMALL 3   /* 2048 blocks, thin */
-#define L_GPT 4     /* thin, a synthetic GPT */
-#define L_WT 5      /* thin, write cache off */
+#define L_THIN 0 /* 512-byte blocks, thin, LBPRZ, 4 KiB physical */
+#define L_THICK 1 /* 4096-byte blocks, fully provisioned */
+#define L_HUGE 2 /* 2^33 blocks: past READ CAPACITY (10) */
+#define L_SMALL 3 /* 2048 blocks, thin */
+#define L_GPT 4 /* thin, a synthetic GPT */
+#define L_WT 5 /* thin, write cache off */
 
 #define THIN_BLOCKS 131072u
 #define THICK_BLOCKS 16384u
@@ -76,7 +76,7 @@ static void add_groups(struct harness *h, const struct lun_group *g,
 /* The harness over another store than its default mem store. */
 static struct harness *h_on_store(struct store *s)
 {
-	struct lun_table_params p = { .max_luns = 16, .store = s };
+	struct lun_table_params p = {.max_luns = 16, .store = s};
 	struct harness *h = h_new(16);
 
 	lun_table_destroy(h->luns);
@@ -111,7 +111,7 @@ static int setup_std(void **state)
 /* A mem store that holds 8 chunks of 4 KiB. */
 static int setup_limited(void **state)
 {
-	struct store_mem_params mp = { .chunk_size = 4096, .mem_limit = 32768 };
+	struct store_mem_params mp = {.chunk_size = 4096, .mem_limit = 32768};
 	struct lun_group g = group("thin", 0, THIN_BLOCKS, 512, true);
 	struct store *s;
 	struct harness *h;
@@ -128,7 +128,7 @@ static char file_dir[64];
 /* A file store: LUN 0 with the write cache on, LUN 1 with it off. */
 static int setup_file(void **state)
 {
-	struct store_file_params fp = { 0 };
+	struct store_file_params fp = {0};
 	struct lun_group g[2];
 	struct store *s;
 	struct harness *h;
@@ -203,12 +203,12 @@ static uint64_t be(const uint8_t *p, unsigned int n)
 	return v;
 }
 
-#define expect_lba_range(h) \
-	h_expect_sense((h), SK_ILLEGAL_REQUEST, 0x21, 0x00)
-#define expect_info(h, key, asc, info) do { \
-	h_expect_sense((h), (key), (asc), 0x00); \
-	h_expect_info((h), (info)); \
-} while (0)
+#define expect_lba_range(h) h_expect_sense((h), SK_ILLEGAL_REQUEST, 0x21, 0x00)
+#define expect_info(h, key, asc, info)                                         \
+	do {                                                                   \
+		h_expect_sense((h), (key), (asc), 0x00);                       \
+		h_expect_info((h), (info));                                    \
+	} while (0)
 
 /* ---- CDBs ------------------------------------------------------------- */
 
@@ -295,8 +295,9 @@ static void write16(struct harness *h, uint32_t lun, uint64_t lba, uint32_t n,
 	uint8_t cdb[16];
 
 	cdb16(cdb, WRITE_16, 0, lba, n);
-	assert_int_equal(exec(h, lun, cdb, SCSI_DIR_WRITE, (void *)buf,
-			      (size_t)n * bs), SCSI_DONE);
+	assert_int_equal(
+		exec(h, lun, cdb, SCSI_DIR_WRITE, (void *)buf, (size_t)n * bs),
+		SCSI_DONE);
 	assert_int_equal(h->cmd.status, SCSI_GOOD);
 	assert_int_equal(h->cmd.data_len, (size_t)n * bs);
 }
@@ -480,8 +481,9 @@ static void test_transfer_length_limit(void **state)
 static void test_protect_fields(void **state)
 {
 	static const uint8_t ops[] = {
-		READ_10, READ_12, READ_16, WRITE_10, WRITE_12, WRITE_16,
-		VERIFY_10, VERIFY_16, WRITE_VERIFY_10, WRITE_VERIFY_16,
+		READ_10,	 READ_12,	  READ_16,   WRITE_10,
+		WRITE_12,	 WRITE_16,	  VERIFY_10, VERIFY_16,
+		WRITE_VERIFY_10, WRITE_VERIFY_16,
 	};
 	struct harness *h = *state;
 	uint8_t buf[512], cdb[16];
@@ -782,7 +784,9 @@ static void test_verify_bytchk3(void **state)
 static void test_write_verify(void **state)
 {
 	static const uint8_t ops[] = {
-		WRITE_VERIFY_10, WRITE_VERIFY_12, WRITE_VERIFY_16,
+		WRITE_VERIFY_10,
+		WRITE_VERIFY_12,
+		WRITE_VERIFY_16,
 	};
 	struct harness *h = *state;
 	uint8_t out[2 * 4096], in[2 * 4096], cdb[16];
@@ -905,7 +909,7 @@ static void test_write_same_unmap_ndob(void **state)
 {
 	struct harness *h = *state;
 	static uint8_t out[64 * 512], in[64 * 512];
-	uint8_t zero[512] = { 0 }, cdb[16];
+	uint8_t zero[512] = {0}, cdb[16];
 
 	fill(out, sizeof(out), 14);
 	write16(h, L_THIN, 0, 64, 512, out);
@@ -940,7 +944,7 @@ static void test_write_same_unmap_ndob(void **state)
 	exec(h, L_THICK, cdb, SCSI_DIR_WRITE, zero, 0);
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x0e, 0x03);
 	{
-		uint8_t z4[4096] = { 0 };
+		uint8_t z4[4096] = {0};
 
 		exec(h, L_THICK, cdb, SCSI_DIR_WRITE, z4, sizeof(z4));
 		assert_int_equal(h->cmd.status, SCSI_GOOD);
@@ -1035,8 +1039,8 @@ static void test_unmap_and_lba_status(void **state)
 
 	/* unmap 8..15 and 64..71 */
 	{
-		uint64_t lba[2] = { 8, 64 };
-		uint32_t cnt[2] = { 8, 8 };
+		uint64_t lba[2] = {8, 64};
+		uint32_t cnt[2] = {8, 8};
 
 		unmap_cmd(h, L_THIN, lba, cnt, 2, 0);
 		assert_int_equal(h->cmd.status, SCSI_GOOD);
@@ -1116,8 +1120,8 @@ static void test_unmap_rejects(void **state)
 {
 	struct harness *h = *state;
 	uint8_t out[8 * 512], in[8 * 512], list[8 + 16 * 8], cdb[16];
-	uint64_t lba[8] = { 0, 10, 20, 30, 40 };
-	uint32_t cnt[8] = { 1, 1, 1, 1, 1 };
+	uint64_t lba[8] = {0, 10, 20, 30, 40};
+	uint32_t cnt[8] = {1, 1, 1, 1, 1};
 
 	fill(out, sizeof(out), 17);
 	write16(h, L_THIN, 0, 8, 512, out);
@@ -1313,8 +1317,8 @@ static void test_compare_and_write_atomic(void **state)
 		arg[i].h = h;
 		arg[i].start = &start;
 		arg[i].retries = 0;
-		assert_int_equal(pthread_create(&th[i], NULL, caw_worker,
-						&arg[i]), 0);
+		assert_int_equal(
+			pthread_create(&th[i], NULL, caw_worker, &arg[i]), 0);
 	}
 	for (i = 0; i < CAW_THREADS; i++) {
 		assert_int_equal(pthread_join(th[i], &ret), 0);
@@ -1371,7 +1375,7 @@ static void test_read_defect_data(void **state)
 	memset(cdb, 0, sizeof(cdb));
 	cdb[0] = 0xb7;
 	cdb[1] = 0x08 | 3; /* GLIST, long block format */
-	cdb[9] = 6;        /* allocation length shorter than the header */
+	cdb[9] = 6; /* allocation length shorter than the header */
 	exec(h, L_THIN, cdb, SCSI_DIR_READ, buf, sizeof(buf));
 	assert_int_equal(h->cmd.status, SCSI_GOOD);
 	assert_int_equal(h->cmd.data_len, 6);
@@ -1550,9 +1554,9 @@ static void test_read_capacity16(void **state)
 	assert_int_equal(h->cmd.data_len, 32);
 	assert_int_equal(be(buf, 8), THIN_BLOCKS - 1);
 	assert_int_equal(be(buf + 8, 4), 512);
-	assert_int_equal(buf[12], 0);           /* P_TYPE, PROT_EN */
-	assert_int_equal(buf[13], 3);           /* 8 logical per physical */
-	assert_int_equal(buf[14], 0xc0);        /* LBPME, LBPRZ; aligned 0 */
+	assert_int_equal(buf[12], 0); /* P_TYPE, PROT_EN */
+	assert_int_equal(buf[13], 3); /* 8 logical per physical */
+	assert_int_equal(buf[14], 0xc0); /* LBPME, LBPRZ; aligned 0 */
 	assert_int_equal(buf[15], 0);
 	assert_true(is_zero(buf + 16, 16));
 
@@ -1660,8 +1664,8 @@ static void test_fault_medium_error(void **state)
 	assert_true(is_zero(in, sizeof(in)));
 	/* UNMAP and WRITE SAME are writes too */
 	{
-		uint64_t lba[1] = { 1999 };
-		uint32_t cnt[1] = { 4 };
+		uint64_t lba[1] = {1999};
+		uint32_t cnt[1] = {4};
 
 		unmap_cmd(h, L_THIN, lba, cnt, 1, 0);
 		expect_info(h, SK_MEDIUM_ERROR, 0x0c, 2000);
@@ -1724,7 +1728,7 @@ static void test_write_through_mem(void **state)
 static void sanitize(struct harness *h, uint32_t lun, uint8_t b1,
 		     const void *param, uint16_t plen)
 {
-	uint8_t cdb[10] = { SANITIZE, b1 };
+	uint8_t cdb[10] = {SANITIZE, b1};
 
 	cdb[7] = (uint8_t)(plen >> 8);
 	cdb[8] = (uint8_t)plen;
@@ -1842,8 +1846,9 @@ static void test_sanitize_erases(void **state)
 
 	/* software write protect: DATA PROTECT, nothing erased */
 	write16(h, L_SMALL, 8, 8, 512, out);
-	assert_int_equal(lun_mode_set(h->luns, L_SMALL, LUN_MODE_SWP,
-				      LUN_NEXUS_NONE), 0);
+	assert_int_equal(
+		lun_mode_set(h->luns, L_SMALL, LUN_MODE_SWP, LUN_NEXUS_NONE),
+		0);
 	h_clear_ua(h, L_SMALL);
 	sanitize(h, L_SMALL, S_CRYPTO_ERASE, NULL, 0);
 	h_expect_sense(h, SK_DATA_PROTECT, 0x27, 0x00);
@@ -1869,7 +1874,7 @@ static void test_sanitize_in_progress(void **state)
 {
 	struct harness *h = h_new(4);
 	struct lun_group g = group("slow", 0, SMALL_BLOCKS, 512, true);
-	uint8_t buf[256], rs[6] = { 0x03, 0, 0, 0, 252, 0 };
+	uint8_t buf[256], rs[6] = {0x03, 0, 0, 0, 252, 0};
 	uint16_t p1, p2;
 	struct timespec t0, t1;
 	unsigned int i;
@@ -1892,14 +1897,14 @@ static void test_sanitize_in_progress(void **state)
 	p1 = sense_progress(h);
 	h_exec(h, 0, H_CDB(0x12, 0, 0, 0, 96, 0), SCSI_DIR_READ, buf, 96);
 	h_expect_good(h);
-	h_exec(h, 0, H_CDB(0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0), SCSI_DIR_READ,
-	     buf, 256);
+	h_exec(h, 0, H_CDB(0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0),
+	       SCSI_DIR_READ, buf, 256);
 	h_expect_good(h);
 	h_exec(h, 0, H_CDB(0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0),
-	     SCSI_DIR_READ, buf, 256);
+	       SCSI_DIR_READ, buf, 256);
 	h_expect_good(h);
 	h_exec(h, 0, H_CDB(0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0), SCSI_DIR_READ, buf,
-	     512);
+	       512);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x1b);
 	sanitize(h, 0, S_BLOCK_ERASE, NULL, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x1b);
@@ -1913,7 +1918,8 @@ static void test_sanitize_in_progress(void **state)
 	p2 = (uint16_t)(buf[16] << 8 | buf[17]);
 	assert_true(p2 > p1);
 	for (i = 0; i < 3000; i++) { /* bounded: 30 s of 10 ms polls */
-		h_exec(h, 0, H_CDB(0x00, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
+		h_exec(h, 0, H_CDB(0x00, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL,
+		       0);
 		if (h->cmd.status == SCSI_GOOD)
 			break;
 		usleep(10000);
@@ -1949,8 +1955,8 @@ int main(void)
 		T(test_read_short_buffer),
 		T(test_write_short_buffer),
 		T(test_fragmented_iovecs),
-		cmocka_unit_test_setup_teardown(test_fua_file_store,
-						setup_file, teardown),
+		cmocka_unit_test_setup_teardown(test_fua_file_store, setup_file,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_file_store_out_of_fds,
 						setup_file, teardown),
 		T(test_verify),

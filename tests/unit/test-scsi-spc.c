@@ -34,8 +34,9 @@ static struct harness *one_lun(void)
  * opcode table: REPORT TARGET PORT GROUPS is offered only with ALUA.
  */
 static struct scsi_alua one_group = {
-	.ngroups = 1, .nports = 1,
-	.groups = { { .name = "a", .id = 1 } },
+	.ngroups = 1,
+	.nports = 1,
+	.groups = {{.name = "a", .id = 1}},
 };
 
 static struct harness *one_lun_alua(void)
@@ -51,10 +52,10 @@ static uint8_t tur(struct harness *h, uint32_t lun)
 	return h_exec(h, lun, H_CDB(0, 0, 0, 0, 0, 0), SCSI_DIR_NONE, NULL, 0);
 }
 
-static uint8_t inquiry(struct harness *h, uint32_t lun, bool evpd,
-		       uint8_t page, uint16_t alloc, void *buf, size_t len)
+static uint8_t inquiry(struct harness *h, uint32_t lun, bool evpd, uint8_t page,
+		       uint16_t alloc, void *buf, size_t len)
 {
-	uint8_t cdb[6] = { 0x12, evpd, page };
+	uint8_t cdb[6] = {0x12, evpd, page};
 
 	put_be16(cdb + 3, alloc);
 	return h_exec(h, lun, cdb, sizeof(cdb), SCSI_DIR_READ, buf, len);
@@ -115,15 +116,18 @@ static void test_request_sense(void **state)
 	assert_int_equal(s.ascq, 0x02);
 	assert_int_equal(lun_set_state(h->luns, 0, LUN_ONLINE), 0);
 	/* informational exceptions TEST, DEXCPT off: a false failure */
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_TEST, LUN_NEXUS_NONE), 0);
+	assert_int_equal(
+		lun_mode_set(h->luns, 0, LUN_MODE_TEST, LUN_NEXUS_NONE), 0);
 	h_clear_ua(h, 0);
 	h_exec(h, 0, H_CDB(0x03, 0, 0, 0, 252, 0), SCSI_DIR_READ, buf, 252);
 	assert_true(h_sense_parse(buf, h->cmd.data_len, &s));
 	assert_int_equal(s.key, SK_NO_SENSE);
 	assert_int_equal(s.asc, 0x5d);
 	assert_int_equal(s.ascq, 0xff);
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_TEST |
-				      LUN_MODE_DEXCPT, LUN_NEXUS_NONE), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0,
+				      LUN_MODE_TEST | LUN_MODE_DEXCPT,
+				      LUN_NEXUS_NONE),
+			 0);
 	h_clear_ua(h, 0);
 	h_exec(h, 0, H_CDB(0x03, 0, 0, 0, 252, 0), SCSI_DIR_READ, buf, 252);
 	assert_true(h_sense_parse(buf, h->cmd.data_len, &s));
@@ -146,14 +150,14 @@ static void test_inquiry_standard(void **state)
 	inquiry(h, 0, false, 0, 4096, buf, sizeof(buf));
 	h_expect_good(h);
 	assert_int_equal(h->cmd.data_len, 96);
-	assert_int_equal(buf[0], 0x00);          /* direct access, connected */
-	assert_int_equal(buf[1], 0x00);          /* not removable */
-	assert_int_equal(buf[2], 0x06);          /* SPC-4 */
-	assert_int_equal(buf[3], 0x12);          /* HISUP, format 2 */
+	assert_int_equal(buf[0], 0x00); /* direct access, connected */
+	assert_int_equal(buf[1], 0x00); /* not removable */
+	assert_int_equal(buf[2], 0x06); /* SPC-4 */
+	assert_int_equal(buf[3], 0x12); /* HISUP, format 2 */
 	assert_int_equal(buf[4], 96 - 5);
-	assert_int_equal(buf[5] & 0x30, 0);      /* no ALUA */
-	assert_int_equal(buf[5] & 0x08, 0x08);   /* 3PC: EXTENDED COPY */
-	assert_int_equal(buf[7] & 0x02, 0x02);   /* CMDQUE */
+	assert_int_equal(buf[5] & 0x30, 0); /* no ALUA */
+	assert_int_equal(buf[5] & 0x08, 0x08); /* 3PC: EXTENDED COPY */
+	assert_int_equal(buf[7] & 0x02, 0x02); /* CMDQUE */
 	assert_memory_equal(buf + 8, "SDSWARM ", 8);
 	assert_memory_equal(buf + 16, "VDISK           ", 16);
 	assert_memory_equal(buf + 32, "0001", 4);
@@ -219,13 +223,11 @@ static void test_vpd_supported_and_each(void **state)
 	assert_int_equal(list[1], 0);
 	n = get_be16(list + 2);
 	assert_int_equal(h->cmd.data_len, 4 + n);
-	assert_memory_equal(list + 4,
-			    ((uint8_t[]){ 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 }),
-			    6);
+	assert_memory_equal(
+		list + 4, ((uint8_t[]){0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2}), 6);
 	assert_int_equal(n, 6);
 	for (i = 0; i < n; i++) {
-		inquiry(h, 0, true, list[4 + i], sizeof(buf), buf,
-			sizeof(buf));
+		inquiry(h, 0, true, list[4 + i], sizeof(buf), buf, sizeof(buf));
 		h_expect_good(h);
 		assert_int_equal(buf[1], list[4 + i]);
 		assert_int_equal(h->cmd.data_len, 4u + get_be16(buf + 2));
@@ -267,8 +269,8 @@ struct desig {
 	const uint8_t *d;
 };
 
-static unsigned int parse_devid(const uint8_t *p, size_t len,
-				struct desig *out, unsigned int max)
+static unsigned int parse_devid(const uint8_t *p, size_t len, struct desig *out,
+				unsigned int max)
 {
 	size_t off = 4, end = 4 + get_be16(p + 2);
 	unsigned int n = 0;
@@ -322,20 +324,20 @@ static void test_vpd_device_identification(void **state)
 	h_expect_good(h);
 	n = parse_devid(buf, h->cmd.data_len, d, 8);
 	assert_int_equal(n, 3);
-	x = find_desig(d, n, 3, 0);              /* NAA, logical unit */
+	x = find_desig(d, n, 3, 0); /* NAA, logical unit */
 	assert_non_null(x);
 	assert_int_equal(x->code_set, 1);
 	assert_int_equal(x->piv, 0);
 	assert_int_equal(x->len, 16);
-	assert_int_equal(x->d[0] >> 4, 6);       /* NAA 6 */
+	assert_int_equal(x->d[0] >> 4, 6); /* NAA 6 */
 	assert_int_equal(get_be64(x->d), li.wwn_hi);
 	assert_int_equal(get_be64(x->d + 8), li.wwn_lo);
-	x = find_desig(d, n, 4, 1);              /* relative target port */
+	x = find_desig(d, n, 4, 1); /* relative target port */
 	assert_non_null(x);
 	assert_int_equal(x->len, 4);
 	assert_int_equal(get_be16(x->d + 2), 1);
 	assert_int_equal(x->piv, 0);
-	x = find_desig(d, n, 5, 1);              /* target port group */
+	x = find_desig(d, n, 5, 1); /* target port group */
 	assert_non_null(x);
 	assert_int_equal(get_be16(x->d + 2), 0);
 
@@ -351,7 +353,7 @@ static void test_vpd_device_identification(void **state)
 	n = parse_devid(buf, h->cmd.data_len, d, 8);
 	assert_int_equal(n, 5);
 	x = find_desig(d, n, 3, 0);
-	assert_int_equal(x->piv, 0);             /* LU designators: never */
+	assert_int_equal(x->piv, 0); /* LU designators: never */
 	assert_int_equal(x->proto, 0);
 	x = find_desig(d, n, 4, 1);
 	assert_int_equal(get_be16(x->d + 2), 3);
@@ -359,14 +361,14 @@ static void test_vpd_device_identification(void **state)
 	assert_int_equal(x->proto, 5);
 	x = find_desig(d, n, 5, 1);
 	assert_int_equal(get_be16(x->d + 2), 7);
-	x = find_desig(d, n, 8, 2);              /* SCSI name, target device */
+	x = find_desig(d, n, 8, 2); /* SCSI name, target device */
 	assert_non_null(x);
 	assert_int_equal(x->code_set, 3);
 	assert_int_equal(x->piv, 1);
 	assert_int_equal(x->len % 4, 0);
 	assert_true(x->len > strlen(tname));
 	assert_string_equal((const char *)x->d, tname);
-	x = find_desig(d, n, 8, 1);              /* SCSI name, target port */
+	x = find_desig(d, n, 8, 1); /* SCSI name, target port */
 	assert_non_null(x);
 	assert_int_equal(x->len % 4, 0);
 	assert_string_equal((const char *)x->d, pname);
@@ -404,37 +406,36 @@ static void test_vpd_block_pages(void **state)
 	inquiry(h, 0, true, 0xb0, sizeof(b), b, sizeof(b));
 	h_expect_good(h);
 	assert_int_equal(get_be16(b + 2), 0x3c);
-	assert_int_equal(b[4] & 1, 0);                   /* WSNZ */
-	assert_int_equal(b[5], 1);                       /* COMPARE AND WRITE */
-	assert_int_equal(get_be16(b + 6), 8);            /* 4 KiB physical */
+	assert_int_equal(b[4] & 1, 0); /* WSNZ */
+	assert_int_equal(b[5], 1); /* COMPARE AND WRITE */
+	assert_int_equal(get_be16(b + 6), 8); /* 4 KiB physical */
 	assert_int_equal(get_be32(b + 8), 65535);
 	assert_int_equal(get_be32(b + 12), 128);
 	assert_int_equal(get_be32(b + 20), 1u << 22);
 	assert_int_equal(get_be32(b + 24), 256);
-	assert_int_equal(get_be32(b + 28),
-			 store_granularity(h->store) / 512);
-	assert_int_equal(get_be32(b + 32), 0x80000000u);  /* UGAVALID, 0 */
+	assert_int_equal(get_be32(b + 28), store_granularity(h->store) / 512);
+	assert_int_equal(get_be32(b + 32), 0x80000000u); /* UGAVALID, 0 */
 	assert_int_equal(get_be64(b + 36), 1u << 22);
 
 	inquiry(h, 1, true, 0xb0, sizeof(b), b, sizeof(b));
-	assert_int_equal(get_be32(b + 20), 0);           /* no UNMAP */
+	assert_int_equal(get_be32(b + 20), 0); /* no UNMAP */
 	assert_int_equal(get_be32(b + 24), 0);
 	assert_int_equal(get_be32(b + 32), 0);
 	assert_int_equal(get_be16(b + 6), 1);
 
 	inquiry(h, 0, true, 0xb1, sizeof(b), b, sizeof(b));
 	assert_int_equal(get_be16(b + 2), 0x3c);
-	assert_int_equal(get_be16(b + 4), 1);            /* non-rotating */
+	assert_int_equal(get_be16(b + 4), 1); /* non-rotating */
 	inquiry(h, 1, true, 0xb1, sizeof(b), b, sizeof(b));
 	assert_int_equal(get_be16(b + 4), 7200);
 
 	inquiry(h, 0, true, 0xb2, sizeof(b), b, sizeof(b));
 	assert_int_equal(get_be16(b + 2), 4);
 	assert_int_equal(b[5], 0x80 | 0x40 | 0x20 | 0x04); /* LBPU WS WS10 RZ */
-	assert_int_equal(b[6] & 7, 2);                   /* thin */
+	assert_int_equal(b[6] & 7, 2); /* thin */
 	inquiry(h, 1, true, 0xb2, sizeof(b), b, sizeof(b));
 	assert_int_equal(b[5], 0);
-	assert_int_equal(b[6] & 7, 0);                   /* full */
+	assert_int_equal(b[6] & 7, 0); /* full */
 	h_free(h);
 }
 
@@ -462,7 +463,7 @@ static void test_vpd_block_limits_unlimited(void **state)
 static uint8_t report_luns(struct harness *h, uint32_t lun, uint8_t sel,
 			   uint32_t alloc, void *buf, size_t len)
 {
-	uint8_t cdb[12] = { 0xa0, 0, sel };
+	uint8_t cdb[12] = {0xa0, 0, sel};
 
 	put_be32(cdb + 6, alloc);
 	return h_exec(h, lun, cdb, sizeof(cdb), SCSI_DIR_READ, buf, len);
@@ -546,10 +547,9 @@ static void test_report_luns_16384(void **state)
 		assert_int_equal(lun, i);
 		assert_int_equal(e[0] & 0xc0, i < 256 ? 0x00 : 0x40);
 	}
-	assert_memory_equal(buf + 8 + 8 * 255, ((uint8_t[8]){ 0x00, 0xff }), 8);
-	assert_memory_equal(buf + 8 + 8 * 256, ((uint8_t[8]){ 0x41, 0x00 }), 8);
-	assert_memory_equal(buf + 8 + 8 * 16383, ((uint8_t[8]){ 0x7f, 0xff }),
-			    8);
+	assert_memory_equal(buf + 8 + 8 * 255, ((uint8_t[8]){0x00, 0xff}), 8);
+	assert_memory_equal(buf + 8 + 8 * 256, ((uint8_t[8]){0x41, 0x00}), 8);
+	assert_memory_equal(buf + 8 + 8 * 16383, ((uint8_t[8]){0x7f, 0xff}), 8);
 
 	/* truncated by the allocation length, by the transfer length */
 	memset(buf, 0xee, len);
@@ -589,14 +589,14 @@ static void test_report_luns_16384(void **state)
 static uint8_t mode_sense6(struct harness *h, uint8_t b1, uint8_t page,
 			   uint8_t sub, uint8_t alloc, void *buf, size_t len)
 {
-	return h_exec(h, 0, H_CDB(0x1a, b1, page, sub, alloc, 0),
-		      SCSI_DIR_READ, buf, len);
+	return h_exec(h, 0, H_CDB(0x1a, b1, page, sub, alloc, 0), SCSI_DIR_READ,
+		      buf, len);
 }
 
 static uint8_t mode_sense10(struct harness *h, uint8_t b1, uint8_t page,
 			    uint16_t alloc, void *buf, size_t len)
 {
-	uint8_t cdb[10] = { 0x5a, b1, page };
+	uint8_t cdb[10] = {0x5a, b1, page};
 
 	put_be16(cdb + 7, alloc);
 	return h_exec(h, 0, cdb, sizeof(cdb), SCSI_DIR_READ, buf, len);
@@ -626,19 +626,19 @@ static void test_mode_sense_all(void **state)
 	assert_int_equal(h->cmd.data_len, 4 + 8 + 20 + 12 + 12);
 	assert_int_equal(b[0], h->cmd.data_len - 1);
 	assert_int_equal(b[1], 0);
-	assert_int_equal(b[2], 0x10);                    /* DPOFUA, not WP */
+	assert_int_equal(b[2], 0x10); /* DPOFUA, not WP */
 	assert_int_equal(b[3], 8);
 	assert_int_equal(get_be32(b + 4), GIB / 512);
 	assert_int_equal(get_be24(b + 9), 512);
 	assert_int_equal(b[12], 0x08);
 	assert_int_equal(b[13], 0x12);
-	assert_int_equal(b[14] & 0x05, 0x04);            /* WCE, not RCD */
+	assert_int_equal(b[14] & 0x05, 0x04); /* WCE, not RCD */
 	assert_int_equal(b[32], 0x0a);
 	assert_int_equal(b[33], 0x0a);
-	assert_int_equal(b[34] & 0x04, 0);               /* D_SENSE off */
+	assert_int_equal(b[34] & 0x04, 0); /* D_SENSE off */
 	assert_int_equal(b[44], 0x1c);
 	assert_int_equal(b[45], 0x0a);
-	assert_int_equal(b[47] & 0x0f, 6);               /* MRIE */
+	assert_int_equal(b[47] & 0x0f, 6); /* MRIE */
 	/* subpage FFh: the same pages (none has subpages) */
 	mode_sense6(h, 0, 0x3f, 0xff, 255, b, sizeof(b));
 	h_expect_good(h);
@@ -670,12 +670,13 @@ static void test_mode_sense_pc(void **state)
 	const uint8_t *pg;
 
 	(void)state;
-	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_RCD |
-				      LUN_MODE_SWP, LUN_NEXUS_NONE), 0);
+	assert_int_equal(lun_mode_set(h->luns, 0, LUN_MODE_RCD | LUN_MODE_SWP,
+				      LUN_NEXUS_NONE),
+			 0);
 	h_clear_ua(h, 0);
 	/* current */
 	mode_sense6(h, 0x08, 0x3f, 0, 255, b, sizeof(b));
-	assert_int_equal(b[2], 0x80 | 0x10);             /* WP */
+	assert_int_equal(b[2], 0x80 | 0x10); /* WP */
 	pg = find_page(b, 4, h->cmd.data_len, 0x08);
 	assert_int_equal(pg[2] & 0x05, 0x01);
 	pg = find_page(b, 4, h->cmd.data_len, 0x0a);
@@ -747,7 +748,7 @@ static void test_mode_sense10_descriptors(void **state)
 	/* the long descriptor with LLBAA */
 	mode_sense10(h, 0x10, 0x0a, 512, b, sizeof(b));
 	h_expect_good(h);
-	assert_int_equal(b[4] & 1, 1);                   /* LONGLBA */
+	assert_int_equal(b[4] & 1, 1); /* LONGLBA */
 	assert_int_equal(get_be16(b + 6), 16);
 	assert_int_equal(get_be64(b + 8), 4096 * GIB / 4096);
 	assert_int_equal(get_be32(b + 20), 4096);
@@ -760,7 +761,7 @@ static void test_mode_sense10_descriptors(void **state)
 	h_free(h);
 
 	h = h_new(16);
-	g = h_group("huge", 0, 1, 4096 * GIB);     /* 2^33 blocks */
+	g = h_group("huge", 0, 1, 4096 * GIB); /* 2^33 blocks */
 	h_add_group(h, &g);
 	h_clear_ua(h, 0);
 	mode_sense10(h, 0, 0x0a, 512, b, sizeof(b));
@@ -781,7 +782,7 @@ static uint8_t mode_select6(struct harness *h, uint8_t b1, const void *p,
 
 static uint8_t mode_select10(struct harness *h, const void *p, uint16_t len)
 {
-	uint8_t cdb[10] = { 0x55, 0x10 };
+	uint8_t cdb[10] = {0x55, 0x10};
 
 	put_be16(cdb + 7, len);
 	h->iov.iov_base = (void *)p;
@@ -867,7 +868,7 @@ static void test_mode_select_caching(void **state)
 	/* MODE SELECT (10) with a block descriptor turns it back on */
 	memset(list, 0, sizeof(list));
 	put_be16(list + 6, 8);
-	put_be32(list + 8, 12345);        /* ignored */
+	put_be32(list + 8, 12345); /* ignored */
 	put_be24(list + 13, 512);
 	mode_sense6(h, 0x08, 0x08, 0, 64, b, sizeof(b));
 	memcpy(list + 16, b + 4, 20);
@@ -886,14 +887,14 @@ static void test_mode_select_caching(void **state)
 static void test_mode_select_d_sense(void **state)
 {
 	struct harness *h = one_lun();
-	uint8_t list[4 + 12] = { 0 }, b[64];
+	uint8_t list[4 + 12] = {0}, b[64];
 	struct h_sense s;
 
 	(void)state;
 	clear_ua_from(h, 1, 0);
 	mode_sense6(h, 0x08, 0x0a, 0, 64, b, sizeof(b));
 	memcpy(list + 4, b + 4, 12);
-	list[4 + 2] |= 0x04;              /* D_SENSE */
+	list[4 + 2] |= 0x04; /* D_SENSE */
 	mode_select6(h, 0x10, list, sizeof(list));
 	h_expect_good(h);
 	/*
@@ -924,7 +925,7 @@ static void test_mode_select_d_sense(void **state)
 static void test_mode_select_qerr_swp_ie(void **state)
 {
 	struct harness *h = one_lun();
-	uint8_t list[4 + 12 + 12] = { 0 }, b[128];
+	uint8_t list[4 + 12 + 12] = {0}, b[128];
 	struct lun_info li;
 
 	(void)state;
@@ -932,14 +933,14 @@ static void test_mode_select_qerr_swp_ie(void **state)
 	memcpy(list + 4, b + 4, 12);
 	mode_sense6(h, 0x08, 0x1c, 0, 64, b, sizeof(b));
 	memcpy(list + 16, b + 4, 12);
-	list[4 + 3] |= 0x02;              /* QERR 01b */
-	list[4 + 4] |= 0x08;              /* SWP */
-	list[16 + 2] |= 0x08 | 0x04;      /* DEXCPT, TEST */
+	list[4 + 3] |= 0x02; /* QERR 01b */
+	list[4 + 4] |= 0x08; /* SWP */
+	list[16 + 2] |= 0x08 | 0x04; /* DEXCPT, TEST */
 	mode_select6(h, 0x10, list, sizeof(list));
 	h_expect_good(h);
 	assert_int_equal(lun_get(h->luns, 0, &li), 0);
 	assert_int_equal(li.mode, LUN_MODE_WCE | LUN_MODE_QERR | LUN_MODE_SWP |
-			 LUN_MODE_DEXCPT | LUN_MODE_TEST);
+					  LUN_MODE_DEXCPT | LUN_MODE_TEST);
 	lun_put(h->luns, &li);
 	h_clear_ua(h, 0);
 	/* QERR 11b and 10b are not offered */
@@ -1017,7 +1018,7 @@ static void test_mode_select_errors(void **state)
 	mode_select6(h, 0x10, list, (uint8_t)n);
 	h_expect_invalid_param(h, 6, 7);
 	RESET();
-	list[4 + 13] = 1;                 /* NUMBER OF CACHE SEGMENTS */
+	list[4 + 13] = 1; /* NUMBER OF CACHE SEGMENTS */
 	mode_select6(h, 0x10, list, (uint8_t)n);
 	h_expect_invalid_param(h, 4 + 13, 0);
 	/* lengths: shorter than the header, cutting a page, Data-Out short */
@@ -1030,15 +1031,15 @@ static void test_mode_select_errors(void **state)
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x1a, 0x00);
 	h->iov.iov_base = list;
 	h->iov.iov_len = n;
-	h_exec_iov(h, 0, H_CDB(0x15, 0x10, 0, 0, (uint8_t)n, 0),
-		   SCSI_DIR_WRITE, &h->iov, 1, (uint32_t)n - 4);
+	h_exec_iov(h, 0, H_CDB(0x15, 0x10, 0, 0, (uint8_t)n, 0), SCSI_DIR_WRITE,
+		   &h->iov, 1, (uint32_t)n - 4);
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x1a, 0x00);
 	/* a good page (WCE off) followed by a bad one changes nothing */
 	memcpy(list, good, n);
 	list[4 + 2] &= (uint8_t)~0x04;
 	mode_sense6(h, 0x08, 0x0a, 0, 64, b, sizeof(b));
 	memcpy(list + n, b + 4, 12);
-	list[n + 2] |= 0x01;              /* RLEC: not changeable */
+	list[n + 2] |= 0x01; /* RLEC: not changeable */
 	mode_select6(h, 0x10, list, (uint8_t)(n + 12));
 	h_expect_invalid_param(h, n + 2, 0);
 	assert_int_equal(lun_get(h->luns, 0, &li), 0);
@@ -1064,11 +1065,11 @@ static void test_start_stop_unit(void **state)
 	struct lun_info li;
 
 	(void)state;
-	start_stop(h, 0, 0x00);           /* stop */
+	start_stop(h, 0, 0x00); /* stop */
 	h_expect_good(h);
 	tur(h, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x02);
-	start_stop(h, 1, 0x01);           /* start, IMMED: what sd sends */
+	start_stop(h, 1, 0x01); /* start, IMMED: what sd sends */
 	h_expect_good(h);
 	tur(h, 0);
 	h_expect_good(h);
@@ -1077,7 +1078,7 @@ static void test_start_stop_unit(void **state)
 	h_expect_good(h);
 	tur(h, 0);
 	h_expect_good(h);
-	start_stop(h, 0, 0x04);           /* stop, NO_FLUSH */
+	start_stop(h, 0, 0x04); /* stop, NO_FLUSH */
 	tur(h, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x04, 0x02);
 	start_stop(h, 0, 0x11);
@@ -1179,11 +1180,11 @@ static void test_removable_medium(void **state)
 	h_expect_good(h);
 	tur(h, 0);
 	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
-	h_exec(h, 0, H_CDB(0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0), SCSI_DIR_READ,
-	       buf, 8);
+	h_exec(h, 0, H_CDB(0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0), SCSI_DIR_READ, buf,
+	       8);
 	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
-	h_exec(h, 0, H_CDB(0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0), SCSI_DIR_READ,
-	       buf, 512);
+	h_exec(h, 0, H_CDB(0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0), SCSI_DIR_READ, buf,
+	       512);
 	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
 	cmd6_from(h, 0, 0x1b, 0x01); /* START without LOEJ: still none */
 	h_expect_sense(h, SK_NOT_READY, 0x3a, 0x00);
@@ -1208,7 +1209,8 @@ static void test_removable_medium(void **state)
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
 	tur(h, 0);
 	h_expect_good(h);
-	cmd6_from(h, 1, PREVENT_ALLOW, 0); /* nexus 1 allowing changes nothing */
+	cmd6_from(h, 1, PREVENT_ALLOW,
+		  0); /* nexus 1 allowing changes nothing */
 	cmd6_from(h, 1, 0x1b, EJECT);
 	h_expect_sense(h, SK_ILLEGAL_REQUEST, 0x53, 0x02);
 	cmd6_from(h, 0, PREVENT_ALLOW, 0);
@@ -1253,15 +1255,15 @@ static uint8_t rsoc_lun(struct harness *h, uint32_t lun, uint8_t b2,
 			uint8_t opcode, uint16_t sa, uint32_t alloc, void *buf,
 			size_t len)
 {
-	uint8_t cdb[12] = { 0xa3, 0x0c, b2, opcode };
+	uint8_t cdb[12] = {0xa3, 0x0c, b2, opcode};
 
 	put_be16(cdb + 4, sa);
 	put_be32(cdb + 6, alloc);
 	return h_exec(h, lun, cdb, sizeof(cdb), SCSI_DIR_READ, buf, len);
 }
 
-static uint8_t rsoc(struct harness *h, uint8_t b2, uint8_t opcode,
-		    uint16_t sa, uint32_t alloc, void *buf, size_t len)
+static uint8_t rsoc(struct harness *h, uint8_t b2, uint8_t opcode, uint16_t sa,
+		    uint32_t alloc, void *buf, size_t len)
 {
 	return rsoc_lun(h, 0, b2, opcode, sa, alloc, buf, len);
 }
@@ -1287,7 +1289,7 @@ static void test_rsoc_per_lun(void **state)
 	struct harness *h = h_new(16);
 	struct lun_group thin = h_group("thin", 0, 1, GIB);
 	struct lun_group full = h_group("full", 1, 1, GIB);
-	uint8_t buf[4096], one[64], list[24] = { 0, 22, 0, 16 };
+	uint8_t buf[4096], one[64], list[24] = {0, 22, 0, 16};
 	unsigned int n = 0;
 
 	(void)state;

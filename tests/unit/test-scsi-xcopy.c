@@ -23,13 +23,13 @@
 #include "scsi-harness.h"
 
 /* The fixture's LUNs. */
-#define L_A 0        /* 512-byte blocks, thin */
-#define L_B 1        /* 512-byte blocks, thin */
-#define L_BIG 2      /* 4096-byte blocks, thick */
-#define L_ABSENT 7   /* in the table's range, never created */
+#define L_A 0 /* 512-byte blocks, thin */
+#define L_B 1 /* 512-byte blocks, thin */
+#define L_BIG 2 /* 4096-byte blocks, thick */
+#define L_ABSENT 7 /* in the table's range, never created */
 
-#define SMALL_BLOCKS 8192u   /* 4 MiB of 512 */
-#define BIG_BLOCKS 1024u     /* 4 MiB of 4096 */
+#define SMALL_BLOCKS 8192u /* 4 MiB of 512 */
+#define BIG_BLOCKS 1024u /* 4 MiB of 4096 */
 
 /* What OPERATING PARAMETERS must report (xcopy.c's limits). */
 #define MAX_CSCD 16u
@@ -77,8 +77,8 @@ static void clear_ua(struct t *t, uint32_t lun)
 		if (x_exec(t, t->nexus, lun, H_CDB(0, 0, 0, 0, 0, 0),
 			   SCSI_DIR_NONE, NULL, 0) == SCSI_GOOD)
 			return;
-		assert_true(h_sense_parse(t->h->cmd.sense,
-					  t->h->cmd.sense_len, &s));
+		assert_true(h_sense_parse(t->h->cmd.sense, t->h->cmd.sense_len,
+					  &s));
 		assert_int_equal(s.key, SK_UNIT_ATTENTION);
 	}
 	fail_msg("LUN %u: unit attentions do not clear", lun);
@@ -115,11 +115,11 @@ static uint16_t get16(const uint8_t *p)
 
 static struct t setup(void)
 {
-	struct t t = { .h = h_new(16), .nexus = next_nexus++ };
-	struct lun_group g = h_group("small", 0, 2,
-				     (uint64_t)SMALL_BLOCKS * 512);
-	struct lun_group big = h_group("big", L_BIG, 1,
-				       (uint64_t)BIG_BLOCKS * 4096);
+	struct t t = {.h = h_new(16), .nexus = next_nexus++};
+	struct lun_group g =
+		h_group("small", 0, 2, (uint64_t)SMALL_BLOCKS * 512);
+	struct lun_group big =
+		h_group("big", L_BIG, 1, (uint64_t)BIG_BLOCKS * 4096);
 
 	big.block_size = 4096;
 	big.thin = false;
@@ -140,7 +140,8 @@ static void lun_naa(struct t *t, uint32_t lun, uint8_t naa[16])
 
 	assert_int_equal(x_exec(t, t->nexus, lun,
 				H_CDB(0x12, 0x01, 0x83, 0x02, 0x00, 0),
-				SCSI_DIR_READ, buf, sizeof(buf)), SCSI_GOOD);
+				SCSI_DIR_READ, buf, sizeof(buf)),
+			 SCSI_GOOD);
 	end = 4 + get16(buf + 2);
 	for (off = 4; off + 4 <= end; off += 4 + buf[off + 3]) {
 		if ((buf[off + 1] & 0x3f) == 0x03 && buf[off + 3] == 16) {
@@ -156,8 +157,8 @@ static void cscd(uint8_t *d, const uint8_t naa[16], uint32_t block_size)
 {
 	memset(d, 0, CSCD);
 	d[0] = 0xe4;
-	d[4] = 0x01;            /* binary */
-	d[5] = 0x03;            /* LU association, NAA */
+	d[4] = 0x01; /* binary */
+	d[5] = 0x03; /* LU association, NAA */
 	d[7] = 16;
 	memcpy(d + 8, naa, 16);
 	d[29] = (uint8_t)(block_size >> 16);
@@ -192,7 +193,7 @@ static void list_hdr(uint8_t *p, uint8_t list_id, unsigned int usage,
 
 static uint8_t xcopy(struct t *t, uint32_t lun, uint8_t *list, uint32_t len)
 {
-	uint8_t cdb[16] = { 0x83 };
+	uint8_t cdb[16] = {0x83};
 
 	put32(cdb + 10, len);
 	return x_exec(t, t->nexus, lun, cdb, sizeof(cdb),
@@ -203,7 +204,7 @@ static uint8_t xcopy(struct t *t, uint32_t lun, uint8_t *list, uint32_t len)
 static uint8_t rcr(struct t *t, uint32_t nexus, uint32_t lun, uint8_t sa,
 		   uint8_t list_id, uint8_t *buf, uint32_t alloc)
 {
-	uint8_t cdb[16] = { 0x84, sa, list_id };
+	uint8_t cdb[16] = {0x84, sa, list_id};
 
 	put32(cdb + 10, alloc);
 	memset(buf, 0xee, alloc);
@@ -217,10 +218,10 @@ static uint8_t pat(uint32_t seed, uint64_t lba, size_t k)
 	return (uint8_t)(seed * 131u + lba * 7u + k * 13u + 1u);
 }
 
-static void write_pattern(struct t *t, uint32_t lun, uint32_t bs,
-			  uint64_t lba, uint32_t n, uint32_t seed)
+static void write_pattern(struct t *t, uint32_t lun, uint32_t bs, uint64_t lba,
+			  uint32_t n, uint32_t seed)
 {
-	uint8_t cdb[16] = { 0x8a };
+	uint8_t cdb[16] = {0x8a};
 	size_t len = (size_t)n * bs, k;
 	uint8_t *buf = malloc(len);
 
@@ -230,7 +231,8 @@ static void write_pattern(struct t *t, uint32_t lun, uint32_t bs,
 	put64(cdb + 2, lba);
 	put32(cdb + 10, n);
 	assert_int_equal(x_exec(t, t->nexus, lun, cdb, sizeof(cdb),
-				SCSI_DIR_WRITE, buf, len), SCSI_GOOD);
+				SCSI_DIR_WRITE, buf, len),
+			 SCSI_GOOD);
 	free(buf);
 }
 
@@ -241,7 +243,7 @@ static void write_pattern(struct t *t, uint32_t lun, uint32_t bs,
 static bool holds(struct t *t, uint32_t lun, uint32_t bs, uint64_t lba,
 		  uint32_t n, uint32_t seed, uint64_t from, uint32_t from_bs)
 {
-	uint8_t cdb[16] = { 0x88 };
+	uint8_t cdb[16] = {0x88};
 	size_t len = (size_t)n * bs, k;
 	uint8_t *buf = malloc(len);
 	bool ok = true;
@@ -250,10 +252,13 @@ static bool holds(struct t *t, uint32_t lun, uint32_t bs, uint64_t lba,
 	put64(cdb + 2, lba);
 	put32(cdb + 10, n);
 	assert_int_equal(x_exec(t, t->nexus, lun, cdb, sizeof(cdb),
-				SCSI_DIR_READ, buf, len), SCSI_GOOD);
+				SCSI_DIR_READ, buf, len),
+			 SCSI_GOOD);
 	for (k = 0; k < len && ok; k++) {
-		uint8_t want = seed == UINT32_MAX ? 0 :
-			       pat(seed, from + k / from_bs, k % from_bs);
+		uint8_t want =
+			seed == UINT32_MAX
+				? 0
+				: pat(seed, from + k / from_bs, k % from_bs);
 
 		ok = buf[k] == want;
 	}
@@ -316,8 +321,8 @@ static void set_d_sense(struct t *t, uint32_t lun)
 	assert_int_equal(lun_get(t->h->luns, lun, &li), 0);
 	lun_put(t->h->luns, &li);
 	assert_int_equal(lun_mode_set(t->h->luns, lun,
-				      li.mode | LUN_MODE_D_SENSE,
-				      t->nexus), 0);
+				      li.mode | LUN_MODE_D_SENSE, t->nexus),
+			 0);
 }
 
 /* ---- copies ------------------------------------------------------------ */
@@ -636,7 +641,7 @@ static void test_copy_target_errors(void **state)
 	xcopy(&t, L_A, p, HDR + 2 * CSCD + 2 * SEG);
 	expect_aborted(&t, 0x00, 0x00, 1, HDR + 2 * CSCD + SEG + 20);
 	f = forwarded(&t);
-	assert_int_equal(f[2] & 0x0f, 0x2);            /* destination */
+	assert_int_equal(f[2] & 0x0f, 0x2); /* destination */
 	assert_int_equal(f[3], SCSI_CHECK_CONDITION);
 	assert_int_equal(f[4], 0x70);
 	assert_int_equal(f[4 + 2] & 0x0f, SK_ILLEGAL_REQUEST);
@@ -674,17 +679,19 @@ static void test_copy_target_errors(void **state)
 static void reserve(struct t *t, uint32_t nexus, uint32_t lun, uint64_t key,
 		    uint8_t type)
 {
-	uint8_t pl[24] = { 0 };
+	uint8_t pl[24] = {0};
 
 	put64(pl + 8, key);
 	assert_int_equal(x_exec(t, nexus, lun,
 				H_CDB(0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0),
-				SCSI_DIR_WRITE, pl, sizeof(pl)), SCSI_GOOD);
+				SCSI_DIR_WRITE, pl, sizeof(pl)),
+			 SCSI_GOOD);
 	memset(pl, 0, sizeof(pl));
 	put64(pl, key);
 	assert_int_equal(x_exec(t, nexus, lun,
 				H_CDB(0x5f, 0x01, type, 0, 0, 0, 0, 0, 24, 0),
-				SCSI_DIR_WRITE, pl, sizeof(pl)), SCSI_GOOD);
+				SCSI_DIR_WRITE, pl, sizeof(pl)),
+			 SCSI_GOOD);
 }
 
 /*
@@ -716,7 +723,7 @@ static void test_reservations(void **state)
 	f = forwarded(&t);
 	assert_int_equal(f[2] & 0x0f, 0x2);
 	assert_int_equal(f[3], SCSI_RESERVATION_CONFLICT);
-	assert_int_equal(f[1], 2);                   /* no sense data */
+	assert_int_equal(f[1], 2); /* no sense data */
 	seg_b2b(p + HDR + 2 * CSCD, 1, 0, 8, 0, 100, false);
 	assert_int_equal(xcopy(&t, L_A, p, len), SCSI_GOOD);
 	assert_true(holds(&t, L_A, 512, 100, 8, 6, 0, 512));
@@ -759,13 +766,13 @@ static void test_operating_parameters(void **state)
 			 SCSI_GOOD);
 	assert_int_equal(t.h->cmd.data_len, 46);
 	assert_int_equal(get32(buf), 42);
-	assert_int_equal(buf[4] & 0x01, 1);           /* SNLID */
+	assert_int_equal(buf[4] & 0x01, 1); /* SNLID */
 	assert_int_equal(get16(buf + 8), MAX_CSCD);
 	assert_int_equal(get16(buf + 10), MAX_SEGS);
 	assert_int_equal(get32(buf + 12), MAX_LIST);
 	assert_int_equal(get32(buf + 16), MAX_SEG_BYTES);
-	assert_int_equal(get32(buf + 20), 0);         /* no inline data */
-	assert_int_equal(get32(buf + 24), 0);         /* no held data */
+	assert_int_equal(get32(buf + 20), 0); /* no inline data */
+	assert_int_equal(get32(buf + 24), 0); /* no held data */
 	assert_true(get16(buf + 34) >= 1);
 	assert_true(buf[36] >= 1);
 	assert_int_equal(buf[43], 2);
@@ -789,8 +796,8 @@ static void expect_status(struct t *t, uint32_t lun, uint8_t list_id,
 {
 	uint8_t buf[32];
 
-	assert_int_equal(rcr(t, t->nexus, lun, 0x00, list_id, buf,
-			     sizeof(buf)), SCSI_GOOD);
+	assert_int_equal(rcr(t, t->nexus, lun, 0x00, list_id, buf, sizeof(buf)),
+			 SCSI_GOOD);
 	assert_int_equal(t->h->cmd.data_len, 12);
 	assert_int_equal(get32(buf), 8);
 	assert_int_equal(buf[4] & 0x7f, status);
@@ -855,8 +862,7 @@ static void test_copy_status(void **state)
 
 	/* the second segment fails: past the end of the source */
 	list_hdr(p, 8, 0, 2 * CSCD, 2 * SEG);
-	seg_b2b(p + HDR + 2 * CSCD + SEG, 0, 1, 20, SMALL_BLOCKS - 1, 0,
-		false);
+	seg_b2b(p + HDR + 2 * CSCD + SEG, 0, 1, 20, SMALL_BLOCKS - 1, 0, false);
 	xcopy(&t, L_A, p, len);
 	expect_aborted(&t, 0x00, 0x00, 1, HDR + 2 * CSCD + SEG + 12);
 	sense_len = t.h->cmd.sense_len;

@@ -180,9 +180,9 @@ static void test_odd_sizes(void **state)
 				else
 					got = sdnum_idx_alloc(idx);
 				if (got != (int)i)
-					fail_msg("kind %zu size %u: id %d, "
-						 "expected %u",
-						 k, n, got, i);
+					fail_msg(
+						"kind %zu size %u: id %d, expected %u",
+						k, n, got, i);
 			}
 			assert_int_equal(sdnum_idx_alloc(idx), -ENOSPC);
 			assert_int_equal(sdnum_idx_alloc_range(idx, 0, n - 1),
@@ -368,9 +368,9 @@ static void run_property(uint32_t n, unsigned int ops, uint64_t seed)
 			for (k = 0; k < NKINDS; k++) {
 				got = sdnum_idx_alloc(idx[k]);
 				if (got != want)
-					fail_msg("op %u kind %zu alloc: %d, "
-						 "model %d",
-						 op, k, got, want);
+					fail_msg(
+						"op %u kind %zu alloc: %d, model %d",
+						op, k, got, want);
 			}
 			took = want >= 0;
 		} else if (dice < phase_alloc) {
@@ -386,9 +386,9 @@ static void run_property(uint32_t n, unsigned int ops, uint64_t seed)
 			for (k = 0; k < NKINDS; k++) {
 				got = sdnum_idx_alloc_range(idx[k], a, b);
 				if (got != want)
-					fail_msg("op %u kind %zu range %u..%u: "
-						 "%d, model %d",
-						 op, k, a, b, got, want);
+					fail_msg(
+						"op %u kind %zu range %u..%u: %d, model %d",
+						op, k, a, b, got, want);
 			}
 			took = want >= 0;
 		} else {
@@ -407,9 +407,9 @@ static void run_property(uint32_t n, unsigned int ops, uint64_t seed)
 			for (k = 0; k < NKINDS; k++) {
 				got = sdnum_idx_free(idx[k], id);
 				if (got != want)
-					fail_msg("op %u kind %zu free %u: %d, "
-						 "model %d",
-						 op, k, id, got, want);
+					fail_msg(
+						"op %u kind %zu free %u: %d, model %d",
+						op, k, id, got, want);
 			}
 			if (want == 0)
 				live[at] = live[--nlive];

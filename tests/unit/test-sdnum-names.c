@@ -66,10 +66,12 @@ static void test_prefixes(void **state)
 	assert_int_equal(sdnum_name("", 0, buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "a");
 	assert_int_equal(sdnum_name(NULL, 0, buf, sizeof(buf)), -EINVAL);
-	assert_int_equal(sdnum_name("sd", (uint32_t)INT_MAX + 1, buf,
-				    sizeof(buf)), -EINVAL);
-	assert_int_equal(sdnum_name("012345678901234567890123456789012", 0,
-				    buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(
+		sdnum_name("sd", (uint32_t)INT_MAX + 1, buf, sizeof(buf)),
+		-EINVAL);
+	assert_int_equal(sdnum_name("012345678901234567890123456789012", 0, buf,
+				    sizeof(buf)),
+			 -EINVAL);
 }
 
 static void test_buffer_size(void **state)
@@ -102,9 +104,11 @@ static void test_partitions(void **state)
 	assert_string_equal(buf, "mmcblk0p12");
 	assert_int_equal(sdnum_part_name("sda", 0, buf, sizeof(buf)), 3);
 	assert_string_equal(buf, "sda");
-	assert_int_equal(sdnum_part_name("sda", 256, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(sdnum_part_name("sda", 256, buf, sizeof(buf)),
+			 -EINVAL);
 	assert_int_equal(sdnum_part_name("", 1, buf, sizeof(buf)), -EINVAL);
-	assert_int_equal(sdnum_name_part("sd", 262143, 63, buf, sizeof(buf)), 8);
+	assert_int_equal(sdnum_name_part("sd", 262143, 63, buf, sizeof(buf)),
+			 8);
 	assert_string_equal(buf, "sdnwtl63");
 	assert_int_equal(sdnum_name_part("sd", 27, 255, buf, sizeof(buf)), 7);
 	assert_string_equal(buf, "sdab255");
@@ -130,7 +134,8 @@ static void test_exhaustive(void **state)
 		assert_true(n > 2);
 		if (i) {
 			/* shortlex order: strictly increasing means injective */
-			assert_true(n > pn || (n == pn && strcmp(buf, prev) > 0));
+			assert_true(n > pn ||
+				    (n == pn && strcmp(buf, prev) > 0));
 		}
 		assert_int_equal(sdnum_parse("sd", buf, &index, &part), 0);
 		assert_int_equal(index, i);
@@ -140,14 +145,15 @@ static void test_exhaustive(void **state)
 	}
 	/* and every partition of a few disks at each length boundary */
 	for (i = 0; i <= SDNUM_MAX_PART_NUMBER; i++) {
-		static const uint32_t disks[] = { 0, 25, 26, 701, 702, 18277,
-						  18278, 262143, 1048575 };
+		static const uint32_t disks[] = {
+			0, 25, 26, 701, 702, 18277, 18278, 262143, 1048575};
 		unsigned int d;
 
 		for (d = 0; d < ARRAY_SIZE(disks); d++) {
 			assert_true(sdnum_name_part("sd", disks[d], i, buf,
 						    sizeof(buf)) > 0);
-			assert_int_equal(sdnum_parse("sd", buf, &index, &part), 0);
+			assert_int_equal(sdnum_parse("sd", buf, &index, &part),
+					 0);
 			assert_int_equal(index, disks[d]);
 			assert_int_equal(part, i);
 		}
@@ -160,35 +166,35 @@ static void test_reject(void **state)
 		const char *name;
 		int err;
 	} bad[] = {
-		{ "", -EINVAL },
-		{ "sd", -EINVAL },       /* empty body */
-		{ "sd1", -EINVAL },      /* empty body */
-		{ "sdA", -EINVAL },      /* upper case */
-		{ "sdaB", -EINVAL },
-		{ "SDA", -EINVAL },
-		{ "sda0", -EINVAL },     /* partition 0 is the disk itself */
-		{ "sda01", -EINVAL },    /* leading zero */
-		{ "sda00", -EINVAL },
-		{ "sda256", -ERANGE },   /* DISK_MAX_PARTS */
-		{ "sda999", -ERANGE },
-		{ "sda1000", -ERANGE },
-		{ "sda99999999999999999999", -ERANGE },
-		{ "sda1x", -EINVAL },    /* trailing junk */
-		{ "sda1a", -EINVAL },
-		{ "sda ", -EINVAL },
-		{ "sda-1", -EINVAL },
-		{ "sda+1", -EINVAL },
-		{ " sda", -EINVAL },
-		{ "xda", -EINVAL },      /* wrong prefix */
-		{ "s", -EINVAL },
-		{ "sdp1p", -EINVAL },
-		{ "sda\n", -EINVAL },
-		{ "sd\xc3\xa9", -EINVAL },
-		{ "sdfxshrxy", -ERANGE }, /* INT_MAX + 1 */
-		{ "sdzzzzzzz", -ERANGE },
-		{ "sdaaaaaaaa", -ERANGE }, /* 8 letters */
-		{ "sdaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", -ERANGE },
-		{ "sdaaaaaaaa1x", -EINVAL }, /* junk wins over overflow */
+		{"", -EINVAL},
+		{"sd", -EINVAL}, /* empty body */
+		{"sd1", -EINVAL}, /* empty body */
+		{"sdA", -EINVAL}, /* upper case */
+		{"sdaB", -EINVAL},
+		{"SDA", -EINVAL},
+		{"sda0", -EINVAL}, /* partition 0 is the disk itself */
+		{"sda01", -EINVAL}, /* leading zero */
+		{"sda00", -EINVAL},
+		{"sda256", -ERANGE}, /* DISK_MAX_PARTS */
+		{"sda999", -ERANGE},
+		{"sda1000", -ERANGE},
+		{"sda99999999999999999999", -ERANGE},
+		{"sda1x", -EINVAL}, /* trailing junk */
+		{"sda1a", -EINVAL},
+		{"sda ", -EINVAL},
+		{"sda-1", -EINVAL},
+		{"sda+1", -EINVAL},
+		{" sda", -EINVAL},
+		{"xda", -EINVAL}, /* wrong prefix */
+		{"s", -EINVAL},
+		{"sdp1p", -EINVAL},
+		{"sda\n", -EINVAL},
+		{"sd\xc3\xa9", -EINVAL},
+		{"sdfxshrxy", -ERANGE}, /* INT_MAX + 1 */
+		{"sdzzzzzzz", -ERANGE},
+		{"sdaaaaaaaa", -ERANGE}, /* 8 letters */
+		{"sdaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", -ERANGE},
+		{"sdaaaaaaaa1x", -EINVAL}, /* junk wins over overflow */
 	};
 	uint32_t index = 12345;
 	unsigned int i, part = 77;
@@ -224,7 +230,10 @@ static void test_parse_len(void **state)
 	assert_int_equal(sdnum_parse_len("sd", p, 4, &index, &part), 0);
 	assert_int_equal(part, 0);
 	assert_int_equal(sdnum_parse_len("sd", p, 1, &index, &part), -EINVAL);
-	memcpy(p, "sda\0" "12", 6);
+	memcpy(p,
+	       "sda\0"
+	       "12",
+	       6);
 	assert_int_equal(sdnum_parse_len("sd", p, 6, &index, &part), -EINVAL);
 	free(p);
 }

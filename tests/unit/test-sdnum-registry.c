@@ -412,9 +412,9 @@ static void layout_build(struct layout *L, struct sdnum_reg **regs,
 						&L->objs[L->n]);
 
 			if (got != want)
-				fail_msg("random range 300:%u+%u: %d, "
-					 "expected %d",
-					 first, count, got, want);
+				fail_msg(
+					"random range 300:%u+%u: %d, expected %d",
+					first, count, got, want);
 		}
 		if (want)
 			continue;

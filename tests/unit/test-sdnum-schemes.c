@@ -58,9 +58,9 @@ static void seen_mark(struct seen *s, uint32_t dev)
 
 static void test_sd_majors(void **state)
 {
-	static const unsigned int want[16] = { 8,   65,  66,  67,  68,  69,
-					       70,  71,  128, 129, 130, 131,
-					       132, 133, 134, 135 };
+	static const unsigned int want[16] = {8,   65,	66,  67,  68,  69,
+					      70,  71,	128, 129, 130, 131,
+					      132, 133, 134, 135};
 	unsigned int i, m;
 
 	(void)state;
@@ -92,7 +92,8 @@ static void roundtrip_all(const struct sdnum_scheme *s, const void *ctx,
 	for (d = 0; d < s->max_disks; d++) {
 		for (p = 0; p <= parts; p++) {
 			if (s->encode(ctx, d, p, &dev))
-				fail_msg("%s: encode(%u, %u) failed", s->name, d, p);
+				fail_msg("%s: encode(%u, %u) failed", s->name,
+					 d, p);
 			if (s->decode(ctx, dev, &d2, &p2) || d2 != d || p2 != p)
 				fail_msg("%s: decode(encode(%u, %u)) = %u, %u",
 					 s->name, d, p, d2, p2);
@@ -132,7 +133,8 @@ static void test_roundtrip_linux(void **state)
 	/* partition 16 is allocated at run time: no context, no answer */
 	assert_int_equal(sdnum_scheme_linux.encode(NULL, 0, 16, &dev), -EXDEV);
 	assert_int_equal(sdnum_scheme_linux.decode(NULL, SDNUM_MKDEV(259, 0),
-						   &dev, &dev), -EXDEV);
+						   &dev, &dev),
+			 -EXDEV);
 }
 
 static void test_roundtrip_dynamic(void **state)
@@ -147,21 +149,23 @@ static void test_roundtrip_dynamic(void **state)
  */
 static void test_bijective(void **state)
 {
-	static const struct sdnum_scheme *s[] = { &sdnum_scheme_naive,
-						  &sdnum_scheme_wilcox,
-						  &sdnum_scheme_linux };
+	static const struct sdnum_scheme *s[] = {
+		&sdnum_scheme_naive, &sdnum_scheme_wilcox, &sdnum_scheme_linux};
 	uint32_t g, mi, dev, d, p, back;
 	unsigned int k;
 
 	(void)state;
 	for (k = 0; k < 3; k++) {
 		for (g = 0; g < 16; g++) {
-			for (mi = 0; mi <= SDNUM_MINORMASK; mi += k == 2 ? 1 : 7) {
+			for (mi = 0; mi <= SDNUM_MINORMASK;
+			     mi += k == 2 ? 1 : 7) {
 				dev = SDNUM_MKDEV(sdnum_sd_major(g), mi);
 				if (s[k]->decode(NULL, dev, &d, &p))
 					fail_msg("%s: %u:%u does not decode",
-						 s[k]->name, sdnum_sd_major(g), mi);
-				assert_int_equal(s[k]->encode(NULL, d, p, &back), 0);
+						 s[k]->name, sdnum_sd_major(g),
+						 mi);
+				assert_int_equal(
+					s[k]->encode(NULL, d, p, &back), 0);
 				assert_int_equal(back, dev);
 			}
 		}
@@ -179,14 +183,21 @@ static void test_legacy_compat(void **state)
 	(void)state;
 	for (d = 0; d < 256; d++) {
 		for (p = 0; p < 16; p++) {
-			assert_int_equal(sdnum_scheme_legacy.encode(NULL, d, p, &ldev), 0);
-			assert_int_equal(sdnum_scheme_wilcox.encode(NULL, d, p, &dev), 0);
+			assert_int_equal(
+				sdnum_scheme_legacy.encode(NULL, d, p, &ldev),
+				0);
+			assert_int_equal(
+				sdnum_scheme_wilcox.encode(NULL, d, p, &dev),
+				0);
 			assert_int_equal(dev, ldev);
-			assert_int_equal(sdnum_scheme_linux.encode(NULL, d, p, &dev), 0);
+			assert_int_equal(
+				sdnum_scheme_linux.encode(NULL, d, p, &dev), 0);
 			assert_int_equal(dev, ldev);
 
 			/* What does an old node mean under naive? */
-			assert_int_equal(sdnum_scheme_naive.decode(NULL, ldev, &d2, &p2), 0);
+			assert_int_equal(
+				sdnum_scheme_naive.decode(NULL, ldev, &d2, &p2),
+				0);
 			if (d2 != d || p2 != p) {
 				broken++;
 				/*
@@ -195,14 +206,18 @@ static void test_legacy_compat(void **state)
 				 * disk's partition: 8:16 is now sda16.
 				 */
 				assert_true(d != 0);
-				assert_int_equal(d2, (d >> 4) * 16384 + ((d & 15) << 4 | p) / 64);
+				assert_int_equal(
+					d2, (d >> 4) * 16384 +
+						    ((d & 15) << 4 | p) / 64);
 			} else {
 				assert_int_equal(d, 0);
 			}
 		}
 	}
 	assert_int_equal(broken, 255 * 16);
-	assert_int_equal(sdnum_scheme_naive.decode(NULL, SDNUM_MKDEV(8, 16), &d2, &p2), 0);
+	assert_int_equal(
+		sdnum_scheme_naive.decode(NULL, SDNUM_MKDEV(8, 16), &d2, &p2),
+		0);
 	assert_int_equal(d2, 0);
 	assert_int_equal(p2, 16);
 	/* and sdb itself moved to 8:64 */
@@ -249,7 +264,9 @@ static void test_wilcox_mail_bugs(void **state)
 	/* The decoders in the mail are right: they equal ours everywhere. */
 	for (d = 0; d < 1u << 18; d += 3) {
 		for (p = 0; p < 64; p += 5) {
-			assert_int_equal(sdnum_scheme_wilcox.encode(NULL, d, p, &dev), 0);
+			assert_int_equal(
+				sdnum_scheme_wilcox.encode(NULL, d, p, &dev),
+				0);
 			assert_int_equal(mail_dev_to_sd_nr(dev), d);
 			assert_int_equal(mail_dev_to_sd_part(dev), p);
 		}
@@ -269,7 +286,8 @@ static void test_wilcox_mail_bugs(void **state)
 	 */
 	for (d = 0; d < 1u << 18; d++) {
 		a = mail_make_sd_dev(d, 0, d);
-		assert_int_equal(sdnum_scheme_wilcox.encode(NULL, d, 0, &dev), 0);
+		assert_int_equal(sdnum_scheme_wilcox.encode(NULL, d, 0, &dev),
+				 0);
 		if (a != dev) {
 			if (!first_bad)
 				first_bad = d;
@@ -285,20 +303,24 @@ static void test_wilcox_mail_bugs(void **state)
 /* linux, partitions >= 16 on major 259 in allocation order. */
 static void test_linux_ext(void **state)
 {
-	const struct sdnum_extmap m = { .ndisks = 21845, .parts = 63, .base = 0 };
-	const struct sdnum_extmap big = { .ndisks = 262144, .parts = 63 };
+	const struct sdnum_extmap m = {.ndisks = 21845, .parts = 63, .base = 0};
+	const struct sdnum_extmap big = {.ndisks = 262144, .parts = 63};
 	struct seen *seen = seen_new();
 	uint32_t d, p, dev, d2, p2;
 
 	(void)state;
 	for (d = 0; d < m.ndisks; d++) {
 		for (p = 0; p <= 63; p++) {
-			assert_int_equal(sdnum_scheme_linux.encode(&m, d, p, &dev), 0);
+			assert_int_equal(
+				sdnum_scheme_linux.encode(&m, d, p, &dev), 0);
 			if (p >= 16) {
 				assert_int_equal(SDNUM_MAJOR(dev), 259);
-				assert_int_equal(SDNUM_MINOR(dev), d * 48 + p - 16);
+				assert_int_equal(SDNUM_MINOR(dev),
+						 d * 48 + p - 16);
 			}
-			assert_int_equal(sdnum_scheme_linux.decode(&m, dev, &d2, &p2), 0);
+			assert_int_equal(
+				sdnum_scheme_linux.decode(&m, dev, &d2, &p2),
+				0);
 			assert_int_equal(d2, d);
 			assert_int_equal(p2, p);
 			seen_mark(seen, dev);
@@ -312,19 +334,22 @@ static void test_linux_ext(void **state)
 	 */
 	assert_int_equal(sdnum_scheme_linux.encode(&big, 21845, 31, &dev), 0);
 	assert_int_equal(SDNUM_MINOR(dev), SDNUM_MINORMASK);
-	assert_int_equal(sdnum_scheme_linux.encode(&big, 21845, 32, &dev), -ERANGE);
+	assert_int_equal(sdnum_scheme_linux.encode(&big, 21845, 32, &dev),
+			 -ERANGE);
 	assert_int_equal(sdnum_scheme_linux.encode(&big, 21844, 63, &dev), 0);
 	assert_int_equal(sdnum_scheme_linux.encode(&m, 0, 64, &dev), -EXDEV);
-	assert_int_equal(sdnum_scheme_linux.decode(&m, SDNUM_MKDEV(259, 21845 * 48),
-						   &d2, &p2), -ENODEV);
+	assert_int_equal(sdnum_scheme_linux.decode(
+				 &m, SDNUM_MKDEV(259, 21845 * 48), &d2, &p2),
+			 -ENODEV);
 }
 
 /* dynamic: a shuffled discovery order, and the compat map at open time. */
 static void test_dynamic(void **state)
 {
 	enum { N = 5000 };
-	uint32_t *ord = malloc(N * sizeof(*ord)), *index = malloc(N * sizeof(*index));
-	struct sdnum_dynmap m = { .n = N, .ord = ord, .index = index };
+	uint32_t *ord = malloc(N * sizeof(*ord)),
+		 *index = malloc(N * sizeof(*index));
+	struct sdnum_dynmap m = {.n = N, .ord = ord, .index = index};
 	struct rng rng = rng_init(88172645463325252ull);
 	uint32_t i, j, t, dev, d, p, ldev;
 
@@ -353,18 +378,23 @@ static void test_dynamic(void **state)
 			continue;
 		}
 		assert_int_equal(r, 0);
-		assert_int_equal(SDNUM_MAJOR(dev), SDNUM_DYNAMIC_MAJOR_BASE + ord[i] / 16384);
-		assert_int_equal(sdnum_scheme_dynamic.decode(&m, dev, &d, &p), 0);
+		assert_int_equal(SDNUM_MAJOR(dev),
+				 SDNUM_DYNAMIC_MAJOR_BASE + ord[i] / 16384);
+		assert_int_equal(sdnum_scheme_dynamic.decode(&m, dev, &d, &p),
+				 0);
 		assert_int_equal(d, i);
 		assert_int_equal(p, 3);
 		if (i < 256) {
 			/* the old number of disk i opens the same disk */
-			assert_int_equal(sdnum_scheme_legacy.encode(NULL, i, 3, &ldev), 0);
+			assert_int_equal(
+				sdnum_scheme_legacy.encode(NULL, i, 3, &ldev),
+				0);
 			assert_int_equal(sdnum_dynamic_compat(&m, ldev, &t), 0);
 			assert_int_equal(t, dev);
 		}
 	}
-	assert_int_equal(sdnum_dynamic_compat(&m, SDNUM_MKDEV(3, 0), &t), -ENODEV);
+	assert_int_equal(sdnum_dynamic_compat(&m, SDNUM_MKDEV(3, 0), &t),
+			 -ENODEV);
 	assert_int_equal(sdnum_dynamic_compat(NULL, SDNUM_MKDEV(8, 17), &t), 0);
 	assert_int_equal(t, SDNUM_MKDEV(SDNUM_DYNAMIC_MAJOR_BASE, 64 + 1));
 	free(ord);
@@ -399,29 +429,36 @@ static void test_encodings(void **state)
 			dev = SDNUM_MKDEV(ma, mi);
 			assert_int_equal(SDNUM_MAJOR(dev), ma);
 			assert_int_equal(SDNUM_MINOR(dev), mi);
-			assert_int_equal(sdnum_new_decode(sdnum_new_encode(dev)), dev);
+			assert_int_equal(
+				sdnum_new_decode(sdnum_new_encode(dev)), dev);
 			assert_true(sdnum_makedev(ma, mi) == makedev(ma, mi));
 			assert_int_equal(sdnum_user_major(makedev(ma, mi)), ma);
 			assert_int_equal(sdnum_user_minor(makedev(ma, mi)), mi);
 			/* new_encode_dev is makedev for 12-bit majors */
-			assert_true((uint64_t)sdnum_new_encode(dev) == makedev(ma, mi));
+			assert_true((uint64_t)sdnum_new_encode(dev) ==
+				    makedev(ma, mi));
 			if (ma < 256 && mi < 256) {
-				assert_int_equal(sdnum_old_encode(dev, &old), 0);
+				assert_int_equal(sdnum_old_encode(dev, &old),
+						 0);
 				assert_int_equal(old, ma << 8 | mi);
 				assert_int_equal(sdnum_old_decode(old), dev);
 			} else {
-				assert_int_equal(sdnum_old_encode(dev, &old), -EOVERFLOW);
+				assert_int_equal(sdnum_old_encode(dev, &old),
+						 -EOVERFLOW);
 			}
 		}
 	}
 	/* glibc's format reaches past the kernel's 12/20 bits */
-	assert_true(sdnum_makedev(0xfffffu, 0xffffffffu) == makedev(0xfffffu, 0xffffffffu));
+	assert_true(sdnum_makedev(0xfffffu, 0xffffffffu) ==
+		    makedev(0xfffffu, 0xffffffffu));
 	assert_int_equal(sdnum_user_major(makedev(0xabcdef, 7)), 0xabcdef);
-	assert_int_equal(sdnum_user_minor(makedev(7, 0xfedcba98u)), 0xfedcba98u);
+	assert_int_equal(sdnum_user_minor(makedev(7, 0xfedcba98u)),
+			 0xfedcba98u);
 	/* 8:16 is sdb in every encoding that can hold it */
 	assert_int_equal(sdnum_old_encode(SDNUM_MKDEV(8, 16), &old), 0);
 	assert_int_equal(old, 0x0810);
-	assert_int_equal(sdnum_old_encode(SDNUM_MKDEV(8, 256), &old), -EOVERFLOW);
+	assert_int_equal(sdnum_old_encode(SDNUM_MKDEV(8, 256), &old),
+			 -EOVERFLOW);
 }
 
 int main(void)

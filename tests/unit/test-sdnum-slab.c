@@ -123,8 +123,7 @@ static void test_distinct(void **state)
 				if (objs[i][b] !=
 				    (uint8_t)(i * 31 + b * 7 + size))
 					fail_msg(
-						"size %zu: object %zu byte %zu "
-						"overwritten",
+						"size %zu: object %zu byte %zu overwritten",
 						size, i, b);
 		/* Free every other one; the survivors keep their bytes
 		 * (the free-list link must not land in a live object). */
@@ -134,9 +133,9 @@ static void test_distinct(void **state)
 			for (b = 0; b < size; b++)
 				if (objs[i][b] !=
 				    (uint8_t)(i * 31 + b * 7 + size))
-					fail_msg("size %zu: live object %zu "
-						 "corrupted by a free",
-						 size, i);
+					fail_msg(
+						"size %zu: live object %zu corrupted by a free",
+						size, i);
 		assert_int_equal(sdnum_slab_in_use(s), n / 2);
 		sdnum_slab_destroy(s);
 	}

@@ -426,7 +426,7 @@ static void test_threads(void **state)
  * by a flush of the LUN or of everything.
  */
 #define CRASH_ACKS 300
-#define CRASH_MAX  100000
+#define CRASH_MAX 100000
 
 static void crash_rec(uint32_t i, uint32_t *lun, uint64_t *off, size_t *len)
 {

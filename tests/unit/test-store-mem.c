@@ -557,9 +557,9 @@ static void test_args(void **state)
 
 /* ---- threads ------------------------------------------------------------ */
 
-#define T_THREADS    4
+#define T_THREADS 4
 #define T_SHARED_LUN 1000
-#define T_REGION     (256 * KiB)
+#define T_REGION (256 * KiB)
 
 struct tctx {
 	struct store *s;

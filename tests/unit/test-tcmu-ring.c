@@ -27,11 +27,11 @@
 #include "scsi/scsi.h"
 #include "scsi-harness.h"
 
-#define CMDR_OFF  ((uint32_t)sizeof(struct tcmu_mailbox))
+#define CMDR_OFF ((uint32_t)sizeof(struct tcmu_mailbox))
 #define CMDR_SIZE 1024u /* small: a few entries force the wrap */
 #define DATA_SIZE (64u << 10)
-#define MAP_SIZE  (CMDR_OFF + CMDR_SIZE + DATA_SIZE)
-#define DATA_OFF  (CMDR_OFF + CMDR_SIZE)
+#define MAP_SIZE (CMDR_OFF + CMDR_SIZE + DATA_SIZE)
+#define DATA_OFF (CMDR_OFF + CMDR_SIZE)
 #define LUN_BYTES (64ull << 20)
 
 /* The kernel's side: the mapping, its head, where data goes next. */

@@ -49,23 +49,23 @@
 #include "sdnum.h"
 #include "target.h"
 
-#define FE_FUSE_MAGIC	 0x65735546 /* FUSE_SUPER_MAGIC */
-#define FE_PART_BITS	 8
-#define FE_PART_MASK	 ((1u << FE_PART_BITS) - 1)
-#define FE_DIR_BASE	 3 /* directory offset of (LUN 0, disk) */
-#define FE_NS		 1000000000ull
-#define FE_TICK_NS	 (FE_NS / 10) /* hang/delay slices; stop latency */
-#define FE_POLL_NS	 FE_NS /* LUN add/remove scan */
-#define FE_TABLE_TTL_NS	 FE_NS /* a parsed table is re-read after this */
+#define FE_FUSE_MAGIC 0x65735546 /* FUSE_SUPER_MAGIC */
+#define FE_PART_BITS 8
+#define FE_PART_MASK ((1u << FE_PART_BITS) - 1)
+#define FE_DIR_BASE 3 /* directory offset of (LUN 0, disk) */
+#define FE_NS 1000000000ull
+#define FE_TICK_NS (FE_NS / 10) /* hang/delay slices; stop latency */
+#define FE_POLL_NS FE_NS /* LUN add/remove scan */
+#define FE_TABLE_TTL_NS FE_NS /* a parsed table is re-read after this */
 #define FE_STOP_ABORT_NS (5 * FE_NS)
-#define FE_WAKE_SIGNAL	 (SIGRTMIN + 5)
+#define FE_WAKE_SIGNAL (SIGRTMIN + 5)
 /* Blocks at each end of a disk that hold a GPT (0..33, last 33). */
 #define FE_GPT_HEAD 34u
 #define FE_GPT_TAIL 33u
 
 /* Parsed tables kept; about 4 KiB each with 128 partitions. */
 #define FE_CACHE_BUCKETS 1024u
-#define FE_CACHE_MAX	 8192u
+#define FE_CACHE_MAX 8192u
 /* Block ranges a parse read, kept to notice a write to them. */
 #define FE_RANGES 16u
 /* Table rewrites queued for the notifier between two of its passes. */
@@ -107,11 +107,16 @@ enum fe_op {
 };
 
 static const char *const fe_op_names[FE_OPS] = {
-	[FE_OP_LOOKUP] = "lookup",   [FE_OP_GETATTR] = "getattr",
-	[FE_OP_OPEN] = "open",	     [FE_OP_READ] = "read",
-	[FE_OP_WRITE] = "write",     [FE_OP_FLUSH] = "flush",
-	[FE_OP_RELEASE] = "release", [FE_OP_READDIR] = "readdir",
-	[FE_OP_READDIRPLUS] = "readdirplus", [FE_OP_OTHER] = "other",
+	[FE_OP_LOOKUP] = "lookup",
+	[FE_OP_GETATTR] = "getattr",
+	[FE_OP_OPEN] = "open",
+	[FE_OP_READ] = "read",
+	[FE_OP_WRITE] = "write",
+	[FE_OP_FLUSH] = "flush",
+	[FE_OP_RELEASE] = "release",
+	[FE_OP_READDIR] = "readdir",
+	[FE_OP_READDIRPLUS] = "readdirplus",
+	[FE_OP_OTHER] = "other",
 };
 
 /* One change for the notifier to tell the kernel about. */
@@ -119,7 +124,7 @@ struct fe_job {
 	enum lun_change_kind kind;
 	uint32_t lun;
 	uint64_t lba, nblocks; /* LUN_CHANGE_DATA, _FAULT */
-	fuse_ino_t skip;       /* the writer's own file: the kernel has it */
+	fuse_ino_t skip; /* the writer's own file: the kernel has it */
 };
 
 /* A partition's place on its disk, in blocks; part 0 is the whole disk. */
@@ -342,7 +347,7 @@ static void fe_done(struct fusefe *fe, enum target_file_op op, uint64_t t0,
 		    uint64_t bytes, bool error)
 {
 	target_file_record(&fe->fstats, op, error ? 0 : bytes, error,
-			      now_ns() - t0);
+			   now_ns() - t0);
 	atomic_fetch_sub_explicit(&fe->fstats.inflight, 1,
 				  memory_order_relaxed);
 }
@@ -840,9 +845,9 @@ static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
 /* The node id the kernel holds for (@lun, @part), if it holds one. */
 static fuse_ino_t fe_knode(struct fusefe *fe, uint32_t lun, unsigned int part)
 {
-	return fe_nodeid(atomic_load_explicit(&fe->kgen[lun],
-					      memory_order_relaxed),
-			 lun, part);
+	return fe_nodeid(
+		atomic_load_explicit(&fe->kgen[lun], memory_order_relaxed), lun,
+		part);
 }
 
 static void fe_inval_parts(struct fusefe *fe, uint32_t lun, unsigned int from,
@@ -910,9 +915,9 @@ static void fe_inval_data(struct fusefe *fe, uint32_t lun, uint64_t lba,
 	if (n > li.nblocks - lba)
 		n = li.nblocks - lba;
 	if (fe_nodeid(li.gen, lun, 0) != skip)
-		fuse_lowlevel_notify_inval_inode(fe->se, fe_nodeid(li.gen, lun, 0),
-						 (off_t)(lba * bs),
-						 (off_t)(n * bs));
+		fuse_lowlevel_notify_inval_inode(
+			fe->se, fe_nodeid(li.gen, lun, 0), (off_t)(lba * bs),
+			(off_t)(n * bs));
 	for (p = fe_next_part(fe, &li, 1, &w); p;
 	     p = p < PTABLE_MAX_NUMBER ? fe_next_part(fe, &li, p + 1, &w) : 0) {
 		a = lba > w.start ? lba : w.start;
@@ -920,9 +925,9 @@ static void fe_inval_data(struct fusefe *fe, uint32_t lun, uint64_t lba,
 						  : w.start + w.nblocks;
 		if (a >= b || fe_nodeid(li.gen, lun, p) == skip)
 			continue;
-		fuse_lowlevel_notify_inval_inode(fe->se, fe_nodeid(li.gen, lun, p),
-						 (off_t)((a - w.start) * bs),
-						 (off_t)((b - a) * bs));
+		fuse_lowlevel_notify_inval_inode(
+			fe->se, fe_nodeid(li.gen, lun, p),
+			(off_t)((a - w.start) * bs), (off_t)((b - a) * bs));
 	}
 out_put:
 	lun_put(fe->luns, &li);
@@ -1017,9 +1022,9 @@ static void fe_post(struct fusefe *fe, const struct fe_job *j, bool table,
 	while (fe->done < my && !atomic_load(&fe->stopping)) {
 		if (pthread_cond_timedwait(&fe->done_cond, &fe->notify_lock,
 					   &ts) == ETIMEDOUT) {
-			log_lun_debug(j ? j->lun : table_lun,
-				      "fuse: invalidation still running after "
-				      "1 s; the writer goes on");
+			log_lun_debug(
+				j ? j->lun : table_lun,
+				"fuse: invalidation still running after 1 s; the writer goes on");
 			break;
 		}
 	}
@@ -1383,8 +1388,7 @@ static void fe_file_attr(struct fusefe *fe, const struct lun_info *li,
 	st->st_size = (off_t)(w->nblocks * li->block_size);
 	st->st_blksize = (blksize_t)li->block_size;
 	st->st_blocks =
-		part ? 0
-		     : (blkcnt_t)(lun_bytes_used(fe->luns, li->lun) / 512);
+		part ? 0 : (blkcnt_t)(lun_bytes_used(fe->luns, li->lun) / 512);
 	st->st_atim = fe->t0;
 	st->st_mtim = fe->t0;
 	st->st_ctim = fe->t0;
@@ -1417,10 +1421,9 @@ static void fe_init(void *userdata, struct fuse_conn_info *conn)
 
 	pthread_mutex_lock(&fe->init_lock);
 	if (fe->page && !(conn->capable & FUSE_CAP_NO_OPEN_SUPPORT))
-		snprintf(fe->init_err, sizeof(fe->init_err),
-			 "[fuse] cache = page needs the kernel's "
-			 "FUSE_NO_OPEN_SUPPORT (Linux 3.14 or later), which "
-			 "this kernel does not offer; use cache = direct");
+		snprintf(
+			fe->init_err, sizeof(fe->init_err),
+			"[fuse] cache = page needs the kernel's FUSE_NO_OPEN_SUPPORT (Linux 3.14 or later), which this kernel does not offer; use cache = direct");
 	/* O_TRUNC on a disk means nothing (as on a block device) */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -1663,7 +1666,8 @@ static void fe_push(struct fusefe *fe, uint64_t off)
 		w.start = 0;
 		w.nblocks = li.nblocks;
 		for (part = 0;;) {
-			pos = FE_DIR_BASE + ((uint64_t)l << FE_PART_BITS) + part;
+			pos = FE_DIR_BASE + ((uint64_t)l << FE_PART_BITS) +
+			      part;
 			if (pos >= end)
 				break;
 			if (pos >= start)
@@ -1864,8 +1868,7 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bavail = sv.f_bfree;
 	if (fe->mem_limit) {
 		/* the mem store's limit is what writes can still get */
-		avail = data < fe->mem_limit ? (fe->mem_limit - data) / 512
-					     : 0;
+		avail = data < fe->mem_limit ? (fe->mem_limit - data) / 512 : 0;
 		if (avail < sv.f_bavail)
 			sv.f_bavail = avail;
 	}
@@ -2550,10 +2553,7 @@ static int fe_check_mountpoint(const char *dir)
 	if (stat(dir, &st) < 0) {
 		err = errno;
 		if (err == ENOTCONN) {
-			log_err("fuse: %s is a stale FUSE mount (the daemon "
-				"that served it died); clear it with "
-				"'fusermount3 -u %s' (or 'umount -l %s') and "
-				"start again",
+			log_err("fuse: %s is a stale FUSE mount (the daemon that served it died); clear it with 'fusermount3 -u %s' (or 'umount -l %s') and start again",
 				dir, dir, dir);
 			return -ENOTCONN;
 		}
@@ -2567,16 +2567,13 @@ static int fe_check_mountpoint(const char *dir)
 	snprintf(parent, sizeof(parent), "%s/..", dir);
 	if (statfs(dir, &sfs) == 0 && sfs.f_type == FE_FUSE_MAGIC &&
 	    stat(parent, &pst) == 0 && pst.st_dev != st.st_dev) {
-		log_err("fuse: %s already has a FUSE file system mounted "
-			"(another sdswarmd?); unmount it with "
-			"'fusermount3 -u %s'",
+		log_err("fuse: %s already has a FUSE file system mounted (another sdswarmd?); unmount it with 'fusermount3 -u %s'",
 			dir, dir);
 		return -EBUSY;
 	}
 	if (access("/dev/fuse", R_OK | W_OK) < 0) {
 		err = errno;
-		log_err("fuse: /dev/fuse: %s (load the fuse module, or give "
-			"the container the device)",
+		log_err("fuse: /dev/fuse: %s (load the fuse module, or give the container the device)",
 			strerror(err));
 		return -ENODEV;
 	}
@@ -2640,21 +2637,25 @@ static void fe_prefetch_setup(struct fusefe *fe, const struct cfg_fuse *fc,
 			};
 			n = ptable_count(&g);
 		}
-		files += (uint64_t)lg->count * (1 + (n > 0 ? (unsigned int)n : 0));
+		files += (uint64_t)lg->count *
+			 (1 + (n > 0 ? (unsigned int)n : 0));
 	}
 	need = files * fc->prefetch;
 	if (need > fc->prefetch_budget) {
-		log_notice("fuse: no prefetch: %" PRIu64 " files x %" PRIu64
-			   " bytes = %" PRIu64 " MiB of page cache is over "
-			   "[fuse] prefetch_budget (%" PRIu64 " MiB)",
-			   files, fc->prefetch, need >> 20,
-			   fc->prefetch_budget >> 20);
+		log_notice(
+			"fuse: no prefetch: %" PRIu64 " files x %" PRIu64
+			" bytes = %" PRIu64
+			" MiB of page cache is over [fuse] prefetch_budget (%" PRIu64
+			" MiB)",
+			files, fc->prefetch, need >> 20,
+			fc->prefetch_budget >> 20);
 		return;
 	}
 	fe->prefetch = (uint32_t)fc->prefetch;
-	log_info("fuse: prefetch of the first %u bytes of each file at "
-		 "READDIRPLUS (%" PRIu64 " files, up to %" PRIu64 " MiB)",
-		 fe->prefetch, files, need >> 20);
+	log_info(
+		"fuse: prefetch of the first %u bytes of each file at READDIRPLUS (%" PRIu64
+		" files, up to %" PRIu64 " MiB)",
+		fe->prefetch, files, need >> 20);
 }
 
 static void *fe_loop(void *arg)
@@ -2668,9 +2669,9 @@ static void *fe_loop(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	fe->loop_ret = fuse_session_loop_mt(fe->se, fe->loop_cfg);
 	if (!atomic_load(&fe->stopping))
-		log_warn("fuse: %s was unmounted from outside; the FUSE front "
-			 "end stopped serving (%d)",
-			 fe->mountpoint, fe->loop_ret);
+		log_warn(
+			"fuse: %s was unmounted from outside; the FUSE front end stopped serving (%d)",
+			fe->mountpoint, fe->loop_ret);
 	return NULL;
 }
 
@@ -2729,8 +2730,7 @@ static int fe_new(const struct cfg_fuse *fc, struct target *t,
 	fe->scheme = t->scheme ? t->scheme : &sdnum_scheme_linux;
 	snprintf(fe->prefix, sizeof(fe->prefix), "%s",
 		 t->name_prefix && t->name_prefix[0] ? t->name_prefix : "sd");
-	snprintf(fe->mountpoint, sizeof(fe->mountpoint), "%s",
-		 fc->mountpoint);
+	snprintf(fe->mountpoint, sizeof(fe->mountpoint), "%s", fc->mountpoint);
 	fe->timeout = fc->attr_timeout;
 	fe->page = fc->cache == CFG_FUSE_CACHE_PAGE;
 	fe->lun_watch_id = -1;
@@ -2770,8 +2770,7 @@ static int fe_new(const struct cfg_fuse *fc, struct target *t,
 	fe->paged = calloc(words ? words : 1, sizeof(*fe->paged));
 	fe->loop_cfg = fuse_loop_cfg_create();
 	if (!fe->shadow || !fe->held || !fe->kgen || !fe->job_batch ||
-	    !fe->pushed || !fe->paged ||
-	    !fe->loop_cfg) {
+	    !fe->pushed || !fe->paged || !fe->loop_cfg) {
 		fe_free(fe);
 		return -ENOMEM;
 	}
@@ -2800,11 +2799,11 @@ static int fe_session(struct fusefe *fe, const struct cfg_fuse *fc)
 
 	if (fuse_opt_add_arg(&args, "sdswarmd") ||
 	    fuse_opt_add_arg(&args, "-o") ||
-	    fuse_opt_add_arg(&args, "default_permissions,fsname=sdswarm,"
-				    "subtype=sdswarm") ||
-	    (fc->options[0] &&
-	     (fuse_opt_add_arg(&args, "-o") ||
-	      fuse_opt_add_arg(&args, fc->options)))) {
+	    fuse_opt_add_arg(
+		    &args,
+		    "default_permissions,fsname=sdswarm,subtype=sdswarm") ||
+	    (fc->options[0] && (fuse_opt_add_arg(&args, "-o") ||
+				fuse_opt_add_arg(&args, fc->options)))) {
 		fuse_opt_free_args(&args);
 		return -ENOMEM;
 	}
@@ -2869,9 +2868,9 @@ int fusefe_start(const struct cfg_fuse *fc, struct target *t, void **state)
 		return ret;
 	/* counted from the first request; what was counted outlives fe */
 	fe->fstats_registered =
-		target_register(t, &(struct target_source){
-					   .kind = TARGET_SRC_FILE,
-					   .obj = &fe->fstats}) == 0;
+		target_register(
+			t, &(struct target_source){.kind = TARGET_SRC_FILE,
+						   .obj = &fe->fstats}) == 0;
 	ret = fe_session(fe, fc);
 	if (ret)
 		goto out_free;
@@ -2894,11 +2893,11 @@ int fusefe_start(const struct cfg_fuse *fc, struct target *t, void **state)
 		fusefe_stop(fe);
 		return ret;
 	}
-	log_notice("fuse: %u LUNs mounted on %s (%s scheme, prefix %s, "
-		   "%u threads, cache = %s, names and attributes kept %g s)",
-		   lun_count(fe->luns), fe->mountpoint, fe->scheme->name,
-		   fe->prefix, fc->threads ? fc->threads : 4,
-		   fe->page ? "page" : "direct", fe->timeout);
+	log_notice(
+		"fuse: %u LUNs mounted on %s (%s scheme, prefix %s, %u threads, cache = %s, names and attributes kept %g s)",
+		lun_count(fe->luns), fe->mountpoint, fe->scheme->name,
+		fe->prefix, fc->threads ? fc->threads : 4,
+		fe->page ? "page" : "direct", fe->timeout);
 	*state = fe;
 	return 0;
 
@@ -2957,9 +2956,9 @@ void fusefe_stop(void *state)
 			break;
 		if (!aborted && now_ns() - t0 > FE_STOP_ABORT_NS) {
 			/* a forced unmount aborts a FUSE connection */
-			log_warn("fuse: the session on %s did not end; "
-				 "aborting its connection",
-				 fe->mountpoint);
+			log_warn(
+				"fuse: the session on %s did not end; aborting its connection",
+				fe->mountpoint);
 			umount2(fe->mountpoint, MNT_FORCE);
 			aborted = true;
 		}

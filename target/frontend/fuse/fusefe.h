@@ -30,7 +30,7 @@ struct target;
  */
 
 /* The inode of the directory, and of LUN @lun's partition @part (0: disk). */
-#define FUSEFE_ROOT_INO	      1u
+#define FUSEFE_ROOT_INO 1u
 #define FUSEFE_INO(lun, part) (2u + ((unsigned long long)(lun) << 8 | (part)))
 
 /* A request held by a hang fault gives up with EIO after this long. */

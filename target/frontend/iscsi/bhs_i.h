@@ -13,9 +13,9 @@
 
 #include "bytes.h"
 
-#define ISCSI_BHS_LEN	  48
-#define ISCSI_LUN_LEN	  8
-#define ISCSI_ISID_LEN	  6
+#define ISCSI_BHS_LEN 48
+#define ISCSI_LUN_LEN 8
+#define ISCSI_ISID_LEN 6
 #define ISCSI_BHS_CDB_LEN 16 /* the CDB bytes the BHS holds */
 
 /*
@@ -71,7 +71,7 @@
 
 /* Byte 0: the opcode (ISCSI_OP_*) and, in requests, the I bit. */
 #define ISCSI_OP_IMMEDIATE 0x40
-#define ISCSI_OP_MASK	   0x3f
+#define ISCSI_OP_MASK 0x3f
 
 static inline uint8_t iscsi_bhs_opcode(const uint8_t *bhs)
 {

@@ -236,8 +236,8 @@ static struct iscsi_auth_slot *auth_slot(struct iscsi_auth_throttle *t,
 	return &t->v[h % ISCSI_AUTH_SLOTS];
 }
 
-unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t,
-			     const uint8_t *addr, uint64_t now)
+unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t, const uint8_t *addr,
+			     uint64_t now)
 {
 	struct iscsi_auth_slot *e;
 	unsigned int left = 0;

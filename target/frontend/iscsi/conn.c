@@ -101,8 +101,8 @@ int iscsi_conn_queue_pdu(struct iscsi_conn *c, uint8_t *bhs, const void *data,
 
 static bool tx_has_room(struct iscsi_conn *c, uint32_t dlen)
 {
-	return tx_free(c) >= iscsi_pdu_size(dlen, tx_hdigest(c),
-					    tx_ddigest(c)) + 64;
+	return tx_free(c) >=
+	       iscsi_pdu_size(dlen, tx_hdigest(c), tx_ddigest(c)) + 64;
 }
 
 bool iscsi_conn_rx_blocked(const struct iscsi_conn *c)
@@ -110,8 +110,7 @@ bool iscsi_conn_rx_blocked(const struct iscsi_conn *c)
 	return tx_free(c) < ctrl_reserve(c);
 }
 
-static int send_reject(struct iscsi_conn *c, uint8_t reason,
-		       const uint8_t *bad)
+static int send_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bad)
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 
@@ -170,9 +169,9 @@ static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 	 * buffers of idle connections must not leave others only BUSY.
 	 */
 	if (t->buf_cap > ISCSI_BUF_KEEP ||
-	    (t->buf && 2 * atomic_load_explicit(&c->fe->buf_total,
-						memory_order_relaxed) >
-			       c->fe->icfg.max_buffer))
+	    (t->buf &&
+	     2 * atomic_load_explicit(&c->fe->buf_total, memory_order_relaxed) >
+		     c->fe->icfg.max_buffer))
 		buf_release(c, t);
 	if (!t->immediate && !t->accounted)
 		c->nfree_cmd++;
@@ -442,8 +441,8 @@ static bool task_emit(struct iscsi_conn *c, struct iscsi_task *t)
 		iscsi_conn_fill_sn(c, bhs, collapse);
 		iscsi_bhs_set_datasn(bhs, t->datasn++);
 		iscsi_bhs_set_buffer_offset(bhs, t->in_off);
-		c->otail += iscsi_pdu_build(p, bhs, t->buf + t->in_off, n, hd,
-					    dd);
+		c->otail +=
+			iscsi_pdu_build(p, bhs, t->buf + t->in_off, n, hd, dd);
 		t->in_off += n;
 		t->burst_left -= n;
 		if (!t->burst_left)
@@ -699,16 +698,16 @@ static int cmd_header(struct iscsi_conn *c)
 	if (v == ISCSI_SN_OUTSIDE ||
 	    (v == ISCSI_SN_AHEAD && sn_held(c, cmdsn))) {
 		/* RFC 7143 4.2.2.1: outside the window, silently ignored */
-		log_debug("iscsi: %s: CmdSN %u outside %u..%u or a duplicate: "
-			  "dropped",
-			  c->peer, cmdsn, c->exp_cmd_sn, c->max_cmd_sn);
+		log_debug(
+			"iscsi: %s: CmdSN %u outside %u..%u or a duplicate: dropped",
+			c->peer, cmdsn, c->exp_cmd_sn, c->max_cmd_sn);
 		c->cur_drop = true;
 		return 0;
 	}
 	t = task_get(c, imm);
 	if (!t) {
-		c->cur_reject = imm ? ISCSI_REJECT_IMMEDIATE
-				    : ISCSI_REJECT_LONG_OP;
+		c->cur_reject =
+			imm ? ISCSI_REJECT_IMMEDIATE : ISCSI_REJECT_LONG_OP;
 		if (v == ISCSI_SN_AHEAD)
 			sn_used_add(c, cmdsn);
 		if (v != ISCSI_SN_EXPECTED || imm)
@@ -733,8 +732,8 @@ static int cmd_header(struct iscsi_conn *c)
 	memcpy(t->lun_field, iscsi_bhs_lun(bhs), ISCSI_LUN_LEN);
 	if (scsi_lun_decode(t->lun_field, &vlun))
 		vlun = UINT32_MAX;
-	t->table_lun = vlun < c->view->count ? c->view->base + vlun
-					     : UINT32_MAX;
+	t->table_lun =
+		vlun < c->view->count ? c->view->base + vlun : UINT32_MAX;
 	memcpy(t->cdb, iscsi_bhs_cdb(bhs), ISCSI_BHS_CDB_LEN);
 	/* an extended CDB AHS carries bytes 16 onwards */
 	if (c->rx.ahs_len >= ISCSI_AHS_HDR_LEN &&
@@ -782,14 +781,16 @@ static int cmd_header(struct iscsi_conn *c)
 	if (r && w) {
 		/* bidirectional commands: no emulated command has them */
 		t->discard = true;
-		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST,
+			       ASC_INVALID_FIELD_IN_CDB);
 	} else if (t->edtl > xfer_limit(c, t->table_lun, t->edtl)) {
 		/* checked before any data is buffered */
-		log_debug("iscsi: %s: ITT 0x%x: expected length %u is over "
-			  "the LUN's limit",
-			  c->peer, t->itt, t->edtl);
+		log_debug(
+			"iscsi: %s: ITT 0x%x: expected length %u is over the LUN's limit",
+			c->peer, t->itt, t->edtl);
 		t->discard = true;
-		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+		scsi_set_sense(cmd, false, SK_ILLEGAL_REQUEST,
+			       ASC_INVALID_FIELD_IN_CDB);
 	} else if ((ret = task_buf(c, t, t->edtl))) {
 		/*
 		 * SAM-5: TASK SET FULL when this I_T nexus holds the
@@ -915,13 +916,14 @@ bad:
 	 * PHASE ERROR), this PDU's data and any later Data-Out for it are
 	 * dropped, and the session carries on.
 	 */
-	log_info("iscsi: %s: Data-Out ITT 0x%x TTT 0x%x DataSN %u offset %u "
-		 "length %u out of sequence: command failed",
-		 c->peer, itt, ttt, datasn, off, dlen);
+	log_info(
+		"iscsi: %s: Data-Out ITT 0x%x TTT 0x%x DataSN %u offset %u length %u out of sequence: command failed",
+		c->peer, itt, ttt, datasn, off, dlen);
 	t->nr2t = 0;
 	t->discard = true;
 	t->dir = SCSI_DIR_NONE;
-	scsi_set_sense(&t->cmd, false, SK_ABORTED_COMMAND, ASC_DATA_PHASE_ERROR);
+	scsi_set_sense(&t->cmd, false, SK_ABORTED_COMMAND,
+		       ASC_DATA_PHASE_ERROR);
 	t->cmd.data_len = 0;
 	t->cmd.cdb_xfer_len = t->edtl;
 	task_queue(c, t);
@@ -1287,9 +1289,9 @@ static int rx_process(struct iscsi_conn *c)
 			c->state = ISCSI_CONN_CLOSING;
 			return 0;
 		case -EMSGSIZE:
-			log_info("iscsi: %s: data segment of %u bytes is over "
-				 "MaxRecvDataSegmentLength %u",
-				 c->peer, c->rx.data_len, c->rx.max_data);
+			log_info(
+				"iscsi: %s: data segment of %u bytes is over MaxRecvDataSegmentLength %u",
+				c->peer, c->rx.data_len, c->rx.max_data);
 			send_reject(c, ISCSI_REJECT_PROTOCOL, c->rx.bhs);
 			c->state = ISCSI_CONN_CLOSING;
 			return 0;
@@ -1406,9 +1408,9 @@ void iscsi_conn_tick(struct iscsi_conn *c, uint64_t now, unsigned int gen)
 		return;
 	if (c->ping_ttt != ISCSI_RSVD_TAG) {
 		if (now - c->ping_ns > ic->nop_timeout * 1000000000ull) {
-			log_info("iscsi: %s: no NOP-Out answer in %u s: "
-				 "dropping the connection",
-				 c->peer, ic->nop_timeout);
+			log_info(
+				"iscsi: %s: no NOP-Out answer in %u s: dropping the connection",
+				c->peer, ic->nop_timeout);
 			c->state = ISCSI_CONN_DEAD;
 			return;
 		}
@@ -1438,8 +1440,7 @@ static void peer_name(int fd, char *buf, size_t len)
 		} else if (ss.ss_family == AF_INET6) {
 			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 
-			inet_ntop(AF_INET6, &a->sin6_addr, host,
-				  sizeof(host));
+			inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
 			port = ntohs(a->sin6_port);
 		}
 	}

@@ -27,8 +27,7 @@ struct target;
  * -EADDRINUSE, -EADDRNOTAVAIL or another -errno of socket(), bind() or
  * listen(); -ENOMEM; the -errno of pthread_create().
  */
-int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t,
-		   void **state);
+int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state);
 
 /**
  * iscsi_fe_stop() - close the portal and every connection, dropping the

@@ -160,9 +160,9 @@ void iscsi_digest_put(uint8_t *p, uint32_t crc);
 uint32_t iscsi_digest_get(const uint8_t *p);
 
 /* What iscsi_rx_feed() reports. */
-#define ISCSI_RX_MORE 0   /* all input used; the PDU is not complete */
+#define ISCSI_RX_MORE 0 /* all input used; the PDU is not complete */
 #define ISCSI_RX_HEADER 1 /* BHS, AHS and header digest in: set rx->dst */
-#define ISCSI_RX_PDU 2    /* the whole PDU is in */
+#define ISCSI_RX_PDU 2 /* the whole PDU is in */
 
 enum iscsi_rx_part {
 	ISCSI_RX_BHS = 0,
@@ -183,13 +183,13 @@ enum iscsi_rx_part {
 struct iscsi_rx {
 	bool hdigest;
 	bool ddigest;
-	uint32_t max_data;          /* our MaxRecvDataSegmentLength */
+	uint32_t max_data; /* our MaxRecvDataSegmentLength */
 	enum iscsi_rx_part part;
-	uint32_t got;               /* bytes of the current part */
-	uint32_t need;              /* bytes the current part has */
+	uint32_t got; /* bytes of the current part */
+	uint32_t need; /* bytes the current part has */
 	uint32_t ahs_len;
 	uint32_t data_len;
-	uint32_t crc;               /* running data digest register */
+	uint32_t crc; /* running data digest register */
 	uint8_t *dst;
 	uint8_t bhs[ISCSI_BHS_LEN];
 	uint8_t ahs[ISCSI_AHS_MAX];
@@ -261,8 +261,8 @@ static inline bool iscsi_sn_le(uint32_t a, uint32_t b)
 /* Where a non-immediate command's CmdSN falls (iscsi_cmdsn_check()). */
 enum iscsi_sn_verdict {
 	ISCSI_SN_EXPECTED = 0, /* == ExpCmdSN: deliver now */
-	ISCSI_SN_AHEAD,        /* in the window past ExpCmdSN: a gap */
-	ISCSI_SN_OUTSIDE,      /* below ExpCmdSN or past MaxCmdSN: drop */
+	ISCSI_SN_AHEAD, /* in the window past ExpCmdSN: a gap */
+	ISCSI_SN_OUTSIDE, /* below ExpCmdSN or past MaxCmdSN: drop */
 };
 
 /**
@@ -285,7 +285,7 @@ struct iscsi_text {
 	char *buf;
 	size_t len;
 	size_t cap;
-	bool overflow;              /* something did not fit */
+	bool overflow; /* something did not fit */
 };
 
 /* Appends "key=value\0"; sets @t->overflow when it does not fit. */
@@ -309,10 +309,10 @@ int iscsi_text_next(char **p, char *end, char **key, char **value);
 
 /* Operational parameters, as negotiated (defaults: RFC 7143 13). */
 struct iscsi_params {
-	bool header_digest;         /* CRC32C */
+	bool header_digest; /* CRC32C */
 	bool data_digest;
-	uint32_t max_xmit_dsl;      /* the initiator's MaxRecvDataSegmentLength */
-	uint32_t max_recv_dsl;      /* ours */
+	uint32_t max_xmit_dsl; /* the initiator's MaxRecvDataSegmentLength */
+	uint32_t max_recv_dsl; /* ours */
 	uint32_t max_burst;
 	uint32_t first_burst;
 	bool immediate_data;
@@ -358,9 +358,9 @@ enum iscsi_key_id {
 struct iscsi_neg {
 	struct iscsi_offer offer;
 	struct iscsi_params p;
-	uint32_t seen;              /* 1 << enum iscsi_key_id */
-	bool declared_mrdsl;        /* ours went out */
-	bool discovery;             /* SessionType=Discovery */
+	uint32_t seen; /* 1 << enum iscsi_key_id */
+	bool declared_mrdsl; /* ours went out */
+	bool discovery; /* SessionType=Discovery */
 };
 
 /* The RFC 7143 defaults, before any key. */
@@ -374,7 +374,7 @@ void iscsi_params_default(struct iscsi_params *p, uint32_t max_recv_dsl);
 void iscsi_neg_init(struct iscsi_neg *n, const struct iscsi_offer *offer);
 
 /* What iscsi_neg_key() did with a key. */
-#define ISCSI_NEG_DONE 0     /* answered (or a declaration taken) */
+#define ISCSI_NEG_DONE 0 /* answered (or a declaration taken) */
 #define ISCSI_NEG_NOT_MINE 1 /* not an operational key */
 
 /**
@@ -481,9 +481,9 @@ int iscsi_chap_encode(const uint8_t *in, size_t len, char *out, size_t cap);
 /* One connection's CHAP exchange, the target side. */
 enum iscsi_chap_state {
 	ISCSI_CHAP_NONE = 0,
-	ISCSI_CHAP_WANT_A,          /* AuthMethod=CHAP agreed: CHAP_A next */
-	ISCSI_CHAP_WANT_R,          /* challenge sent: CHAP_N and CHAP_R next */
-	ISCSI_CHAP_DONE,            /* the initiator proved itself */
+	ISCSI_CHAP_WANT_A, /* AuthMethod=CHAP agreed: CHAP_A next */
+	ISCSI_CHAP_WANT_R, /* challenge sent: CHAP_N and CHAP_R next */
+	ISCSI_CHAP_DONE, /* the initiator proved itself */
 };
 
 struct iscsi_chap {
@@ -537,9 +537,9 @@ int iscsi_chap_check(struct iscsi_chap *ch, const struct cfg_iscsi *icfg,
 
 struct iscsi_auth_slot {
 	uint8_t addr[16];
-	uint8_t fails;              /* 0: the slot is free */
-	uint64_t last_ns;           /* the last failure */
-	uint64_t until_ns;          /* no answer checked before this */
+	uint8_t fails; /* 0: the slot is free */
+	uint64_t last_ns; /* the last failure */
+	uint64_t until_ns; /* no answer checked before this */
 };
 
 struct iscsi_auth_throttle {
@@ -556,8 +556,8 @@ struct iscsi_auth_throttle {
  * Context: any thread; takes @t->lock.
  * Return: 0 check it now; else the seconds (rounded up) left to wait.
  */
-unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t,
-			     const uint8_t *addr, uint64_t now);
+unsigned int iscsi_auth_wait(struct iscsi_auth_throttle *t, const uint8_t *addr,
+			     uint64_t now);
 
 /**
  * iscsi_auth_result() - record a checked CHAP answer from @addr.
@@ -584,8 +584,8 @@ struct iscsi_sess_entry {
 	bool used;
 	uint16_t tsih;
 	uint8_t isid[6];
-	int target;                 /* -1: discovery */
-	uint16_t tpgt;              /* the portal group it logged in through */
+	int target; /* -1: discovery */
+	uint16_t tpgt; /* the portal group it logged in through */
 	struct iscsi_worker *w;
 	uint64_t conn_id;
 	char initiator[ISCSI_NAME_MAX + 1];
@@ -601,7 +601,7 @@ struct iscsi_sess_entry {
 
 struct iscsi_sessions {
 	pthread_mutex_t lock;
-	unsigned int max;           /* 0: no limit */
+	unsigned int max; /* 0: no limit */
 	unsigned int count;
 	unsigned int cap;
 	uint16_t next_tsih;
@@ -651,8 +651,7 @@ void iscsi_sess_remove(struct iscsi_sessions *s, uint16_t tsih,
  * Return: how many there are (more than @cap: only @cap were copied).
  */
 unsigned int iscsi_sess_collect(struct iscsi_sessions *s, int target,
-				struct iscsi_sess_entry *out,
-				unsigned int cap);
+				struct iscsi_sess_entry *out, unsigned int cap);
 
 /* Live sessions. */
 unsigned int iscsi_sess_count(struct iscsi_sessions *s);
@@ -665,13 +664,13 @@ struct iscsi_worker *iscsi_sess_worker(struct iscsi_sessions *s,
 
 /* What one worker asks of another. */
 enum iscsi_msg_kind {
-	ISCSI_MSG_CONN = 1,         /* a new connection: @fd, on portal @lun */
-	ISCSI_MSG_KILL,             /* close connection @conn_id */
-	ISCSI_MSG_ABORT_LUN,        /* abort every task on table LUN @lun */
-	ISCSI_MSG_ABORT_TARGET,     /* abort every task of connection @conn_id */
-	ISCSI_MSG_CLOSE,            /* close connection @conn_id after its
+	ISCSI_MSG_CONN = 1, /* a new connection: @fd, on portal @lun */
+	ISCSI_MSG_KILL, /* close connection @conn_id */
+	ISCSI_MSG_ABORT_LUN, /* abort every task on table LUN @lun */
+	ISCSI_MSG_ABORT_TARGET, /* abort every task of connection @conn_id */
+	ISCSI_MSG_CLOSE, /* close connection @conn_id after its
 				     * queued output */
-	ISCSI_MSG_ABORT_ITL,        /* abort connection @conn_id's tasks on
+	ISCSI_MSG_ABORT_ITL, /* abort connection @conn_id's tasks on
 				     * table LUN @lun (PREEMPT AND ABORT) */
 };
 
@@ -687,8 +686,8 @@ enum iscsi_msg_kind {
  * connections, resets), never per command.
  * Return: 0, -ENOMEM.
  */
-int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
-		      int fd, uint64_t conn_id, uint32_t lun);
+int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind, int fd,
+		      uint64_t conn_id, uint32_t lun);
 
 /* ISCSI_MSG_ABORT_LUN for the tasks taken at or before @before_ns. */
 int iscsi_worker_post_abort_lun(struct iscsi_worker *w, uint64_t except_conn,
@@ -723,14 +722,14 @@ void iscsi_timer_del(struct iscsi_worker *w, struct iscsi_conn *c,
 
 /* Pre-login connections of one source address (an open-addressing slot). */
 struct iscsi_pre_addr {
-	uint8_t addr[16];           /* IPv6, or IPv4-mapped */
-	unsigned int count;         /* 0: the slot is free */
+	uint8_t addr[16]; /* IPv6, or IPv4-mapped */
+	unsigned int count; /* 0: the slot is free */
 };
 
 /* The front end as the connections see it. */
 struct iscsi_fe {
 	struct cfg_iscsi icfg;
-	struct target *target;      /* the registry; tgt is target->scsi */
+	struct target *target; /* the registry; tgt is target->scsi */
 	struct scsi_target *tgt;
 	struct iscsi_offer offer;
 	unsigned int ntargets;
@@ -744,7 +743,7 @@ struct iscsi_fe {
 	char address[CFG_ISCSI_MAX_PORTALS][96];
 	int listen_fd[CFG_ISCSI_MAX_PORTALS];
 	struct iscsi_sessions sessions;
-	bool sessions_listed;       /* target_register() took fe_sessions */
+	bool sessions_listed; /* target_register() took fe_sessions */
 	unsigned int nworkers;
 	struct iscsi_worker **workers;
 	bool accept_paused; /* out of descriptors: worker 0 retries each tick */
@@ -754,7 +753,7 @@ struct iscsi_fe {
 	/* pre-login connections (loop.c), total and per source address */
 	pthread_mutex_t pre_lock;
 	_Atomic unsigned int pre_total; /* written under pre_lock */
-	unsigned int pre_mask;      /* slots - 1: a power of two */
+	unsigned int pre_mask; /* slots - 1: a power of two */
 	struct iscsi_pre_addr *pre;
 	struct iscsi_auth_throttle auth;
 	/* connections closed at accept, logged once a tick (worker 0) */
@@ -765,10 +764,10 @@ struct iscsi_fe {
 
 enum iscsi_task_state {
 	ISCSI_TASK_FREE = 0,
-	ISCSI_TASK_DATA_OUT,        /* collecting Data-Out */
-	ISCSI_TASK_DELAYED,         /* done; completion held for a delay */
-	ISCSI_TASK_HELD,            /* a HANG fault: only an abort ends it */
-	ISCSI_TASK_QUEUED,          /* done; on the transmit queue */
+	ISCSI_TASK_DATA_OUT, /* collecting Data-Out */
+	ISCSI_TASK_DELAYED, /* done; completion held for a delay */
+	ISCSI_TASK_HELD, /* a HANG fault: only an abort ends it */
+	ISCSI_TASK_QUEUED, /* done; on the transmit queue */
 };
 
 /* One outstanding R2T. */
@@ -784,13 +783,13 @@ struct iscsi_r2t {
 struct iscsi_task {
 	enum iscsi_task_state state;
 	bool immediate;
-	bool discard;               /* no buffer: data dropped, sense set */
+	bool discard; /* no buffer: data dropped, sense set */
 	uint8_t nr2t;
 	uint16_t slot;
-	uint16_t gen;               /* makes TTTs unique over slot reuse */
+	uint16_t gen; /* makes TTTs unique over slot reuse */
 	uint32_t itt;
 	uint32_t cmdsn;
-	uint32_t table_lun;         /* UINT32_MAX: not a LUN of the view */
+	uint32_t table_lun; /* UINT32_MAX: not a LUN of the view */
 	uint8_t lun_field[8];
 	uint8_t cdb[SCSI_CDB_MAX];
 	enum scsi_dir dir;
@@ -799,7 +798,7 @@ struct iscsi_task {
 	uint32_t buf_cap;
 	/* Data-Out */
 	uint32_t received;
-	uint32_t unsol_end;         /* unsolicited data ends here */
+	uint32_t unsol_end; /* unsolicited data ends here */
 	uint32_t unsol_got;
 	uint32_t unsol_datasn;
 	uint32_t r2t_next;
@@ -813,10 +812,10 @@ struct iscsi_task {
 	uint32_t burst_left;
 	uint64_t deadline;
 	unsigned int heap_idx;
-	bool accounted;             /* its slot is already back in the window */
-	bool held;                  /* CmdSN past a gap: waits for its turn */
-	struct iscsi_task *next;    /* free list or transmit queue */
-	uint64_t rx_ns;             /* when its command PDU was taken
+	bool accounted; /* its slot is already back in the window */
+	bool held; /* CmdSN past a gap: waits for its turn */
+	struct iscsi_task *next; /* free list or transmit queue */
+	uint64_t rx_ns; /* when its command PDU was taken
 				     * (iscsi_now_ns): a LUN reset from
 				     * another connection aborts only what
 				     * came before it */
@@ -825,27 +824,27 @@ struct iscsi_task {
 enum iscsi_conn_state {
 	ISCSI_CONN_LOGIN = 0,
 	ISCSI_CONN_FFP,
-	ISCSI_CONN_CLOSING,         /* send what is queued, then close */
-	ISCSI_CONN_DEAD,            /* close now */
+	ISCSI_CONN_CLOSING, /* send what is queued, then close */
+	ISCSI_CONN_DEAD, /* close now */
 };
 
 /* Login progress of a connection. */
 struct iscsi_login {
-	uint8_t stage;              /* current stage */
-	bool first_done;            /* the first PDU was seen */
+	uint8_t stage; /* current stage */
+	bool first_done; /* the first PDU was seen */
 	bool have_names;
-	bool auth_chosen;           /* AuthMethod settled */
+	bool auth_chosen; /* AuthMethod settled */
 	bool auth_chap;
 	bool authenticated;
 	bool tpgt_sent;
-	uint32_t declared;          /* iscsi_login_key_declare() */
+	uint32_t declared; /* iscsi_login_key_declare() */
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;
 	uint32_t itt;
 	uint32_t cmdsn;
 	struct iscsi_chap chap;
-	char *text;                 /* continued text so far */
+	char *text; /* continued text so far */
 	size_t text_len;
 };
 
@@ -854,24 +853,24 @@ struct iscsi_conn {
 	struct iscsi_worker *w;
 	uint64_t id;
 	int fd;
-	uint32_t events;            /* the epoll mask now */
+	uint32_t events; /* the epoll mask now */
 	enum iscsi_conn_state state;
 	bool dirty;
 	struct iscsi_conn *dirty_next;
 	struct iscsi_conn *prev, *next; /* the worker's list */
 	char peer[64];
-	uint8_t addr[16];           /* the peer's address (IPv4-mapped) */
-	bool prelogin;              /* counted in fe->pre_total */
+	uint8_t addr[16]; /* the peer's address (IPv4-mapped) */
+	bool prelogin; /* counted in fe->pre_total */
 
 	/* receive */
 	struct iscsi_rx rx;
 	uint8_t *rbuf;
 	size_t rlen, roff;
-	uint8_t *dbuf;              /* data of non-SCSI PDUs */
-	struct iscsi_task *cur;     /* the task the current PDU feeds */
-	int cur_r2t;                /* the R2T it answers, -1 unsolicited */
-	bool cur_drop;              /* drop the current PDU silently */
-	uint8_t cur_reject;         /* reject it with this reason, or 0 */
+	uint8_t *dbuf; /* data of non-SCSI PDUs */
+	struct iscsi_task *cur; /* the task the current PDU feeds */
+	int cur_r2t; /* the R2T it answers, -1 unsolicited */
+	bool cur_drop; /* drop the current PDU silently */
+	uint8_t cur_reject; /* reject it with this reason, or 0 */
 	uint8_t cur_bhs[ISCSI_BHS_LEN];
 
 	/* transmit */
@@ -885,7 +884,7 @@ struct iscsi_conn {
 	struct iscsi_params p;
 	bool discovery;
 	int target;
-	unsigned int portal;        /* index of the portal it came in on */
+	unsigned int portal; /* index of the portal it came in on */
 	const struct scsi_view *view;
 	uint16_t tsih;
 	uint16_t cid;
@@ -915,7 +914,7 @@ struct iscsi_conn {
 	uint32_t text_itt;
 
 	/* slots */
-	uint64_t buf_bytes;         /* their buffers, against the budget */
+	uint64_t buf_bytes; /* their buffers, against the budget */
 	struct iscsi_task *tasks;
 	struct iscsi_task *free_cmd, *free_imm;
 	unsigned int nfree_cmd;
@@ -930,10 +929,10 @@ struct iscsi_conn {
 	/* liveness */
 	uint64_t born_ns;
 	uint64_t last_rx_ns;
-	uint64_t ping_ns;           /* when the unanswered ping went out */
-	uint32_t ping_ttt;          /* ISCSI_RSVD_TAG: none out */
+	uint64_t ping_ns; /* when the unanswered ping went out */
+	uint32_t ping_ttt; /* ISCSI_RSVD_TAG: none out */
 	uint32_t next_ttt;
-	unsigned int luns_gen;      /* lun_luns_generation() told so far */
+	unsigned int luns_gen; /* lun_luns_generation() told so far */
 	bool async_due;
 };
 

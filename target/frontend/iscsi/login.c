@@ -103,18 +103,18 @@ void iscsi_neg_init(struct iscsi_neg *n, const struct iscsi_offer *offer)
 }
 
 enum key_type {
-	KT_DIGEST,      /* list: None, CRC32C */
+	KT_DIGEST, /* list: None, CRC32C */
 	KT_BOOL_AND,
 	KT_BOOL_OR,
 	KT_NUM_MIN,
 	KT_NUM_MAX,
-	KT_DECLARE,     /* MaxRecvDataSegmentLength */
+	KT_DECLARE, /* MaxRecvDataSegmentLength */
 };
 
 enum key_use {
-	KU_LO,          /* leading login only */
-	KU_IO,          /* login only (initialize) */
-	KU_ALL,         /* login and full feature phase */
+	KU_LO, /* leading login only */
+	KU_IO, /* login only (initialize) */
+	KU_ALL, /* login and full feature phase */
 };
 
 struct key_def {
@@ -195,8 +195,7 @@ static const struct key_def *find_key(const char *key)
 	return NULL;
 }
 
-static bool *bool_field(struct iscsi_neg *n, enum iscsi_key_id id,
-			bool *ours)
+static bool *bool_field(struct iscsi_neg *n, enum iscsi_key_id id, bool *ours)
 {
 	switch (id) {
 	case ISCSI_KEY_INITIAL_R2T:
@@ -361,10 +360,20 @@ void iscsi_neg_finish(struct iscsi_neg *n, struct iscsi_text *out)
 bool iscsi_key_unknown(const char *key)
 {
 	static const char *const known[] = {
-		"AuthMethod",	"CHAP_A",	 "CHAP_I",     "CHAP_C",
-		"CHAP_N",	"CHAP_R",	 "SendTargets", "TargetName",
-		"InitiatorName", "TargetAlias",	 "InitiatorAlias",
-		"TargetAddress", "TargetPortalGroupTag", "SessionType",
+		"AuthMethod",
+		"CHAP_A",
+		"CHAP_I",
+		"CHAP_C",
+		"CHAP_N",
+		"CHAP_R",
+		"SendTargets",
+		"TargetName",
+		"InitiatorName",
+		"TargetAlias",
+		"InitiatorAlias",
+		"TargetAddress",
+		"TargetPortalGroupTag",
+		"SessionType",
 	};
 	unsigned int i;
 
@@ -381,11 +390,20 @@ bool iscsi_key_unknown(const char *key)
 int iscsi_login_key_declare(uint32_t *declared, const char *key)
 {
 	static const char *const keys[] = {
-		"InitiatorName", "TargetName",	  "SessionType",
-		"InitiatorAlias", "AuthMethod",	  "CHAP_A",
-		"CHAP_I",	  "CHAP_C",	  "CHAP_N",
-		"CHAP_R",	  "TargetAlias",  "TargetAddress",
-		"TargetPortalGroupTag", "SendTargets",
+		"InitiatorName",
+		"TargetName",
+		"SessionType",
+		"InitiatorAlias",
+		"AuthMethod",
+		"CHAP_A",
+		"CHAP_I",
+		"CHAP_C",
+		"CHAP_N",
+		"CHAP_R",
+		"TargetAlias",
+		"TargetAddress",
+		"TargetPortalGroupTag",
+		"SendTargets",
 	};
 	unsigned int i;
 
@@ -442,7 +460,6 @@ static bool acl_allows(const struct cfg_iscsi *ic, const char *name)
 			return true;
 	return false;
 }
-
 
 static void add_target(struct iscsi_conn *c, unsigned int i,
 		       struct iscsi_text *out)
@@ -542,8 +559,7 @@ static int login_respond(struct iscsi_conn *c, const uint8_t *req,
 				   status ? 0 : (uint32_t)t->len);
 	if (status) {
 		log_info("iscsi: %s: login of %s refused: status 0x%04x",
-			 c->peer, c->initiator[0] ? c->initiator : "?",
-			 status);
+			 c->peer, c->initiator[0] ? c->initiator : "?", status);
 		c->state = ISCSI_CONN_CLOSING;
 	}
 	return ret;
@@ -574,16 +590,16 @@ static uint16_t login_register(struct iscsi_conn *c)
 		return ISCSI_LOGIN_TARGET_ERROR;
 	if (ret == 1) {
 		/* session reinstatement: the old connection goes */
-		log_info("iscsi: %s: %s reinstates session tsih %u",
-			 c->peer, c->initiator, old.tsih);
+		log_info("iscsi: %s: %s reinstates session tsih %u", c->peer,
+			 c->initiator, old.tsih);
 		iscsi_worker_post(old.w, ISCSI_MSG_KILL, -1, old.conn_id, 0);
 	}
 	c->tsih = e.tsih;
 	c->login.tsih = e.tsih;
 	c->registered = true;
-	snprintf(c->iport, sizeof(c->iport),
-		 "%s,i,0x%02x%02x%02x%02x%02x%02x", c->initiator, c->isid[0],
-		 c->isid[1], c->isid[2], c->isid[3], c->isid[4], c->isid[5]);
+	snprintf(c->iport, sizeof(c->iport), "%s,i,0x%02x%02x%02x%02x%02x%02x",
+		 c->initiator, c->isid[0], c->isid[1], c->isid[2], c->isid[3],
+		 c->isid[4], c->isid[5]);
 	return ISCSI_LOGIN_OK;
 }
 
@@ -643,9 +659,9 @@ static uint16_t login_security(struct iscsi_conn *c, const struct login_keys *k,
 		 */
 		wait = iscsi_auth_wait(&c->fe->auth, c->addr, now);
 		if (wait) {
-			log_info("iscsi: %s: CHAP answer not checked: %u s "
-				 "left after failed ones",
-				 c->peer, wait);
+			log_info(
+				"iscsi: %s: CHAP answer not checked: %u s left after failed ones",
+				c->peer, wait);
 			return ISCSI_LOGIN_SERVICE_UNAVAILABLE;
 		}
 		ret = iscsi_chap_check(&l->chap, ic, k->chap_n, k->chap_r,
@@ -653,9 +669,9 @@ static uint16_t login_security(struct iscsi_conn *c, const struct login_keys *k,
 		if (ret) {
 			wait = iscsi_auth_result(&c->fe->auth, c->addr, false,
 						 now);
-			log_info("iscsi: %s: CHAP answer wrong; the next from "
-				 "this address waits %u s",
-				 c->peer, wait);
+			log_info(
+				"iscsi: %s: CHAP answer wrong; the next from this address waits %u s",
+				c->peer, wait);
 			return ISCSI_LOGIN_AUTH_FAILED;
 		}
 		iscsi_auth_result(&c->fe->auth, c->addr, true, now);
@@ -678,10 +694,10 @@ static uint16_t login_names(struct iscsi_conn *c, const struct login_keys *k)
 	if (!k->initiator)
 		return ISCSI_LOGIN_MISSING_PARAMETER;
 	if (!cfg_iscsi_name_valid(k->initiator)) {
-		log_info("iscsi: %s: InitiatorName \"%s\" is not an iSCSI name "
-			 "(RFC 3722)",
-			 c->peer,
-			 iscsi_log_escape(k->initiator, esc, sizeof(esc)));
+		log_info(
+			"iscsi: %s: InitiatorName \"%s\" is not an iSCSI name (RFC 3722)",
+			c->peer,
+			iscsi_log_escape(k->initiator, esc, sizeof(esc)));
 		return ISCSI_LOGIN_INITIATOR_ERROR;
 	}
 	snprintf(c->initiator, sizeof(c->initiator), "%s", k->initiator);
@@ -696,9 +712,9 @@ static uint16_t login_names(struct iscsi_conn *c, const struct login_keys *k)
 	if (!k->target)
 		return ISCSI_LOGIN_MISSING_PARAMETER;
 	if (!cfg_iscsi_name_valid(k->target)) {
-		log_info("iscsi: %s: TargetName \"%s\" is not an iSCSI name "
-			 "(RFC 3722)",
-			 c->peer, iscsi_log_escape(k->target, esc, sizeof(esc)));
+		log_info(
+			"iscsi: %s: TargetName \"%s\" is not an iSCSI name (RFC 3722)",
+			c->peer, iscsi_log_escape(k->target, esc, sizeof(esc)));
 		return ISCSI_LOGIN_INITIATOR_ERROR;
 	}
 	t = find_target(fe, k->target);
@@ -824,24 +840,24 @@ int iscsi_login_pdu(struct iscsi_conn *c, char *data, uint32_t len)
 	} else if (memcmp(iscsi_bhs_isid(req), l->isid, ISCSI_ISID_LEN) ||
 		   iscsi_bhs_tsih(req) != l->tsih ||
 		   iscsi_bhs_cid(req) != l->cid) {
-		return login_respond(c, req, ISCSI_LOGIN_INITIATOR_ERROR,
-				     false, csg, nsg, &out);
+		return login_respond(c, req, ISCSI_LOGIN_INITIATOR_ERROR, false,
+				     csg, nsg, &out);
 	}
 	if ((transit && cont) || csg == 2 || (transit && nsg == 2) ||
 	    (transit && nsg <= csg) || csg != l->stage)
-		return login_respond(c, req, ISCSI_LOGIN_INITIATOR_ERROR,
-				     false, csg, nsg, &out);
+		return login_respond(c, req, ISCSI_LOGIN_INITIATOR_ERROR, false,
+				     csg, nsg, &out);
 
 	if (cont || l->text) {
 		ret = login_gather(&l->text, &l->text_len, data, len);
 		if (ret)
 			return login_respond(c, req,
-					     ISCSI_LOGIN_INITIATOR_ERROR,
-					     false, csg, nsg, &out);
+					     ISCSI_LOGIN_INITIATOR_ERROR, false,
+					     csg, nsg, &out);
 		if (cont) {
 			/* more text comes: an empty response asks for it */
-			return login_respond(c, req, ISCSI_LOGIN_OK, false,
-					     csg, csg, &out);
+			return login_respond(c, req, ISCSI_LOGIN_OK, false, csg,
+					     csg, &out);
 		}
 		all = l->text;
 		alen = l->text_len;
@@ -939,8 +955,8 @@ out:
 
 /* ---- Text requests in full feature phase ----------------------------- */
 
-static int text_respond(struct iscsi_conn *c, const uint8_t *req,
-			bool final, const struct iscsi_text *t)
+static int text_respond(struct iscsi_conn *c, const uint8_t *req, bool final,
+			const struct iscsi_text *t)
 {
 	uint8_t bhs[ISCSI_BHS_LEN] = {0};
 

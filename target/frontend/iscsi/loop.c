@@ -43,8 +43,8 @@ struct iscsi_msg {
 	int fd;
 	uint64_t conn_id;
 	uint32_t lun;
-	uint64_t before_ns;         /* ISCSI_MSG_ABORT_LUN: tasks up to it */
-	uint8_t addr[16];           /* ISCSI_MSG_CONN: the peer */
+	uint64_t before_ns; /* ISCSI_MSG_ABORT_LUN: tasks up to it */
+	uint8_t addr[16]; /* ISCSI_MSG_CONN: the peer */
 	struct iscsi_msg *next;
 };
 
@@ -71,7 +71,7 @@ struct iscsi_worker {
 	struct timer_ent *heap;
 	unsigned int nheap, heap_cap;
 	uint64_t next_tick;
-	uint64_t armed;             /* the timerfd's deadline now, 0 none */
+	uint64_t armed; /* the timerfd's deadline now, 0 none */
 	struct scsi_stats stats;
 };
 
@@ -120,12 +120,14 @@ static int mail_post(struct iscsi_worker *w, const struct iscsi_msg *msg)
 	return 0;
 }
 
-int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
-		      int fd, uint64_t conn_id, uint32_t lun)
+int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind, int fd,
+		      uint64_t conn_id, uint32_t lun)
 {
-	struct iscsi_msg m = {
-		.kind = kind, .fd = fd, .conn_id = conn_id, .lun = lun,
-		.before_ns = UINT64_MAX};
+	struct iscsi_msg m = {.kind = kind,
+			      .fd = fd,
+			      .conn_id = conn_id,
+			      .lun = lun,
+			      .before_ns = UINT64_MAX};
 
 	return mail_post(w, &m);
 }
@@ -133,9 +135,11 @@ int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind,
 int iscsi_worker_post_abort_lun(struct iscsi_worker *w, uint64_t except_conn,
 				uint32_t lun, uint64_t before_ns)
 {
-	struct iscsi_msg m = {
-		.kind = ISCSI_MSG_ABORT_LUN, .fd = -1, .conn_id = except_conn,
-		.lun = lun, .before_ns = before_ns};
+	struct iscsi_msg m = {.kind = ISCSI_MSG_ABORT_LUN,
+			      .fd = -1,
+			      .conn_id = except_conn,
+			      .lun = lun,
+			      .before_ns = before_ns};
 
 	return mail_post(w, &m);
 }
@@ -154,8 +158,7 @@ static unsigned int pre_slot(const struct iscsi_fe *fe, const uint8_t *addr)
 
 	for (k = 0; k < 16; k++)
 		h = (h ^ addr[k]) * 16777619u;
-	for (i = h & fe->pre_mask; fe->pre[i].count;
-	     i = (i + 1) & fe->pre_mask)
+	for (i = h & fe->pre_mask; fe->pre[i].count; i = (i + 1) & fe->pre_mask)
 		if (!memcmp(fe->pre[i].addr, addr, 16))
 			break;
 	return i;
@@ -246,8 +249,7 @@ void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
 
 /* ---- timer heap ---------------------------------------------------------- */
 
-static void heap_set(struct iscsi_worker *w, unsigned int i,
-		     struct timer_ent e)
+static void heap_set(struct iscsi_worker *w, unsigned int i, struct timer_ent e)
 {
 	w->heap[i] = e;
 	e.c->tasks[e.slot].heap_idx = i;
@@ -530,9 +532,9 @@ static void accept_run(struct iscsi_worker *w, unsigned int portal)
 			 * wake at once, forever. Stop listening until the
 			 * next tick; the initiator's connect waits or retries.
 			 */
-			log_warn("iscsi: accept: %s; not accepting for a "
-				 "second",
-				 strerror(errno));
+			log_warn(
+				"iscsi: accept: %s; not accepting for a second",
+				strerror(errno));
 			accept_pause(fe, w, true);
 			return;
 		}
@@ -575,13 +577,12 @@ static void tick(struct iscsi_worker *w, uint64_t now)
 	if (w->index == 0 && w->fe->accept_paused)
 		accept_pause(w->fe, w, false);
 	if (w->index == 0 && (w->fe->refused_login || w->fe->refused_fds)) {
-		log_warn("iscsi: closed %u connection%s at accept: %u over "
-			 "max_login_connections or max_login_per_address, "
-			 "%u on the descriptors kept for the daemon",
-			 w->fe->refused_login + w->fe->refused_fds,
-			 w->fe->refused_login + w->fe->refused_fds == 1 ? ""
-									 : "s",
-			 w->fe->refused_login, w->fe->refused_fds);
+		log_warn(
+			"iscsi: closed %u connection%s at accept: %u over max_login_connections or max_login_per_address, %u on the descriptors kept for the daemon",
+			w->fe->refused_login + w->fe->refused_fds,
+			w->fe->refused_login + w->fe->refused_fds == 1 ? ""
+								       : "s",
+			w->fe->refused_login, w->fe->refused_fds);
 		w->fe->refused_login = w->fe->refused_fds = 0;
 	}
 	for (c = w->conns; c; c = c->next) {
@@ -605,8 +606,8 @@ static void dirty_run(struct iscsi_worker *w)
 		list = c->dirty_next;
 		c->dirty = false;
 		r = iscsi_conn_flush(c);
-		if (r >= 0 && c->state <= ISCSI_CONN_FFP &&
-		    c->roff < c->rlen && !iscsi_conn_rx_blocked(c)) {
+		if (r >= 0 && c->state <= ISCSI_CONN_FFP && c->roff < c->rlen &&
+		    !iscsi_conn_rx_blocked(c)) {
 			/* input held back for transmit room: go on with it */
 			iscsi_conn_readable(c);
 			r = iscsi_conn_flush(c);
@@ -669,7 +670,8 @@ static void *worker_main(void *arg)
 						 strerror(errno));
 				w->armed = 0;
 			} else if ((int *)p >= &w->fe->listen_fd[0] &&
-				   (int *)p < &w->fe->listen_fd[w->fe->nportals]) {
+				   (int *)p <
+					   &w->fe->listen_fd[w->fe->nportals]) {
 				accept_run(w, (unsigned int)((int *)p -
 							     w->fe->listen_fd));
 			} else {
@@ -843,18 +845,18 @@ static unsigned int fe_sessions(void *arg, struct target_session *out,
 		if (e->portal < fe->nportals)
 			snprintf(cs->portal, sizeof(cs->portal), "%s",
 				 fe->address[e->portal]);
-		snprintf(cs->isid, sizeof(cs->isid),
-			 "%02x%02x%02x%02x%02x%02x", e->isid[0], e->isid[1],
-			 e->isid[2], e->isid[3], e->isid[4], e->isid[5]);
+		snprintf(cs->isid, sizeof(cs->isid), "%02x%02x%02x%02x%02x%02x",
+			 e->isid[0], e->isid[1], e->isid[2], e->isid[3],
+			 e->isid[4], e->isid[5]);
 		cs->tsih = e->tsih;
 		cs->discovery = e->target < 0;
 		cs->header_digest = e->header_digest;
 		cs->data_digest = e->data_digest;
 		cs->connections = 1; /* MaxConnections is 1 */
-		cs->inflight = e->inflight ? atomic_load_explicit(
-						     e->inflight,
-						     memory_order_relaxed)
-					   : 0;
+		cs->inflight =
+			e->inflight ? atomic_load_explicit(e->inflight,
+							   memory_order_relaxed)
+				    : 0;
 		cs->age_ns = now > e->born_ns ? now - e->born_ns : 0;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -889,8 +891,7 @@ static void fe_free(struct iscsi_fe *fe)
 	free(fe);
 }
 
-int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t,
-		   void **state)
+int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state)
 {
 	struct scsi_target *tgt = t->scsi;
 	struct cfg_portal portals[CFG_ISCSI_MAX_PORTALS];
@@ -952,8 +953,8 @@ int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t,
 	/* portal i is portal group i + 1: one target port, one path each */
 	for (i = 0; i < fe->nportals; i++)
 		snprintf(fe->address[i], sizeof(fe->address[i]),
-			 strchr(portals[i].host, ':') ? "[%s]:%u,%u" :
-							"%s:%u,%u",
+			 strchr(portals[i].host, ':') ? "[%s]:%u,%u"
+						      : "%s:%u,%u",
 			 portals[i].host, portals[i].port, i + 1);
 	if (!tgt->target_name)
 		tgt->target_name = fe->names[0];
@@ -1016,11 +1017,11 @@ int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t,
 	for (i = 1; i < fe->nportals; i++)
 		log_notice("iscsi: portal %s: relative target port %u",
 			   portals[i].text, i + 1);
-	log_notice("iscsi: portal %s: %u target%s of %u LUNs (%s..), "
-		   "%u worker%s",
-		   portals[0].text, fe->ntargets, fe->ntargets == 1 ? "" : "s",
-		   ic->luns_per_target, fe->names[0], fe->nworkers,
-		   fe->nworkers == 1 ? "" : "s");
+	log_notice(
+		"iscsi: portal %s: %u target%s of %u LUNs (%s..), %u worker%s",
+		portals[0].text, fe->ntargets, fe->ntargets == 1 ? "" : "s",
+		ic->luns_per_target, fe->names[0], fe->nworkers,
+		fe->nworkers == 1 ? "" : "s");
 	*state = fe;
 	return 0;
 out_free:

@@ -93,8 +93,9 @@ static void rx_next(struct iscsi_rx *rx)
 			rx->need = iscsi_pad(rx->data_len);
 			break;
 		case ISCSI_RX_DDIGEST:
-			rx->need = rx->ddigest && rx->data_len ? ISCSI_DIGEST_LEN
-							       : 0;
+			rx->need = rx->ddigest && rx->data_len
+					   ? ISCSI_DIGEST_LEN
+					   : 0;
 			break;
 		default:
 			rx->need = 0;
@@ -174,14 +175,14 @@ int iscsi_rx_feed(struct iscsi_rx *rx, const uint8_t *in, size_t len,
 			if (rx->dst)
 				to = rx->dst + rx->got;
 			if (rx->ddigest)
-				rx->crc = iscsi_crc32c_update(rx->crc,
-							      in + off, n);
+				rx->crc = iscsi_crc32c_update(rx->crc, in + off,
+							      n);
 			break;
 		case ISCSI_RX_PAD:
 			to = rx->pad + rx->got;
 			if (rx->ddigest)
-				rx->crc = iscsi_crc32c_update(rx->crc,
-							      in + off, n);
+				rx->crc = iscsi_crc32c_update(rx->crc, in + off,
+							      n);
 			break;
 		default:
 			break;

@@ -136,8 +136,7 @@ void iscsi_sess_remove(struct iscsi_sessions *s, uint16_t tsih,
 }
 
 unsigned int iscsi_sess_collect(struct iscsi_sessions *s, int target,
-				struct iscsi_sess_entry *out,
-				unsigned int cap)
+				struct iscsi_sess_entry *out, unsigned int cap)
 {
 	unsigned int i, n = 0;
 

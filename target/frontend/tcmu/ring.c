@@ -389,11 +389,10 @@ int tcmu_dev_serve(struct tcmu_serve_ctx *x, struct tcmu_dev *d,
 			continue;
 		}
 		if (req.bad) {
-			log_lun_warn(d->lun,
-				     "tcmu: command %u: entry not "
-				     "servable (bidirectional, protection "
-				     "data or bad offsets)",
-				     req.cmd_id);
+			log_lun_warn(
+				d->lun,
+				"tcmu: command %u: entry not servable (bidirectional, protection data or bad offsets)",
+				req.cmd_id);
 			tcmu_ring_complete(&d->ring, req.cmd_id, &unknown);
 			done++;
 			continue;
@@ -402,10 +401,10 @@ int tcmu_dev_serve(struct tcmu_serve_ctx *x, struct tcmu_dev *d,
 	}
 	if (ret < 0) {
 		d->broken = true;
-		log_lun_err(d->lun,
-			    "tcmu: the command ring is broken (read "
-			    "%u of %u): no longer served",
-			    d->ring.read, d->ring.cmdr_size);
+		log_lun_err(
+			d->lun,
+			"tcmu: the command ring is broken (read %u of %u): no longer served",
+			d->ring.read, d->ring.cmdr_size);
 	}
 	if (tcmu_ring_publish(&d->ring)) {
 		d->notifies++;

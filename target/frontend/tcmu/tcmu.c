@@ -37,10 +37,10 @@
 #include "tcmu_i.h"
 
 #define CFS_TARGET "/sys/kernel/config/target"
-#define UIO_CLASS  "/sys/class/uio"
+#define UIO_CLASS "/sys/class/uio"
 /* the subtype of dev_config: the uio name ends "/NAME/sdswarm/NAME" */
 #define TCMU_SUBTYPE "sdswarm"
-#define PATH_LEN     512
+#define PATH_LEN 512
 /* the directories kept: at most ~70 bytes with the config's 31-byte names */
 #define DIR_LEN 160
 /* how often the manager looks at the LUN generation */
@@ -372,9 +372,9 @@ static void nl_event(struct tcmu_fe *fe)
 		return;
 	if (ev.cmd == TCMU_CMD_RECONFIG_DEVICE && nl_ours(fe, ev.device)) {
 		if (ev.has_size)
-			log_warn("tcmu: %s resized to %llu bytes through "
-				 "configfs: sdswarm's LUN keeps its size",
-				 ev.device, (unsigned long long)ev.dev_size);
+			log_warn(
+				"tcmu: %s resized to %llu bytes through configfs: sdswarm's LUN keeps its size",
+				ev.device, (unsigned long long)ev.dev_size);
 		else
 			log_warn("tcmu: %s reconfigured through configfs",
 				 ev.device);
@@ -509,8 +509,9 @@ static int dev_configure(struct tcmu_fe *fe, uint32_t lun, const char *dir)
 	if (write_attr(dir, "attrib/tmr_notification", "1"))
 		log_lun_debug(lun, "tcmu: tmr_notification: no TMR entries");
 	if (write_attr(dir, "attrib/pgr_support", "1"))
-		log_lun_debug(lun, "tcmu: pgr_support: the kernel emulates "
-				   "reservations");
+		log_lun_debug(
+			lun,
+			"tcmu: pgr_support: the kernel emulates reservations");
 	return 0;
 }
 
@@ -558,10 +559,10 @@ static int dev_open(struct tcmu_fe *fe, struct tcmu_dev *d, const char *name)
 		ret = -errno;
 		goto out_unmap;
 	}
-	log_lun_debug(d->lun,
-		      "tcmu: %s on uio%u: %zu bytes mapped, ring %u "
-		      "bytes, caps 0x%x",
-		      name, minor, size, d->ring.cmdr_size, d->ring.caps);
+	log_lun_debug(
+		d->lun,
+		"tcmu: %s on uio%u: %zu bytes mapped, ring %u bytes, caps 0x%x",
+		name, minor, size, d->ring.cmdr_size, d->ring.caps);
 	return 0;
 
 out_unmap:
@@ -951,17 +952,16 @@ int tcmu_fe_start(const struct cfg_tcmu *tc, struct target *target,
 	if (!tc->enabled)
 		return 1;
 	if (access(CFS_TARGET "/core", F_OK) < 0) {
-		log_err("tcmu: no %s: load target_core_user and mount "
-			"configfs",
+		log_err("tcmu: no %s: load target_core_user and mount configfs",
 			CFS_TARGET "/core");
 		return -ENOENT;
 	}
 	ret = fe_alloc(tc, target, &fe);
 	if (ret)
 		return ret;
-	ret = target_register(target, &(struct target_source){
-					      .kind = TARGET_SRC_SCSI,
-					      .obj = &fe->stats});
+	ret = target_register(target,
+			      &(struct target_source){.kind = TARGET_SRC_SCSI,
+						      .obj = &fe->stats});
 	if (ret)
 		goto out_free;
 	ret = pthread_create(&fe->loop, NULL, loop_main, fe);
@@ -990,17 +990,16 @@ int tcmu_fe_start(const struct cfg_tcmu *tc, struct target *target,
 		goto out_teardown;
 	}
 	fe->mgr_running = true;
-	log_notice("tcmu: %u backstore(s) on %s%s%s in %.1f ms; each a %llu "
-		   "MiB command ring and up to %llu MiB of data area; netlink "
-		   "events %s",
-		   fe->ndevs, fe->hba_dir,
-		   fe->cfg.fabric == CFG_TCMU_LOOPBACK ? ", exported through "
-						       : "",
-		   fe->cfg.fabric == CFG_TCMU_LOOPBACK ? fe->wwn : "",
-		   (double)(now_ns() - t0) / 1e6,
-		   (unsigned long long)(fe->cfg.cmd_ring_size >> 20),
-		   (unsigned long long)(fe->cfg.ring_size >> 20),
-		   fe->nlfd >= 0 ? "joined" : "unavailable");
+	log_notice(
+		"tcmu: %u backstore(s) on %s%s%s in %.1f ms; each a %llu MiB command ring and up to %llu MiB of data area; netlink events %s",
+		fe->ndevs, fe->hba_dir,
+		fe->cfg.fabric == CFG_TCMU_LOOPBACK ? ", exported through "
+						    : "",
+		fe->cfg.fabric == CFG_TCMU_LOOPBACK ? fe->wwn : "",
+		(double)(now_ns() - t0) / 1e6,
+		(unsigned long long)(fe->cfg.cmd_ring_size >> 20),
+		(unsigned long long)(fe->cfg.ring_size >> 20),
+		fe->nlfd >= 0 ? "joined" : "unavailable");
 	*state = fe;
 	return 0;
 

@@ -34,23 +34,23 @@
 
 /* Where the kernel's ring of one device is mapped, and our cursors in it. */
 struct tcmu_ring {
-	uint8_t *base;           /* the mapping: the mailbox is at offset 0 */
-	size_t size;             /* bytes mapped: mailbox, ring and data area */
+	uint8_t *base; /* the mapping: the mailbox is at offset 0 */
+	size_t size; /* bytes mapped: mailbox, ring and data area */
 	struct tcmu_mailbox *mb;
-	uint8_t *cmdr;           /* base + cmdr_off */
+	uint8_t *cmdr; /* base + cmdr_off */
 	uint32_t cmdr_size;
-	uint32_t read;           /* next entry to parse */
-	uint32_t tail;           /* next slot a completion goes into */
-	uint32_t published;      /* the tail the kernel last saw */
-	uint32_t open;           /* commands read, not yet completed */
-	uint16_t caps;           /* TCMU_MAILBOX_FLAG_CAP_* */
+	uint32_t read; /* next entry to parse */
+	uint32_t tail; /* next slot a completion goes into */
+	uint32_t published; /* the tail the kernel last saw */
+	uint32_t open; /* commands read, not yet completed */
+	uint16_t caps; /* TCMU_MAILBOX_FLAG_CAP_* */
 };
 
 /* What tcmu_ring_next() found. */
 enum tcmu_next {
-	TCMU_NEXT_EMPTY = 0,     /* nothing more before cmd_head */
-	TCMU_NEXT_CMD,           /* a command, in the struct tcmu_req */
-	TCMU_NEXT_TMR,           /* a task management notification */
+	TCMU_NEXT_EMPTY = 0, /* nothing more before cmd_head */
+	TCMU_NEXT_CMD, /* a command, in the struct tcmu_req */
+	TCMU_NEXT_TMR, /* a task management notification */
 };
 
 /* One parsed ring entry. */
@@ -62,8 +62,8 @@ struct tcmu_req {
 	uint8_t cdb_len;
 	uint8_t cdb[SCSI_CDB_MAX];
 	unsigned int iovcnt;
-	uint32_t xfer_len;       /* sum of the iovecs */
-	struct iovec *iov;       /* the caller's array of TCMU_IOV_MAX */
+	uint32_t xfer_len; /* sum of the iovecs */
+	struct iovec *iov; /* the caller's array of TCMU_IOV_MAX */
 	/* TCMU_NEXT_TMR: */
 	uint8_t tmr_type;
 	uint32_t tmr_cnt;
@@ -74,8 +74,8 @@ struct tcmu_req {
 struct tcmu_done {
 	uint8_t status;
 	uint8_t sense_len;
-	bool unknown;            /* TCMU_UFLAG_UNKNOWN_OP: the kernel fails it */
-	uint32_t read_len;       /* Data-In bytes moved; 0: not reported */
+	bool unknown; /* TCMU_UFLAG_UNKNOWN_OP: the kernel fails it */
+	uint32_t read_len; /* Data-In bytes moved; 0: not reported */
 	const uint8_t *sense;
 };
 
@@ -148,20 +148,20 @@ struct tcmu_parked {
 	uint8_t status;
 	uint8_t sense_len;
 	uint32_t read_len;
-	uint64_t due_ns;         /* CLOCK_MONOTONIC; UINT64_MAX: never */
+	uint64_t due_ns; /* CLOCK_MONOTONIC; UINT64_MAX: never */
 	uint8_t sense[TCMU_SENSE_BUFFERSIZE];
 };
 
 /* One exported LUN: its backstore's ring and what its commands need. */
 struct tcmu_dev {
 	struct tcmu_ring ring;
-	int fd;                  /* /dev/uioN; -1 in unit tests without one */
-	uint32_t lun;            /* table LUN */
-	struct scsi_view view;   /* {lun, 1}: the backstore sees only it */
-	bool broken;             /* stopped serving: a malformed ring */
+	int fd; /* /dev/uioN; -1 in unit tests without one */
+	uint32_t lun; /* table LUN */
+	struct scsi_view view; /* {lun, 1}: the backstore sees only it */
+	bool broken; /* stopped serving: a malformed ring */
 	unsigned int nparked;
 	struct tcmu_parked *parked; /* TCMU_PARK_MAX, on the first hold */
-	uint64_t notifies;       /* uio writes: batches told to the kernel */
+	uint64_t notifies; /* uio writes: batches told to the kernel */
 	struct tcmu_dev *timer_next; /* on the loop's list while delays wait */
 	bool on_timer;
 };
@@ -169,10 +169,10 @@ struct tcmu_dev {
 /* What serving needs besides the device: one per loop thread. */
 struct tcmu_serve_ctx {
 	struct scsi_target *tgt;
-	struct scsi_stats *stats;    /* or NULL */
-	const char *initiator;       /* the fabric's initiator port name */
+	struct scsi_stats *stats; /* or NULL */
+	const char *initiator; /* the fabric's initiator port name */
 	uint32_t nexus;
-	struct iovec *iov;           /* TCMU_IOV_MAX */
+	struct iovec *iov; /* TCMU_IOV_MAX */
 };
 
 /**
@@ -214,14 +214,14 @@ void tcmu_dev_release(struct tcmu_dev *d);
 
 /* One TCM-USER netlink event (ADDED_DEVICE, REMOVED_DEVICE, ...). */
 struct tcmu_nl_event {
-	uint8_t cmd;             /* enum tcmu_genl_cmd */
-	int32_t minor;           /* uio minor; -1 when absent */
+	uint8_t cmd; /* enum tcmu_genl_cmd */
+	int32_t minor; /* uio minor; -1 when absent */
 	uint32_t device_id;
-	char device[128];        /* the uio name, "tcm-user/H/NAME/CFG" */
-	char dev_config[128];    /* RECONFIG: the new dev_config */
-	uint64_t dev_size;       /* RECONFIG: the new size, when has_size */
+	char device[128]; /* the uio name, "tcm-user/H/NAME/CFG" */
+	char dev_config[128]; /* RECONFIG: the new dev_config */
+	uint64_t dev_size; /* RECONFIG: the new size, when has_size */
 	bool has_size;
-	uint8_t writecache;      /* RECONFIG: when has_writecache */
+	uint8_t writecache; /* RECONFIG: when has_writecache */
 	bool has_writecache;
 };
 

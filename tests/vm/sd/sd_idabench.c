@@ -22,16 +22,19 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
-static unsigned int sizes[16] = { 256, 4096, 65536, 262144, 1048576 };
+static unsigned int sizes[16] = {256, 4096, 65536, 262144, 1048576};
 static int nsizes = 5;
 module_param_array(sizes, uint, &nsizes, 0444);
-MODULE_PARM_DESC(sizes, "sizes N, comma separated (default 256,4096,65536,262144,1048576)");
+MODULE_PARM_DESC(
+	sizes,
+	"sizes N, comma separated (default 256,4096,65536,262144,1048576)");
 static unsigned int churn = 4096;
 module_param(churn, uint, 0444);
 MODULE_PARM_DESC(churn, "free+alloc pairs a churn measurement (default 4096)");
 static unsigned int bitmap_fill_max = 65536;
 module_param(bitmap_fill_max, uint, 0444);
-MODULE_PARM_DESC(bitmap_fill_max, "largest N the bitmap is filled at (default 65536)");
+MODULE_PARM_DESC(bitmap_fill_max,
+		 "largest N the bitmap is filled at (default 65536)");
 
 #define IB_MAX_N (1u << 20)
 
@@ -90,8 +93,7 @@ out:
 	return ret;
 }
 
-static int ib_bitmap(unsigned long *bits, unsigned int n, u64 *fill,
-		     u64 *pairs)
+static int ib_bitmap(unsigned long *bits, unsigned int n, u64 *fill, u64 *pairs)
 {
 	unsigned long bit;
 	unsigned int i;
@@ -158,8 +160,9 @@ static int __init ib_init(void)
 			ret = ib_bitmap(bits, n, &f_bm, &c_bm);
 		if (ret) {
 			pr_err("sd_idabench: n=%u: %s (%d)\n", n,
-			       ret == -EPROTO ? "not lowest-free first" :
-						"allocation failed", ret);
+			       ret == -EPROTO ? "not lowest-free first"
+					      : "allocation failed",
+			       ret);
 			break;
 		}
 		if (n <= bitmap_fill_max)
@@ -185,5 +188,6 @@ static void __exit ib_exit(void)
 
 module_init(ib_init);
 module_exit(ib_exit);
-MODULE_DESCRIPTION("sdswarm: ida and 2.6 bitmap index allocators timed in the kernel");
+MODULE_DESCRIPTION(
+	"sdswarm: ida and 2.6 bitmap index allocators timed in the kernel");
 MODULE_LICENSE("GPL");
