@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "fault.h"
 #include "parse.h"
+#include "scsi/asc.h"
 
 struct fault_table {
 	pthread_mutex_t lock;
@@ -397,14 +398,10 @@ static const struct {
 	{"ns", 1},
 };
 
-/*
- * The ASC a ua or not-ready rule reports when it gives none (ASCQ 0):
- * 29h POWER ON, RESET, OR BUS DEVICE RESET OCCURRED; 04h LOGICAL UNIT NOT
- * READY, CAUSE NOT REPORTABLE.
- */
+/* The ASC a ua or not-ready rule reports when it gives none (ASCQ 0). */
 static const uint8_t kind_asc[FAULT_KIND_MAX] = {
-	[FAULT_UA] = 0x29,
-	[FAULT_NOT_READY] = 0x04,
+	[FAULT_UA] = ASC_OF(ASC_POWER_ON_OR_RESET),
+	[FAULT_NOT_READY] = ASC_OF(ASC_LU_NOT_READY),
 };
 
 _Static_assert(sizeof(unsigned int) == 4, "ops is read as 4 bytes");

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "lun.h"
+#include "scsi/asc.h"
 
 /* slot flags */
 #define SLOT_TABLE_OWNED 0x01u /* host wrote the table area: store is truth */
@@ -1053,28 +1054,22 @@ unsigned int lun_ua_take(struct lun_table *t, const struct lun_info *info,
 	case 0:
 		break;
 	case LUN_UA_POWER_ON:
-		*asc = 0x29;
-		*ascq = 0x01;
+		ASC_PUT(*asc, *ascq, ASC_POWER_ON_OCCURRED);
 		break;
 	case LUN_UA_RESET:
-		*asc = 0x29;
-		*ascq = 0x00;
+		ASC_PUT(*asc, *ascq, ASC_POWER_ON_OR_RESET);
 		break;
 	case LUN_UA_MODE_CHANGED:
-		*asc = 0x2a;
-		*ascq = 0x01;
+		ASC_PUT(*asc, *ascq, ASC_MODE_PARAMETERS_CHANGED);
 		break;
 	case LUN_UA_CAPACITY:
-		*asc = 0x2a;
-		*ascq = 0x09;
+		ASC_PUT(*asc, *ascq, ASC_CAPACITY_DATA_HAS_CHANGED);
 		break;
 	case LUN_UA_LUNS_CHANGED:
-		*asc = 0x3f;
-		*ascq = 0x0e;
+		ASC_PUT(*asc, *ascq, ASC_REPORTED_LUNS_DATA_HAS_CHANGED);
 		break;
 	case LUN_UA_ALUA_CHANGED:
-		*asc = 0x2a;
-		*ascq = 0x06;
+		ASC_PUT(*asc, *ascq, ASC_ASYMMETRIC_ACCESS_STATE_CHANGED);
 		break;
 	default:
 		*asc = s->ua_asc;
