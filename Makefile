@@ -3,6 +3,7 @@
 # `make run`, `make install PREFIX=...`. V=1 for verbose, WERROR=0 to relax,
 # SANITIZE=address for ASan+UBSan (make test uses it by default),
 # SANITIZE=thread for ThreadSanitizer, SANITIZE=fuzz (clang) for libFuzzer.
+# B=DIR builds under DIR (default build/; each SANITIZE in its own folder).
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -12,11 +13,15 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 CONFIG ?= configs/default.conf
 
+# B: the build root; each SANITIZE build has its own folder under it (O).
+B ?= build
 ifeq ($(SANITIZE),)
-O ?= build
+O ?= $(B)
 else
-O ?= build/$(SANITIZE)
+O ?= $(B)/$(SANITIZE)
 endif
+# Where `make SANITIZE=x` puts its build, for the rules that use several.
+out = $(abspath $(B))$(if $(1),/$(1))
 
 ifeq ($(V),1)
 Q :=
@@ -240,9 +245,9 @@ $(O)/tests/unit/%: $(O)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBS_ALL)
 
 # --- tests ----------------------------------------------------------------
 # `make test`: install what is missing, build everything under ASan+UBSan in
-# build/address, build the plain programs too (benchmark smokes use them),
-# the fuzz harnesses (build/fuzz, clang) and the ThreadSanitizer build of
-# the threaded tests (build/thread), then run every test through
+# $(B)/address, build the plain programs too (benchmark smokes use them),
+# the fuzz harnesses ($(B)/fuzz, clang) and the ThreadSanitizer build of
+# the threaded tests ($(B)/thread), then run every test through
 # tests/run.sh.
 test:
 	$(Q)scripts/install-deps test
@@ -250,10 +255,10 @@ test:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address test-build
 	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzz fuzz-build
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread tsan-build
-	$(Q)SDSWARM_BIN=$(CURDIR)/build/address/bin SDSWARM_PLAIN_BIN=$(CURDIR)/build/bin \
-		SDSWARM_UNIT=$(CURDIR)/build/address/tests/unit \
-		SDSWARM_FUZZ=$(CURDIR)/build/fuzz/fuzz \
-		SDSWARM_TSAN=$(CURDIR)/build/thread tests/run.sh
+	$(Q)SDSWARM_BIN=$(call out,address)/bin SDSWARM_PLAIN_BIN=$(call out)/bin \
+		SDSWARM_UNIT=$(call out,address)/tests/unit \
+		SDSWARM_FUZZ=$(call out,fuzz)/fuzz \
+		SDSWARM_TSAN=$(call out,thread) tests/run.sh
 
 test-build: all $(UNIT_BINS)
 
@@ -357,4 +362,4 @@ clean:
 
 # Only the compiler's dependency files: build/vm holds a guest root, whose
 # rules.d folders are no makefiles.
--include $(shell find build -path build/vm -prune -o -name '*.d' -type f -print 2>/dev/null)
+-include $(shell find $(B) -path $(B)/vm -prune -o -name '*.d' -type f -print 2>/dev/null)
