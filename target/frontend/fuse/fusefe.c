@@ -4,7 +4,8 @@
  * LOOKUP parses the name, READDIR walks the LUN bitmap, inode numbers and
  * directory offsets are functions of (LUN, partition). A partition file is
  * a window onto its disk, found in the synthetic table (computed, O(1)) or,
- * once the host owns the table, in a small cache of parsed tables. I/O goes
+ * once the host owns the table, in a small cache of parsed tables
+ * (ptcache.c). I/O goes
  * to lun.h's block calls; byte ranges that do not cover whole blocks are
  * read-modify-written through a per-thread bounce buffer.
  *
@@ -17,11 +18,9 @@
  * the writer is told it is done. "direct" sends every read and write as a
  * request (direct_io), and opens and releases each file.
  */
-#define FUSE_USE_VERSION 314
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse_lowlevel.h>
 #include <inttypes.h>
 #include <linux/falloc.h>
 #include <pthread.h>
@@ -42,6 +41,7 @@
 #include "config.h"
 #include "fault.h"
 #include "frontend/fuse/fusefe.h"
+#include "frontend/fuse/fusefe_i.h"
 #include "log.h"
 #include "lun.h"
 #include "ptable.h"
@@ -53,27 +53,11 @@
 #define FE_PART_BITS 8
 #define FE_PART_MASK ((1u << FE_PART_BITS) - 1)
 #define FE_DIR_BASE 3 /* directory offset of (LUN 0, disk) */
-#define FE_NS 1000000000ull
 #define FE_TICK_NS (FE_NS / 10) /* hang/delay slices; stop latency */
 #define FE_POLL_NS FE_NS /* LUN add/remove scan */
-#define FE_TABLE_TTL_NS FE_NS /* a parsed table is re-read after this */
 #define FE_STOP_ABORT_NS (5 * FE_NS)
 #define FE_WAKE_SIGNAL (SIGRTMIN + 5)
-/* Blocks at each end of a disk that hold a GPT (0..33, last 33). */
-#define FE_GPT_HEAD 34u
-#define FE_GPT_TAIL 33u
 
-/* Parsed tables kept; about 4 KiB each with 128 partitions. */
-#define FE_CACHE_BUCKETS 1024u
-#define FE_CACHE_MAX 8192u
-/* Block ranges a parse read, kept to notice a write to them. */
-#define FE_RANGES 16u
-/* Table rewrites queued for the notifier between two of its passes. */
-#define FE_DIRTY_MAX 256u
-/* Locks serialising read-modify-write of partial blocks. */
-#define FE_STRIPES 64u
-/* Invalidations queued for the notifier between two of its passes. */
-#define FE_JOBS 1024u
 /*
  * How long a writer waits for the notifier to invalidate what it changed.
  * Normally well under a millisecond; it only runs out when the pages to
@@ -88,24 +72,6 @@
  * missing partition) are kept this long at most: the scan's period. */
 #define FE_NEG_MAYBE_S 1.0
 
-/* READDIRPLUS replies whose files wait to be prefetched (fe_push()). */
-#define FE_PENDING 16u
-
-/* Requests counted by opcode (the root's user.sdswarm.requests). */
-enum fe_op {
-	FE_OP_LOOKUP,
-	FE_OP_GETATTR,
-	FE_OP_OPEN,
-	FE_OP_READ,
-	FE_OP_WRITE,
-	FE_OP_FLUSH,
-	FE_OP_RELEASE,
-	FE_OP_READDIR,
-	FE_OP_READDIRPLUS,
-	FE_OP_OTHER,
-	FE_OPS
-};
-
 static const char *const fe_op_names[FE_OPS] = {
 	[FE_OP_LOOKUP] = "lookup",
 	[FE_OP_GETATTR] = "getattr",
@@ -118,163 +84,7 @@ static const char *const fe_op_names[FE_OPS] = {
 	[FE_OP_READDIRPLUS] = "readdirplus",
 	[FE_OP_OTHER] = "other",
 };
-
-/* One change for the notifier to tell the kernel about. */
-struct fe_job {
-	enum lun_change_kind kind;
-	uint32_t lun;
-	uint64_t lba, nblocks; /* LUN_CHANGE_DATA, _FAULT */
-	fuse_ino_t skip; /* the writer's own file: the kernel has it */
-};
-
-/* A partition's place on its disk, in blocks; part 0 is the whole disk. */
-struct fe_win {
-	uint64_t start;
-	uint64_t nblocks;
-};
-
-struct fe_cpart {
-	uint64_t start;
-	uint64_t nblocks;
-	unsigned int number;
-};
-
-/* One LUN's table as ptable_parse() read it from the store. */
-struct fe_cached {
-	struct fe_cached *next;
-	uint32_t lun;
-	uint32_t gen;
-	uint64_t nblocks;
-	uint64_t when_ns;
-	unsigned int nranges;
-	bool overflow; /* more ranges than fit: any write may change it */
-	struct {
-		uint64_t first, last; /* inclusive */
-	} ranges[FE_RANGES];
-	unsigned int n;
-	struct fe_cpart parts[];
-};
-
-struct fe_dirty {
-	uint32_t lun;
-	unsigned int maxnum; /* highest partition number it had */
-};
-
-struct fusefe {
-	struct lun_table *luns;
-	struct fault_table *faults;
-	struct target *target;
-	uint64_t mem_limit; /* the store's space limit in bytes; 0: none */
-	uint32_t max_luns;
-	const struct sdnum_scheme *scheme;
-	struct sdnum_extmap ext;
-	unsigned int max_parts; /* most partitions a group's table has */
-	char prefix[SDNUM_MAX_PREFIX + 1];
-	char mountpoint[CFG_PATH_MAX + 1];
-	double timeout;
-	bool page; /* [fuse] cache = page */
-	struct timespec t0;
-	uid_t uid;
-	gid_t gid;
-
-	struct fuse_session *se;
-	struct fuse_loop_config *loop_cfg;
-	pthread_t loop_thread;
-	pthread_t notify_thread;
-	atomic_bool stopping;
-	int loop_ret;
-
-	pthread_mutex_t cache_lock;
-	unsigned int ncached;
-	unsigned int evict_next;
-	struct fe_cached *cache[FE_CACHE_BUCKETS];
-
-	pthread_mutex_t notify_lock;
-	pthread_cond_t notify_cond;
-	unsigned int ndirty;
-	bool dirty_overflow;
-	struct fe_dirty dirty[FE_DIRTY_MAX];
-	/*
-	 * Changes heard from the LUN layer. Each one queued bumps posted;
-	 * the notifier sets done to the posted count it took before its
-	 * pass, and broadcasts done_cond: a writer waits for done >= its
-	 * own posted count.
-	 */
-	unsigned int njobs;
-	bool jobs_overflow;
-	struct fe_job jobs[FE_JOBS];
-	struct fe_job *job_batch; /* the notifier's copy, FE_JOBS */
-	uint64_t posted, done;
-	pthread_cond_t done_cond;
-	int lun_watch_id;
-	bool fault_watching;
-
-	/* INIT: what fe_init() found, for fusefe_start() */
-	pthread_mutex_t init_lock;
-	pthread_cond_t init_cond;
-	bool init_done;
-	char init_err[160];
-
-	/*
-	 * Per LUN: the generation the kernel was last given in an entry
-	 * (0: none), to name its node ids in notifications (fe_nodeid()).
-	 */
-	_Atomic uint32_t *kgen;
-	/* LUNs the kernel was given entries of since start (a filter for
-	 * data invalidations; a stale bit costs one -ENOENT notify) */
-	_Atomic uint64_t *held;
-	/* LUNs the kernel may hold data pages of: set before any READ,
-	 * write or push of one of its files is served (a data change of a
-	 * LUN without it needs no invalidation) */
-	_Atomic uint64_t *paged;
-
-	_Atomic uint64_t ops[FE_OPS];
-	/* reads, writes, fallocates, fsyncs for stats and metrics */
-	struct target_file_stats fstats;
-	bool fstats_registered;
-
-	/*
-	 * Prefetch: the first @prefetch bytes of each file a READDIRPLUS
-	 * listed are pushed into its page cache (notify_store) once the
-	 * kernel has made its inode, i.e. when it asks for the next reply.
-	 * pending holds the directory offsets [start, end) of replies sent
-	 * and not yet pushed; pushed marks LUNs whose files were (cleared by
-	 * any change and by FORGET); changes counts every change, so that a
-	 * push that raced a write is undone.
-	 */
-	uint32_t prefetch;
-	pthread_mutex_t pend_lock;
-	struct {
-		uint64_t start, end;
-	} pending[FE_PENDING];
-	unsigned int pend_next;
-	_Atomic uint64_t *pushed;
-	_Atomic uint64_t changes;
-	/*
-	 * LUNs the kernel may hold entries of: the LUNs present at the last
-	 * scan, plus any a LOOKUP or READDIRPLUS answered since (so a LUN
-	 * added and removed between two scans is still invalidated).
-	 */
-	_Atomic uint64_t *shadow;
-	_Atomic int64_t root_mtime_ns;
-
-	pthread_mutex_t stat_lock;
-	uint64_t stat_when_ns;
-	uint64_t stat_blocks; /* 512-byte units */
-	uint64_t stat_files;
-
-	pthread_mutex_t stripes[FE_STRIPES];
-};
-
 /* ---- small helpers ------------------------------------------------------ */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * FE_NS + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ns(uint64_t ns)
 {
@@ -339,7 +149,7 @@ static uint64_t fe_begin(struct fusefe *fe)
 	/* relaxed: a gauge for `sdswarm sessions`, ordered with nothing */
 	atomic_fetch_add_explicit(&fe->fstats.inflight, 1,
 				  memory_order_relaxed);
-	return now_ns();
+	return fusefe_now_ns();
 }
 
 /* One answered data request, for `sdswarm stats` (@t0: its arrival). */
@@ -347,7 +157,7 @@ static void fe_done(struct fusefe *fe, enum target_file_op op, uint64_t t0,
 		    uint64_t bytes, bool error)
 {
 	target_file_record(&fe->fstats, op, error ? 0 : bytes, error,
-			   now_ns() - t0);
+			   fusefe_now_ns() - t0);
 	atomic_fetch_sub_explicit(&fe->fstats.inflight, 1,
 				  memory_order_relaxed);
 }
@@ -429,273 +239,6 @@ static void *fe_scratch(size_t len)
 
 /* ---- partition tables ---------------------------------------------------- */
 
-/* The LUN layer overlays its synthetic table: layouts are computed. */
-static bool fe_synthetic(const struct lun_info *li)
-{
-	return li->geom.kind != PTABLE_NONE && !li->table_owned;
-}
-
-static unsigned int fe_bucket(uint32_t lun)
-{
-	return (lun * 2654435761u) >> 22; /* 10 bits: FE_CACHE_BUCKETS */
-}
-
-static struct fe_cached **fe_cache_slot(struct fusefe *fe, uint32_t lun)
-{
-	struct fe_cached **pp = &fe->cache[fe_bucket(lun)];
-
-	while (*pp && (*pp)->lun != lun)
-		pp = &(*pp)->next;
-	return pp;
-}
-
-/* Caller holds cache_lock. Return: the highest number it had, or -1. */
-static int fe_cache_drop_locked(struct fusefe *fe, uint32_t lun)
-{
-	struct fe_cached **pp = fe_cache_slot(fe, lun), *c = *pp;
-	int maxnum;
-
-	if (!c)
-		return -1;
-	maxnum = c->n ? (int)c->parts[c->n - 1].number : 0;
-	*pp = c->next;
-	free(c);
-	fe->ncached--;
-	return maxnum;
-}
-
-static int fe_cache_drop(struct fusefe *fe, uint32_t lun)
-{
-	int ret;
-
-	pthread_mutex_lock(&fe->cache_lock);
-	ret = fe_cache_drop_locked(fe, lun);
-	pthread_mutex_unlock(&fe->cache_lock);
-	return ret;
-}
-
-struct fe_parse {
-	struct fusefe *fe;
-	const struct lun_info *li;
-	unsigned int nranges;
-	bool overflow;
-	struct {
-		uint64_t first, last;
-	} ranges[FE_RANGES];
-};
-
-/* ptable_parse()'s reader: the store through the LUN, ranges recorded. */
-static int fe_parse_read(void *arg, uint64_t lba, uint32_t n, void *buf)
-{
-	struct fe_parse *p = arg;
-	struct iovec iov = {.iov_base = buf,
-			    .iov_len = (size_t)n * p->li->block_size};
-	unsigned int i = p->nranges;
-
-	if (i && p->ranges[i - 1].last + 1 == lba) {
-		p->ranges[i - 1].last = lba + n - 1;
-	} else if (i < FE_RANGES) {
-		p->ranges[i].first = lba;
-		p->ranges[i].last = lba + n - 1;
-		p->nranges++;
-	} else {
-		p->overflow = true;
-	}
-	return lun_read(p->fe->luns, p->li, lba, n, &iov, 1);
-}
-
-/*
- * Parse @li's table from the store into a new cache entry. Cost: the
- * blocks ptable_parse() reads (about 35 for a GPT) and ~18 KiB of stack.
- */
-static int fe_parse(struct fusefe *fe, const struct lun_info *li,
-		    struct fe_cached **out)
-{
-	struct ptable_part parts[PTABLE_MAX_NUMBER];
-	struct fe_parse p = {.fe = fe, .li = li};
-	struct fe_cached *c;
-	unsigned int n = 0, i;
-	int ret;
-
-	ret = ptable_parse(fe_parse_read, &p, li->block_size, li->nblocks,
-			   parts, PTABLE_MAX_NUMBER, &n);
-	if (ret < 0)
-		return ret;
-	if (n > PTABLE_MAX_NUMBER)
-		n = PTABLE_MAX_NUMBER;
-	c = malloc(sizeof(*c) + n * sizeof(c->parts[0]));
-	if (!c)
-		return -ENOMEM;
-	c->next = NULL;
-	c->lun = li->lun;
-	c->gen = li->gen;
-	c->nblocks = li->nblocks;
-	c->when_ns = now_ns();
-	c->nranges = p.nranges;
-	c->overflow = p.overflow;
-	memcpy(c->ranges, p.ranges, sizeof(c->ranges));
-	c->n = n;
-	for (i = 0; i < n; i++) {
-		c->parts[i].start = parts[i].start;
-		c->parts[i].nblocks = parts[i].nblocks;
-		c->parts[i].number = parts[i].number;
-	}
-	*out = c;
-	return 0;
-}
-
-/* Caller holds cache_lock: keep the cache bounded, a bucket at a time. */
-static void fe_cache_evict_locked(struct fusefe *fe)
-{
-	struct fe_cached *c;
-
-	while (fe->ncached >= FE_CACHE_MAX) {
-		unsigned int b = fe->evict_next++ % FE_CACHE_BUCKETS;
-
-		while ((c = fe->cache[b])) {
-			fe->cache[b] = c->next;
-			free(c);
-			fe->ncached--;
-		}
-	}
-}
-
-static bool fe_cache_fresh(const struct fe_cached *c, const struct lun_info *li,
-			   uint64_t now)
-{
-	return c->gen == li->gen && c->nblocks == li->nblocks &&
-	       now - c->when_ns < FE_TABLE_TTL_NS;
-}
-
-/*
- * What a parsed table says, copied out under the lock. @from is the lowest
- * partition number wanted; *@out gets the first at or above it.
- * Return: 1 found, 0 none, -errno if the table cannot be read.
- */
-static int fe_parsed_find(struct fusefe *fe, const struct lun_info *li,
-			  unsigned int from, bool exact, struct fe_cpart *out)
-{
-	struct fe_cached *c, **pp;
-	uint64_t now = now_ns();
-	unsigned int i;
-	int ret = 0;
-
-	/* never written: reads as zeros, so no table at all */
-	if (!lun_bytes_used(fe->luns, li->lun))
-		return 0;
-	pthread_mutex_lock(&fe->cache_lock);
-	c = *fe_cache_slot(fe, li->lun);
-	if (!c || !fe_cache_fresh(c, li, now)) {
-		pthread_mutex_unlock(&fe->cache_lock);
-		ret = fe_parse(fe, li, &c);
-		if (ret)
-			return ret;
-		pthread_mutex_lock(&fe->cache_lock);
-		fe_cache_drop_locked(fe, li->lun);
-		fe_cache_evict_locked(fe);
-		pp = &fe->cache[fe_bucket(li->lun)];
-		c->next = *pp;
-		*pp = c;
-		fe->ncached++;
-	}
-	ret = 0;
-	for (i = 0; i < c->n; i++) {
-		if (c->parts[i].number < from)
-			continue;
-		if (!exact || c->parts[i].number == from) {
-			*out = c->parts[i];
-			ret = 1;
-		}
-		break;
-	}
-	pthread_mutex_unlock(&fe->cache_lock);
-	return ret;
-}
-
-/*
- * The window of partition @part of a pinned LUN (0: the disk).
- * Return: 0, -ENOENT (no such partition), -errno of reading the table.
- */
-static int fe_window(struct fusefe *fe, const struct lun_info *li,
-		     unsigned int part, struct fe_win *w)
-{
-	struct ptable_part pp;
-	struct fe_cpart cp;
-	int ret;
-
-	if (!part) {
-		w->start = 0;
-		w->nblocks = li->nblocks;
-		return 0;
-	}
-	if (fe_synthetic(li)) {
-		ret = ptable_count(&li->geom);
-		if (ret < 0 || part > (unsigned int)ret)
-			return -ENOENT;
-		if (ptable_layout(&li->geom, part - 1, &pp))
-			return -ENOENT;
-		w->start = pp.start;
-		w->nblocks = pp.nblocks;
-		return 0;
-	}
-	ret = fe_parsed_find(fe, li, part, true, &cp);
-	if (ret <= 0)
-		return ret ? ret : -ENOENT;
-	w->start = cp.start;
-	w->nblocks = cp.nblocks;
-	return 0;
-}
-
-/*
- * The first partition numbered @from or more (@from >= 1).
- * Return: its number, or 0 when there is none (or the table is unreadable).
- */
-static unsigned int fe_next_part(struct fusefe *fe, const struct lun_info *li,
-				 unsigned int from, struct fe_win *w)
-{
-	struct fe_cpart cp;
-	int n;
-
-	if (fe_synthetic(li)) {
-		n = ptable_count(&li->geom);
-		if (n < 0 || from > (unsigned int)n)
-			return 0;
-		return fe_window(fe, li, from, w) ? 0 : from;
-	}
-	if (fe_parsed_find(fe, li, from, false, &cp) != 1)
-		return 0;
-	w->start = cp.start;
-	w->nblocks = cp.nblocks;
-	return cp.number;
-}
-
-/*
- * The highest partition number a LUN has now; *@count (optional) gets how
- * many it has (they differ for a parsed GPT with empty slots).
- */
-static unsigned int fe_max_part(struct fusefe *fe, const struct lun_info *li,
-				unsigned int *count)
-{
-	struct fe_win w;
-	unsigned int n, last = 0, k = 0;
-	int c;
-
-	if (fe_synthetic(li)) {
-		c = ptable_count(&li->geom);
-		last = k = c > 0 ? (unsigned int)c : 0;
-	} else {
-		for (n = fe_next_part(fe, li, 1, &w); n;
-		     n = n < PTABLE_MAX_NUMBER ? fe_next_part(fe, li, n + 1, &w)
-					       : 0) {
-			last = n;
-			k++;
-		}
-	}
-	if (count)
-		*count = k;
-	return last;
-}
-
 /* Pin LUN @lun and find partition @part. Pair with lun_put() on 0. */
 static int fe_pin(struct fusefe *fe, uint32_t lun, unsigned int part,
 		  struct lun_info *li, struct fe_win *w)
@@ -704,7 +247,7 @@ static int fe_pin(struct fusefe *fe, uint32_t lun, unsigned int part,
 
 	if (lun >= fe->max_luns || lun_get(fe->luns, lun, li))
 		return -ENOENT;
-	ret = fe_window(fe, li, part, w);
+	ret = fusefe_ptcache_window(&fe->pt, li, part, w);
 	if (ret) {
 		lun_put(fe->luns, li);
 		return ret;
@@ -789,7 +332,7 @@ static void fe_mark_paged(struct fusefe *fe, uint32_t lun)
  */
 static void fe_table_dirty_locked(struct fusefe *fe, uint32_t lun)
 {
-	int maxnum = fe_cache_drop(fe, lun);
+	int maxnum = fusefe_ptcache_drop(&fe->pt, lun);
 	unsigned int i;
 
 	for (i = 0; i < fe->ndirty; i++) {
@@ -807,39 +350,6 @@ static void fe_table_dirty_locked(struct fusefe *fe, uint32_t lun)
 	} else {
 		fe->dirty_overflow = true;
 	}
-}
-
-/* Whether a write of [@lba, @lba + @n) may change what the table says. */
-static bool fe_touches_table(struct fusefe *fe, const struct lun_info *li,
-			     uint64_t lba, uint64_t n)
-{
-	struct fe_cached *c;
-	uint64_t last = lba + n - 1;
-	bool hit = false;
-	unsigned int i;
-
-	if (!n)
-		return false;
-	if (lba < FE_GPT_HEAD ||
-	    (li->nblocks > FE_GPT_TAIL && last >= li->nblocks - FE_GPT_TAIL))
-		return true;
-	if (fe_synthetic(li))
-		return ptable_range_is_synthetic(&li->geom, lba, n) == 1;
-	if (li->geom.kind == PTABLE_NONE && !lun_bytes_used(fe->luns, li->lun))
-		return false;
-	pthread_mutex_lock(&fe->cache_lock);
-	c = *fe_cache_slot(fe, li->lun);
-	/* no parse kept (never read, or evicted): the kernel may still hold
-	 * partition entries from it, so any write may have changed them */
-	hit = !c;
-	if (c) {
-		hit = c->overflow;
-		for (i = 0; i < c->nranges && !hit; i++)
-			hit = lba <= c->ranges[i].last &&
-			      last >= c->ranges[i].first;
-	}
-	pthread_mutex_unlock(&fe->cache_lock);
-	return hit;
 }
 
 /* The node id the kernel holds for (@lun, @part), if it holds one. */
@@ -884,7 +394,7 @@ static unsigned int fe_top(struct fusefe *fe, uint32_t lun, int maxnum)
 	if (maxnum > (int)top)
 		top = (unsigned int)maxnum;
 	if (!lun_get(fe->luns, lun, &li)) {
-		now = fe_max_part(fe, &li, NULL);
+		now = fusefe_ptcache_max_part(&fe->pt, &li, NULL);
 		if (now > top)
 			top = now;
 		lun_put(fe->luns, &li);
@@ -918,8 +428,10 @@ static void fe_inval_data(struct fusefe *fe, uint32_t lun, uint64_t lba,
 		fuse_lowlevel_notify_inval_inode(
 			fe->se, fe_nodeid(li.gen, lun, 0), (off_t)(lba * bs),
 			(off_t)(n * bs));
-	for (p = fe_next_part(fe, &li, 1, &w); p;
-	     p = p < PTABLE_MAX_NUMBER ? fe_next_part(fe, &li, p + 1, &w) : 0) {
+	for (p = fusefe_ptcache_next_part(&fe->pt, &li, 1, &w); p;
+	     p = p < PTABLE_MAX_NUMBER
+			 ? fusefe_ptcache_next_part(&fe->pt, &li, p + 1, &w)
+			 : 0) {
 		a = lba > w.start ? lba : w.start;
 		b = lba + n < w.start + w.nblocks ? lba + n
 						  : w.start + w.nblocks;
@@ -955,7 +467,7 @@ static void fe_run_job(struct fusefe *fe, const struct fe_job *j)
 		break;
 	case LUN_CHANGE_SIZE:
 		/* the synthetic table follows the size: names may change */
-		top = fe_top(fe, j->lun, fe_cache_drop(fe, j->lun));
+		top = fe_top(fe, j->lun, fusefe_ptcache_drop(&fe->pt, j->lun));
 		fe_inval_parts(fe, j->lun, 0, top, false);
 		break;
 	case LUN_CHANGE_STATE:
@@ -968,7 +480,7 @@ static void fe_run_job(struct fusefe *fe, const struct fe_job *j)
 		break;
 	case LUN_CHANGE_ADDED:
 		/* negative entries of its names the kernel may hold */
-		top = fe_top(fe, j->lun, fe_cache_drop(fe, j->lun));
+		top = fe_top(fe, j->lun, fusefe_ptcache_drop(&fe->pt, j->lun));
 		fe_inval_parts(fe, j->lun, 0, top, false);
 		fe_root_changed(fe);
 		break;
@@ -989,7 +501,8 @@ static void fe_run_all(struct fusefe *fe)
 			return;
 		if (!fe_held(fe, l))
 			continue;
-		fe_inval_parts(fe, l, 0, fe_top(fe, l, fe_cache_drop(fe, l)),
+		fe_inval_parts(fe, l, 0,
+			       fe_top(fe, l, fusefe_ptcache_drop(&fe->pt, l)),
 			       !lun_exists(fe->luns, l));
 	}
 	fe_root_changed(fe);
@@ -1016,7 +529,7 @@ static void fe_post(struct fusefe *fe, const struct fe_job *j, bool table,
 	}
 	my = ++fe->posted;
 	pthread_cond_signal(&fe->notify_cond);
-	end = now_ns() + FE_INVAL_WAIT_NS;
+	end = fusefe_now_ns() + FE_INVAL_WAIT_NS;
 	ts.tv_sec = (time_t)(end / FE_NS);
 	ts.tv_nsec = (long)(end % FE_NS);
 	while (fe->done < my && !atomic_load(&fe->stopping)) {
@@ -1059,7 +572,8 @@ static void fe_lun_changed(void *arg, const struct lun_change *c)
 		if (!fe_held(fe, c->lun_first))
 			return; /* the kernel holds nothing of this LUN */
 		if (!lun_get(fe->luns, c->lun_first, &li)) {
-			table = fe_touches_table(fe, &li, c->lba, c->nblocks);
+			table = fusefe_ptcache_touches_table(
+				&fe->pt, &li, c->lba, c->nblocks);
 			lun_put(fe->luns, &li);
 		}
 		if (!fe->page || !fe_paged(fe, c->lun_first)) {
@@ -1136,7 +650,7 @@ static void fe_notify_table(struct fusefe *fe, const struct fe_dirty *d)
 	if (top < fe->max_parts)
 		top = fe->max_parts;
 	if (!lun_get(fe->luns, d->lun, &li)) {
-		unsigned int now = fe_max_part(fe, &li, NULL);
+		unsigned int now = fusefe_ptcache_max_part(&fe->pt, &li, NULL);
 
 		if (now > top)
 			top = now;
@@ -1147,7 +661,7 @@ static void fe_notify_table(struct fusefe *fe, const struct fe_dirty *d)
 
 static void fe_notify_gone(struct fusefe *fe, uint32_t lun)
 {
-	int maxnum = fe_cache_drop(fe, lun);
+	int maxnum = fusefe_ptcache_drop(&fe->pt, lun);
 	unsigned int top = fe->max_parts;
 
 	if (maxnum > (int)top)
@@ -1204,8 +718,9 @@ static void fe_scan(struct fusefe *fe)
 			fe_notify_gone(fe,
 				       base + (uint32_t)__builtin_ctzll(bits));
 		for (bits = cur & ~old; bits; bits &= bits - 1)
-			fe_cache_drop(fe,
-				      base + (uint32_t)__builtin_ctzll(bits));
+			fusefe_ptcache_drop(
+				&fe->pt,
+				base + (uint32_t)__builtin_ctzll(bits));
 	}
 	if (changed) {
 		atomic_store(&fe->root_mtime_ns, fe_realtime_ns());
@@ -1224,7 +739,7 @@ static void fe_notify_all(struct fusefe *fe)
 		if (atomic_load(&fe->stopping))
 			return;
 		d.lun = (uint32_t)l;
-		fe_cache_drop(fe, d.lun);
+		fusefe_ptcache_drop(&fe->pt, d.lun);
 		fe_notify_table(fe, &d);
 	}
 }
@@ -1234,7 +749,7 @@ static void *fe_notifier(void *arg)
 	struct fusefe *fe = arg;
 	struct fe_dirty batch[FE_DIRTY_MAX];
 	struct fe_job *jobs = fe->job_batch;
-	uint64_t next = now_ns() + FE_POLL_NS, upto;
+	uint64_t next = fusefe_now_ns() + FE_POLL_NS, upto;
 	struct timespec ts;
 	unsigned int n, i, nj;
 	bool all, jall;
@@ -1243,7 +758,7 @@ static void *fe_notifier(void *arg)
 	while (!atomic_load(&fe->stopping)) {
 		if (!fe->ndirty && !fe->dirty_overflow && !fe->njobs &&
 		    !fe->jobs_overflow && fe->done == fe->posted &&
-		    now_ns() < next) {
+		    fusefe_now_ns() < next) {
 			ts.tv_sec = (time_t)(next / FE_NS);
 			ts.tv_nsec = (long)(next % FE_NS);
 			pthread_cond_timedwait(&fe->notify_cond,
@@ -1273,9 +788,9 @@ static void *fe_notifier(void *arg)
 		fe->done = upto;
 		pthread_cond_broadcast(&fe->done_cond);
 		pthread_mutex_unlock(&fe->notify_lock);
-		if (now_ns() >= next) {
+		if (fusefe_now_ns() >= next) {
 			fe_scan(fe);
-			next = now_ns() + FE_POLL_NS;
+			next = fusefe_now_ns() + FE_POLL_NS;
 		}
 		pthread_mutex_lock(&fe->notify_lock);
 	}
@@ -1296,11 +811,11 @@ static void *fe_notifier(void *arg)
 static int fe_hold(struct fusefe *fe, fuse_req_t req, uint64_t ns, bool hang,
 		   uint32_t id)
 {
-	uint64_t end = now_ns() + ns, now;
+	uint64_t end = fusefe_now_ns() + ns, now;
 	bool watch = hang && fault_exists(fe->faults, id);
 
 	for (;;) {
-		now = now_ns();
+		now = fusefe_now_ns();
 		if (now >= end)
 			return hang ? -EIO : 0;
 		sleep_ns(end - now < FE_TICK_NS ? end - now : FE_TICK_NS);
@@ -1674,7 +1189,8 @@ static void fe_push(struct fusefe *fe, uint64_t off)
 				fe_push_one(fe, &li, part, &w, buf);
 			if (part >= PTABLE_MAX_NUMBER)
 				break;
-			part = fe_next_part(fe, &li, part + 1, &w);
+			part = fusefe_ptcache_next_part(&fe->pt, &li, part + 1,
+							&w);
 			if (!part)
 				break;
 		}
@@ -1763,7 +1279,7 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 			w.start = 0;
 			w.nblocks = li.nblocks;
 		} else {
-			part = fe_next_part(fe, &li, part, &w);
+			part = fusefe_ptcache_next_part(&fe->pt, &li, part, &w);
 			if (!part) {
 				lun_put(fe->luns, &li);
 				continue;
@@ -1796,7 +1312,8 @@ static void fe_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 			last_off = pos + 1;
 			if (part >= PTABLE_MAX_NUMBER)
 				break;
-			part = fe_next_part(fe, &li, part + 1, &w);
+			part = fusefe_ptcache_next_part(&fe->pt, &li, part + 1,
+							&w);
 			if (!part)
 				break;
 		}
@@ -1835,7 +1352,8 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct fusefe *fe = fuse_req_userdata(req);
 	struct statvfs sv;
 	struct lun_info li;
-	uint64_t now = now_ns(), blocks = 0, files = 0, used, avail, data;
+	uint64_t now = fusefe_now_ns(), blocks = 0, files = 0, used, avail,
+		 data;
 	unsigned int n;
 	int l;
 
@@ -1846,7 +1364,7 @@ static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
 			if (lun_get(fe->luns, (uint32_t)l, &li))
 				continue;
 			blocks += li.nblocks * (li.block_size / 512);
-			fe_max_part(fe, &li, &n);
+			fusefe_ptcache_max_part(&fe->pt, &li, &n);
 			files += 1 + n;
 			lun_put(fe->luns, &li);
 		}
@@ -2681,14 +2199,6 @@ static void fe_free(struct fusefe *fe)
 
 	if (fe->fstats_registered)
 		target_unregister(fe->target, &fe->fstats);
-	for (i = 0; i < FE_CACHE_BUCKETS; i++) {
-		struct fe_cached *c, *next;
-
-		for (c = fe->cache[i]; c; c = next) {
-			next = c->next;
-			free(c);
-		}
-	}
 	for (i = 0; i < FE_STRIPES; i++)
 		pthread_mutex_destroy(&fe->stripes[i]);
 	pthread_mutex_destroy(&fe->stat_lock);
@@ -2697,7 +2207,7 @@ static void fe_free(struct fusefe *fe)
 	pthread_mutex_destroy(&fe->init_lock);
 	pthread_cond_destroy(&fe->notify_cond);
 	pthread_mutex_destroy(&fe->notify_lock);
-	pthread_mutex_destroy(&fe->cache_lock);
+	fusefe_ptcache_fini(&fe->pt);
 	if (fe->loop_cfg)
 		fuse_loop_cfg_destroy(fe->loop_cfg);
 	free(fe->shadow);
@@ -2746,7 +2256,7 @@ static int fe_new(const struct cfg_fuse *fc, struct target *t,
 	fe->ext.base = 0;
 	atomic_init(&fe->stopping, false);
 
-	pthread_mutex_init(&fe->cache_lock, NULL);
+	fusefe_ptcache_init(&fe->pt, fe->luns);
 	pthread_mutex_init(&fe->notify_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -2829,7 +2339,7 @@ static int fe_session(struct fusefe *fe, const struct cfg_fuse *fc)
 /* Wait for fe_init(): the cache mode stands or falls with what it found. */
 static int fe_wait_init(struct fusefe *fe)
 {
-	uint64_t end = now_ns() + FE_INIT_WAIT_NS;
+	uint64_t end = fusefe_now_ns() + FE_INIT_WAIT_NS;
 	struct timespec ts = {.tv_sec = (time_t)(end / FE_NS),
 			      .tv_nsec = (long)(end % FE_NS)};
 	int ret = 0;
@@ -2943,7 +2453,7 @@ void fusefe_stop(void *state)
 	pthread_join(fe->notify_thread, NULL);
 
 	fuse_session_exit(fe->se);
-	t0 = now_ns();
+	t0 = fusefe_now_ns();
 	for (;;) {
 		pthread_kill(fe->loop_thread, FE_WAKE_SIGNAL);
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -2954,7 +2464,7 @@ void fusefe_stop(void *state)
 		}
 		if (!pthread_timedjoin_np(fe->loop_thread, NULL, &ts))
 			break;
-		if (!aborted && now_ns() - t0 > FE_STOP_ABORT_NS) {
+		if (!aborted && fusefe_now_ns() - t0 > FE_STOP_ABORT_NS) {
 			/* a forced unmount aborts a FUSE connection */
 			log_warn(
 				"fuse: the session on %s did not end; aborting its connection",
