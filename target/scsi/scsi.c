@@ -273,12 +273,15 @@ static const struct scsi_op sanitize_ops[] = {
 	SANITIZE_OP(0x1f, "SANITIZE_EXIT_FAILURE_MODE"),
 };
 
-/* PERSISTENT RESERVE IN: allocation length; the handler takes every SA */
+/*
+ * PERSISTENT RESERVE IN: allocation length (bytes 7-8, SPC-4 6.15.1); the
+ * handler takes every SA.
+ */
 #define PRIN_OP(sa_, name_) {						\
 		.name = name_, .fn = scsi_pr_in, .flags = F_LUN_IN,	\
 		.alua = SCSI_ALUA_SB,					\
 		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
-		.has_sa = true,						\
+		.has_sa = true, .xfer = XFER_BYTES(7, 2),		\
 		.usage = { PERSISTENT_RESERVE_IN, SA_MASK, 0, 0, 0, 0, 0, \
 			   0xff, 0xff, 0x00 },				\
 	}
@@ -295,13 +298,14 @@ static const struct scsi_op pr_in_ops[] = {
 
 /*
  * PERSISTENT RESERVE OUT: SCOPE and TYPE (ignored where a service action
- * does not use them, as SPC-4 says), parameter list length.
+ * does not use them, as SPC-4 says), parameter list length (bytes 5-8,
+ * 32 bits, SPC-4 6.16.1).
  */
 #define PROUT_OP(sa_, name_) {						\
 		.name = name_, .fn = scsi_pr_out, .flags = F_LUN_OUT,	\
 		.alua = SCSI_ALUA_SB,					\
 		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
-		.has_sa = true,						\
+		.has_sa = true, .xfer = XFER_BYTES(5, 4),		\
 		.usage = { PERSISTENT_RESERVE_OUT, SA_MASK, 0xff, 0, 0,	\
 			   LBA4, 0x00 },				\
 	}
@@ -402,12 +406,14 @@ const struct scsi_op scsi_ops[256] = {
 	[RESERVE_6] = {
 		.name = "RESERVE_6", .fn = scsi_pr_reserve,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		/* no third-party or extent reservation (obsolete fields) */
 		.usage = { RESERVE_6, 0, 0, 0, 0, 0 },
 	},
 	[RELEASE_6] = {
 		.name = "RELEASE_6", .fn = scsi_pr_release,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		.usage = { RELEASE_6, 0, 0, 0, 0, 0 },
 	},
 	[MODE_SENSE_6] = {
@@ -523,12 +529,15 @@ const struct scsi_op scsi_ops[256] = {
 	[RESERVE_10] = {
 		.name = "RESERVE_10", .fn = scsi_pr_reserve,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 10,
+		/* SPC-2's PARAMETER LIST LENGTH (only 0 passes the usage) */
+		.xfer = XFER_BYTES(7, 2),
 		/* 3RDPTY 0, LONGID 0: no parameter list */
 		.usage = { RESERVE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	},
 	[RELEASE_10] = {
 		.name = "RELEASE_10", .fn = scsi_pr_release,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 10,
+		.xfer = XFER_BYTES(7, 2),
 		.usage = { RELEASE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	},
 	[MODE_SENSE_10] = {
@@ -544,10 +553,12 @@ const struct scsi_op scsi_ops[256] = {
 	[PERSISTENT_RESERVE_IN] = {
 		.name = "PERSISTENT_RESERVE_IN", .cdb_len = 10,
 		.nsa = ARRAY_SIZE(pr_in_ops), .sa_ops = pr_in_ops,
+		.xfer = XFER_BYTES(7, 2),
 	},
 	[PERSISTENT_RESERVE_OUT] = {
 		.name = "PERSISTENT_RESERVE_OUT", .cdb_len = 10,
 		.nsa = ARRAY_SIZE(pr_out_ops), .sa_ops = pr_out_ops,
+		.xfer = XFER_BYTES(5, 4),
 	},
 	[SANITIZE] = {
 		.name = "SANITIZE", .cdb_len = 10,

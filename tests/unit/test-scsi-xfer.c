@@ -18,6 +18,7 @@
 #include "array.h"
 #include "bytes.h"
 #include "scsi-harness.h"
+#include "scsi/scsi_i.h"
 
 #define MIB (1ull << 20)
 
@@ -102,14 +103,22 @@ static const struct xcase byte_cases[] = {
 	{ "SANITIZE EXIT FAILURE MODE", 0x48, 0x1f, 10, 7, 2, W2, false, W2 },
 	{ "MODE_SELECT_10", 0x55, 0x10, 10, 7, 2, W2, false, W2 },
 	{ "MODE_SENSE_10", 0x5a, 0, 10, 7, 2, W2, false, W2 },
+	{ "RESERVE_6", 0x16, 0, 6, 0, 0, 0, false, 0 },
+	{ "RELEASE_6", 0x17, 0, 6, 0, 0, 0, false, 0 },
+	{ "RESERVE_10", 0x56, 0, 10, 7, 2, W2, false, W2 },
+	{ "RELEASE_10", 0x57, 0, 10, 7, 2, W2, false, W2 },
 	{ "PERSISTENT_RESERVE_IN READ KEYS", 0x5e, 0x00, 10, 7, 2, W2, false,
-	  XFER },
+	  W2 },
 	{ "PERSISTENT_RESERVE_IN READ FULL STATUS", 0x5e, 0x03, 10, 7, 2, W2,
-	  false, XFER },
+	  false, W2 },
+	{ "PERSISTENT_RESERVE_IN unknown SA", 0x5e, 0x1f, 10, 7, 2, W2, false,
+	  W2 },
 	{ "PERSISTENT_RESERVE_OUT REGISTER", 0x5f, 0x00, 10, 5, 4, W4, false,
-	  XFER },
+	  W4 },
 	{ "PERSISTENT_RESERVE_OUT REGISTER AND MOVE", 0x5f, 0x07, 10, 5, 4, W4,
-	  false, XFER },
+	  false, W4 },
+	{ "PERSISTENT_RESERVE_OUT unknown SA", 0x5f, 0x1f, 10, 5, 4, W4, false,
+	  W4 },
 	{ "EXTENDED_COPY", 0x83, 0x00, 16, 10, 4, W4, false, W4 },
 	{ "RECEIVE_COPY_RESULTS STATUS", 0x84, 0x00, 16, 10, 4, W4, false,
 	  W4 },
@@ -144,6 +153,13 @@ static struct harness *xfer_harness(void)
 	g.block_size = 4096;
 	h_add_group(h, &g);
 	return h;
+}
+
+/* RESERVE and PERSISTENT RESERVE OUT leave reservation state behind. */
+static void xfer_free(struct harness *h)
+{
+	scsi_target_fini(&h->tgt);
+	h_free(h);
 }
 
 /* Runs @x on @lun with XFER bytes expected; returns cdb_xfer_len. */
@@ -206,7 +222,7 @@ static void test_block_counts(void **state)
 		      times(x->want, 4096));
 		check(x, LUN_ABSENT, run(h, LUN_ABSENT, x, x->len), XFER);
 	}
-	h_free(h);
+	xfer_free(h);
 }
 
 /* Allocation and parameter list lengths, fixed and no data: any LUN. */
@@ -230,7 +246,7 @@ static void test_byte_counts(void **state)
 			continue;
 		check(x, LUN_4K, run(h, LUN_4K, x, x->len), x->want);
 	}
-	h_free(h);
+	xfer_free(h);
 }
 
 /*
@@ -255,6 +271,9 @@ static void test_fallback(void **state)
 	static const struct xcase read16 = {
 		"READ_16", 0x88, 0, 16, 10, 4, 8, true, 8,
 	};
+	static const struct xcase prout = {
+		"PERSISTENT_RESERVE_OUT", 0x5f, 0, 10, 5, 4, 24, false, 24,
+	};
 	struct harness *h = xfer_harness();
 
 	(void)state;
@@ -265,11 +284,63 @@ static void test_fallback(void **state)
 	check(&inquiry, LUN_512, run(h, LUN_512, &inquiry, 5), XFER);
 	check(&read16, LUN_4K, run(h, LUN_4K, &read16, 16), 8 * 4096);
 	check(&read16, LUN_4K, run(h, LUN_4K, &read16, 12), XFER);
+	check(&prout, LUN_ABSENT, run(h, LUN_ABSENT, &prout, 10), 24);
+	check(&prout, LUN_ABSENT, run(h, LUN_ABSENT, &prout, 9), XFER);
 	h_exec(h, LUN_512, NULL, 0, SCSI_DIR_NONE, buf, sizeof(buf));
 	assert_int_equal(h->cmd.cdb_xfer_len, XFER);
 	h_exec(h, LUN_512, H_CDB(0x12), SCSI_DIR_NONE, buf, sizeof(buf));
 	assert_int_equal(h->cmd.cdb_xfer_len, XFER);
-	h_free(h);
+	xfer_free(h);
+}
+
+/*
+ * The table itself: every command, and every opcode with service actions
+ * (for one outside its sub-table), says where its length lives; a field
+ * is 1, 2 or 4 bytes ending before the CONTROL byte; a command that moves
+ * data is not marked as moving none, nor one marked so flagged for data.
+ */
+static void check_row(const struct scsi_op *op)
+{
+	const struct scsi_xfer *x = &op->xfer;
+
+	if (x->unit == SCSI_XFER_UNKNOWN)
+		print_error("%s: no transfer length\n", op->name);
+	assert_int_not_equal(x->unit, SCSI_XFER_UNKNOWN);
+	assert_true(x->unit <= SCSI_XFER_BLOCKS);
+	assert_true(x->width == 0 || x->width == 1 || x->width == 2 ||
+		    x->width == 4);
+	if (x->width) {
+		assert_true(x->off >= 1);
+		assert_true(x->off + x->width <= op->cdb_len - 1);
+	}
+	if (x->unit == SCSI_XFER_NONE) {
+		assert_int_equal(x->width, 0);
+		assert_null(x->count);
+		assert_false(op->flags & (SCSI_OP_DATA_IN | SCSI_OP_DATA_OUT));
+	} else if (!x->width) {
+		/* a fixed count, or the hook's */
+		assert_true(x->fixed || x->count);
+	}
+	if (op->flags & (SCSI_OP_DATA_IN | SCSI_OP_DATA_OUT))
+		assert_int_not_equal(x->unit, SCSI_XFER_NONE);
+}
+
+static void test_every_row(void **state)
+{
+	const struct scsi_op *op;
+	unsigned int i, n = 0, nsa = 0;
+
+	(void)state;
+	for (i = 0; (op = scsi_op_at(i)); i++, n++)
+		check_row(op);
+	for (i = 0; i < 256; i++) {
+		if (scsi_ops[i].nsa) {
+			check_row(&scsi_ops[i]);
+			nsa++;
+		}
+	}
+	assert_int_equal(n, 67);
+	assert_int_equal(nsa, 7);
 }
 
 int main(void)
@@ -278,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_block_counts),
 		cmocka_unit_test(test_byte_counts),
 		cmocka_unit_test(test_fallback),
+		cmocka_unit_test(test_every_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
