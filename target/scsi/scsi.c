@@ -102,6 +102,84 @@ enum {
 #define LBA4 0xff, 0xff, 0xff, 0xff
 #define LBA8 LBA4, LBA4
 
+/*
+ * .xfer: where each CDB says how many bytes it moves (struct scsi_xfer),
+ * the field SPC-4 or SBC-4 names in the command's CDB: its allocation
+ * length, parameter list length, TRANSFER LENGTH or NUMBER OF LOGICAL
+ * BLOCKS.
+ */
+#define XFER_NONE { .unit = SCSI_XFER_NONE }
+#define XFER_BYTES(off_, width_)					\
+	{ .unit = SCSI_XFER_BYTES, .off = off_, .width = width_ }
+#define XFER_BLOCKS(off_, width_)					\
+	{ .unit = SCSI_XFER_BLOCKS, .off = off_, .width = width_ }
+#define XFER_FIXED(unit_, n_) { .unit = unit_, .fixed = n_ }
+/* blocks, as @fn_ counts them from the CDB (and its field, if any) */
+#define XFER_HOOK(off_, width_, fn_)					\
+	{ .unit = SCSI_XFER_BLOCKS, .off = off_, .width = width_,	\
+	  .count = fn_ }
+/* clang-format on */
+
+/* The count @x's field holds, or its fixed one. */
+static uint32_t xfer_field(const struct scsi_xfer *x, const uint8_t *cdb)
+{
+	switch (x->width) {
+	case 1:
+		return cdb[x->off];
+	case 2:
+		return get_be16(cdb + x->off);
+	case 4:
+		return get_be32(cdb + x->off);
+	default:
+		return x->fixed;
+	}
+}
+
+/* The count @x says the CDB holds, in its unit. */
+static uint32_t xfer_count(const struct scsi_xfer *x, const uint8_t *cdb)
+{
+	return x->count ? x->count(x, cdb) : xfer_field(x, cdb);
+}
+
+/* READ (6), WRITE (6): a TRANSFER LENGTH of 0 is 256 blocks (SBC-4). */
+static uint32_t xfer_rw6(const struct scsi_xfer *x, const uint8_t *cdb)
+{
+	uint32_t n = xfer_field(x, cdb);
+
+	return n ? n : 256;
+}
+
+/*
+ * VERIFY (10/12/16): BYTCHK 00b has no Data-Out; 11b one block the whole
+ * range is compared with; otherwise VERIFICATION LENGTH blocks.
+ */
+static uint32_t xfer_verify(const struct scsi_xfer *x, const uint8_t *cdb)
+{
+	switch ((cdb[1] >> 1) & 3) {
+	case 0:
+		return 0;
+	case 3:
+		return 1;
+	default:
+		return xfer_field(x, cdb);
+	}
+}
+
+/* WRITE SAME (16): one block of Data-Out, none with NDOB (byte 1 bit 0). */
+static uint32_t xfer_write_same16(const struct scsi_xfer *x, const uint8_t *cdb)
+{
+	(void)x;
+	return cdb[1] & 1 ? 0 : 1;
+}
+
+/* COMPARE AND WRITE: the verify data, then as many blocks to write. */
+static uint32_t xfer_caw(const struct scsi_xfer *x, const uint8_t *cdb)
+{
+	return 2 * xfer_field(x, cdb);
+}
+
+/* clang-format off */
+
 static const struct scsi_op service_action_in16_ops[] = {
 	{
 		.name = "READ_CAPACITY_16",
@@ -112,6 +190,7 @@ static const struct scsi_op service_action_in16_ops[] = {
 		.cdb_len = 16,
 		.sa = SA_READ_CAPACITY_16,
 		.has_sa = true,
+		.xfer = XFER_BYTES(10, 4),
 		/* obsolete LBA and PMI: sbc.c still checks them as SBC-3 */
 		.usage = { SERVICE_ACTION_IN_16, SA_MASK, LBA8, LBA4, 0x01,
 			   0x00 },
@@ -124,6 +203,7 @@ static const struct scsi_op service_action_in16_ops[] = {
 		.cdb_len = 16,
 		.sa = SA_GET_LBA_STATUS,
 		.has_sa = true,
+		.xfer = XFER_BYTES(10, 4),
 		.usage = { SERVICE_ACTION_IN_16, SA_MASK, LBA8, LBA4, 0x00,
 			   0x00 },
 	},
@@ -139,6 +219,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.cdb_len = 12,
 		.sa = SA_REPORT_TPGS,
 		.has_sa = true,
+		.xfer = XFER_BYTES(6, 4),
 		/* PARAMETER DATA FORMAT; allocation length */
 		.usage = { MAINTENANCE_IN, 0xe0 | SA_MASK, 0, 0, 0, 0, LBA4,
 			   0x00, 0x00 },
@@ -151,6 +232,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.cdb_len = 12,
 		.sa = SA_REPORT_OPCODES,
 		.has_sa = true,
+		.xfer = XFER_BYTES(6, 4),
 		/* RCTD, REPORTING OPTIONS; opcode; SA; allocation length */
 		.usage = { MAINTENANCE_IN, SA_MASK, 0x87, 0xff, 0xff, 0xff,
 			   LBA4, 0x00, 0x00 },
@@ -163,6 +245,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.cdb_len = 12,
 		.sa = SA_REPORT_TMFS,
 		.has_sa = true,
+		.xfer = XFER_BYTES(6, 4),
 		/* REPD; allocation length */
 		.usage = { MAINTENANCE_IN, SA_MASK, 0x80, 0x00, 0x00, 0x00,
 			   LBA4, 0x00, 0x00 },
@@ -178,6 +261,7 @@ static const struct scsi_op maintenance_in_ops[] = {
 		.name = name_, .fn = sbc_sanitize,			\
 		.flags = F_LUN_OUT | SCSI_OP_MEDIUM | SCSI_OP_WRITE,	\
 		.cdb_len = 10, .sa = sa_, .has_sa = true,		\
+		.xfer = XFER_BYTES(7, 2),				\
 		.usage = { SANITIZE, 0xa0 | SA_MASK, 0, 0, 0, 0, 0,	\
 			   0xff, 0xff, 0x00 },				\
 	}
@@ -189,12 +273,15 @@ static const struct scsi_op sanitize_ops[] = {
 	SANITIZE_OP(0x1f, "SANITIZE_EXIT_FAILURE_MODE"),
 };
 
-/* PERSISTENT RESERVE IN: allocation length; the handler takes every SA */
+/*
+ * PERSISTENT RESERVE IN: allocation length (bytes 7-8, SPC-4 6.15.1); the
+ * handler takes every SA.
+ */
 #define PRIN_OP(sa_, name_) {						\
 		.name = name_, .fn = scsi_pr_in, .flags = F_LUN_IN,	\
 		.alua = SCSI_ALUA_SB,					\
 		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
-		.has_sa = true,						\
+		.has_sa = true, .xfer = XFER_BYTES(7, 2),		\
 		.usage = { PERSISTENT_RESERVE_IN, SA_MASK, 0, 0, 0, 0, 0, \
 			   0xff, 0xff, 0x00 },				\
 	}
@@ -211,13 +298,14 @@ static const struct scsi_op pr_in_ops[] = {
 
 /*
  * PERSISTENT RESERVE OUT: SCOPE and TYPE (ignored where a service action
- * does not use them, as SPC-4 says), parameter list length.
+ * does not use them, as SPC-4 says), parameter list length (bytes 5-8,
+ * 32 bits, SPC-4 6.16.1).
  */
 #define PROUT_OP(sa_, name_) {						\
 		.name = name_, .fn = scsi_pr_out, .flags = F_LUN_OUT,	\
 		.alua = SCSI_ALUA_SB,					\
 		.resv = SCSI_RESV_SELF, .cdb_len = 10, .sa = sa_,	\
-		.has_sa = true,						\
+		.has_sa = true, .xfer = XFER_BYTES(5, 4),		\
 		.usage = { PERSISTENT_RESERVE_OUT, SA_MASK, 0xff, 0, 0,	\
 			   LBA4, 0x00 },				\
 	}
@@ -246,6 +334,7 @@ static const struct scsi_op extended_copy_ops[] = {
 		.name = "EXTENDED_COPY_LID1", .fn = scsi_xcopy_lid1,
 		.flags = F_LUN_OUT, .resv = SCSI_RESV_SELF, .cdb_len = 16,
 		.sa = 0x00, .has_sa = true,
+		.xfer = XFER_BYTES(10, 4),
 		.usage = { EXTENDED_COPY, SA_MASK, 0, 0, 0, 0, 0, 0, 0, 0,
 			   LBA4, 0, 0 },
 	},
@@ -256,6 +345,7 @@ static const struct scsi_op extended_copy_ops[] = {
 		.name = name_, .fn = scsi_xcopy_results, .flags = F_LUN_IN, \
 		.resv = SCSI_RESV_WE, .cdb_len = 16, .sa = sa_,		\
 		.has_sa = true,						\
+		.xfer = XFER_BYTES(10, 4),				\
 		.usage = { RECEIVE_COPY_RESULTS, SA_MASK, 0xff, 0, 0, 0, 0, \
 			   0, 0, 0, LBA4, 0, 0 },			\
 	}
@@ -272,6 +362,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "TEST_UNIT_READY", .fn = spc_test_unit_ready,
 		.resv = SCSI_RESV_ANY,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		.usage = { TEST_UNIT_READY, 0, 0, 0, 0, 0 },
 	},
 	[REQUEST_SENSE] = {
@@ -279,17 +370,20 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "REQUEST_SENSE", .fn = spc_request_sense,
 		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 6,
+		.xfer = XFER_BYTES(4, 1),
 		.usage = { REQUEST_SENSE, 0x01, 0, 0, 0xff, 0 },
 	},
 	[READ_6] = {
 		.name = "READ_6", .fn = sbc_read, .flags = F_READ,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 6,
+		.xfer = XFER_HOOK(4, 1, xfer_rw6),
 		.usage = { READ_6, 0x1f, 0xff, 0xff, 0xff, 0 },
 	},
 	[WRITE_6] = {
 		.name = "WRITE_6", .fn = sbc_write, .flags = F_WRITE,
 		.cdb_len = 6,
+		.xfer = XFER_HOOK(4, 1, xfer_rw6),
 		.usage = { WRITE_6, 0x1f, 0xff, 0xff, 0xff, 0 },
 	},
 	[INQUIRY] = {
@@ -297,6 +391,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "INQUIRY", .fn = spc_inquiry,
 		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 6,
+		.xfer = XFER_BYTES(3, 2),
 		/* EVPD; page code; allocation length (CMDDT is obsolete) */
 		.usage = { INQUIRY, 0x01, 0xff, 0xff, 0xff, 0 },
 	},
@@ -304,18 +399,21 @@ const struct scsi_op scsi_ops[256] = {
 		.alua = SCSI_ALUA_SB,
 		.name = "MODE_SELECT_6", .fn = spc_mode_select,
 		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 6,
+		.xfer = XFER_BYTES(4, 1),
 		/* PF only: SP = 1 fails here, nothing is saved */
 		.usage = { MODE_SELECT_6, 0x10, 0, 0, 0xff, 0 },
 	},
 	[RESERVE_6] = {
 		.name = "RESERVE_6", .fn = scsi_pr_reserve,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		/* no third-party or extent reservation (obsolete fields) */
 		.usage = { RESERVE_6, 0, 0, 0, 0, 0 },
 	},
 	[RELEASE_6] = {
 		.name = "RELEASE_6", .fn = scsi_pr_release,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		.usage = { RELEASE_6, 0, 0, 0, 0, 0 },
 	},
 	[MODE_SENSE_6] = {
@@ -323,6 +421,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "MODE_SENSE_6", .fn = spc_mode_sense,
 		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN, .cdb_len = 6,
+		.xfer = XFER_BYTES(4, 1),
 		/* DBD; PC, page code; subpage; allocation length */
 		.usage = { MODE_SENSE_6, 0x08, 0xff, 0xff, 0xff, 0 },
 	},
@@ -330,6 +429,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "START_STOP_UNIT", .fn = spc_start_stop_unit,
 		.resv = SCSI_RESV_CDB,
 		.flags = SCSI_OP_LUN, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		/* IMMED; POWER CONDITION, NO_FLUSH, LOEJ, START */
 		.usage = { START_STOP_UNIT, 0x01, 0, 0, 0xf7, 0 },
 	},
@@ -337,6 +437,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "PREVENT_ALLOW_MEDIUM_REMOVAL", .fn = spc_prevent_allow,
 		.resv = SCSI_RESV_CDB,
 		.flags = SCSI_OP_LUN, .cdb_len = 6,
+		.xfer = XFER_NONE,
 		.usage = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 0x03, 0 },
 	},
 	[READ_CAPACITY_10] = {
@@ -344,6 +445,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "READ_CAPACITY_10", .fn = sbc_read_capacity10,
 		.resv = SCSI_RESV_ANY,
 		.flags = F_MEDIUM_IN, .cdb_len = 10,
+		.xfer = XFER_FIXED(SCSI_XFER_BYTES, 8),
 		/* obsolete LBA and PMI: sbc.c still checks them as SBC-3 */
 		.usage = { READ_CAPACITY_10, 0, LBA4, 0, 0, 0x01, 0 },
 	},
@@ -351,18 +453,21 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "READ_10", .fn = sbc_read, .flags = F_READ,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 10,
+		.xfer = XFER_BLOCKS(7, 2),
 		/* DPO, FUA, RARC */
 		.usage = { READ_10, 0x1c, LBA4, 0, 0xff, 0xff, 0 },
 	},
 	[WRITE_10] = {
 		.name = "WRITE_10", .fn = sbc_write, .flags = F_WRITE,
 		.cdb_len = 10,
+		.xfer = XFER_BLOCKS(7, 2),
 		/* DPO, FUA */
 		.usage = { WRITE_10, 0x18, LBA4, 0, 0xff, 0xff, 0 },
 	},
 	[WRITE_VERIFY_10] = {
 		.name = "WRITE_AND_VERIFY_10", .fn = sbc_write_verify,
 		.flags = F_WRITE, .cdb_len = 10,
+		.xfer = XFER_BLOCKS(7, 2),
 		/* DPO, BYTCHK */
 		.usage = { WRITE_VERIFY_10, 0x16, LBA4, 0, 0xff, 0xff, 0 },
 	},
@@ -370,11 +475,13 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "VERIFY_10", .fn = sbc_verify, .flags = F_VERIFY,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 10,
+		.xfer = XFER_HOOK(7, 2, xfer_verify),
 		.usage = { VERIFY_10, 0x16, LBA4, 0, 0xff, 0xff, 0 },
 	},
 	[SYNCHRONIZE_CACHE_10] = {
 		.name = "SYNCHRONIZE_CACHE_10", .fn = sbc_sync_cache,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 10,
+		.xfer = XFER_NONE,
 		/*
 		 * SYNC_NV (obsolete since SBC-3, and older initiators still
 		 * set it; no cache is non-volatile, so nothing changes),
@@ -386,12 +493,14 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "PRE_FETCH_10", .fn = sbc_prefetch,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_FAULTS,
 		.resv = SCSI_RESV_WE, .cdb_len = 10,
+		.xfer = XFER_NONE,
 		/* IMMED; GROUP NUMBER accepted, as a hint with no effect */
 		.usage = { PRE_FETCH_10, 0x02, LBA4, 0x1f, 0xff, 0xff, 0 },
 	},
 	[READ_DEFECT_DATA_10] = {
 		.name = "READ_DEFECT_DATA_10", .fn = sbc_read_defect_data,
 		.flags = F_MEDIUM_IN, .resv = SCSI_RESV_WE, .cdb_len = 10,
+		.xfer = XFER_BYTES(7, 2),
 		/* REQ_PLIST, REQ_GLIST, DEFECT LIST FORMAT; allocation length */
 		.usage = { READ_DEFECT_DATA_10, 0, 0x1f, 0, 0, 0, 0, 0xff, 0xff,
 			   0 },
@@ -399,12 +508,14 @@ const struct scsi_op scsi_ops[256] = {
 	[WRITE_SAME_10] = {
 		.name = "WRITE_SAME_10", .fn = sbc_write_same,
 		.flags = F_WRITE, .cdb_len = 10,
+		.xfer = XFER_FIXED(SCSI_XFER_BLOCKS, 1),
 		/* UNMAP (ANCHOR: ANC_SUP is 0; PBDATA, LBDATA obsolete) */
 		.usage = { WRITE_SAME_10, 0x08, LBA4, 0, 0xff, 0xff, 0 },
 	},
 	[UNMAP] = {
 		.name = "UNMAP", .fn = sbc_unmap, .flags = F_WRITE,
 		.cdb_len = 10,
+		.xfer = XFER_BYTES(7, 2),
 		/* parameter list length (ANCHOR: ANC_SUP is 0) */
 		.usage = { UNMAP, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
 	},
@@ -412,17 +523,21 @@ const struct scsi_op scsi_ops[256] = {
 		.alua = SCSI_ALUA_SB,
 		.name = "MODE_SELECT_10", .fn = spc_mode_select,
 		.flags = SCSI_OP_LUN | SCSI_OP_DATA_OUT, .cdb_len = 10,
+		.xfer = XFER_BYTES(7, 2),
 		.usage = { MODE_SELECT_10, 0x10, 0, 0, 0, 0, 0, 0xff, 0xff, 0 },
 	},
 	[RESERVE_10] = {
 		.name = "RESERVE_10", .fn = scsi_pr_reserve,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 10,
+		/* SPC-2's PARAMETER LIST LENGTH (only 0 passes the usage) */
+		.xfer = XFER_BYTES(7, 2),
 		/* 3RDPTY 0, LONGID 0: no parameter list */
 		.usage = { RESERVE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	},
 	[RELEASE_10] = {
 		.name = "RELEASE_10", .fn = scsi_pr_release,
 		.flags = SCSI_OP_LUN, .resv = SCSI_RESV_SELF, .cdb_len = 10,
+		.xfer = XFER_BYTES(7, 2),
 		.usage = { RELEASE_10, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	},
 	[MODE_SENSE_10] = {
@@ -430,6 +545,7 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "MODE_SENSE_10", .fn = spc_mode_sense,
 		.resv = SCSI_RESV_WE,
 		.flags = F_LUN_IN, .cdb_len = 10,
+		.xfer = XFER_BYTES(7, 2),
 		/* LLBAA, DBD; PC, page code; subpage; allocation length */
 		.usage = { MODE_SENSE_10, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff,
 			   0 },
@@ -437,67 +553,80 @@ const struct scsi_op scsi_ops[256] = {
 	[PERSISTENT_RESERVE_IN] = {
 		.name = "PERSISTENT_RESERVE_IN", .cdb_len = 10,
 		.nsa = ARRAY_SIZE(pr_in_ops), .sa_ops = pr_in_ops,
+		.xfer = XFER_BYTES(7, 2),
 	},
 	[PERSISTENT_RESERVE_OUT] = {
 		.name = "PERSISTENT_RESERVE_OUT", .cdb_len = 10,
 		.nsa = ARRAY_SIZE(pr_out_ops), .sa_ops = pr_out_ops,
+		.xfer = XFER_BYTES(5, 4),
 	},
 	[SANITIZE] = {
 		.name = "SANITIZE", .cdb_len = 10,
 		.nsa = ARRAY_SIZE(sanitize_ops), .sa_ops = sanitize_ops,
+		.xfer = XFER_BYTES(7, 2),
 	},
 	[EXTENDED_COPY] = {
 		.name = "EXTENDED_COPY", .cdb_len = 16,
 		.nsa = ARRAY_SIZE(extended_copy_ops), .sa_ops = extended_copy_ops,
+		.xfer = XFER_BYTES(10, 4),
 	},
 	[RECEIVE_COPY_RESULTS] = {
 		.name = "RECEIVE_COPY_RESULTS", .cdb_len = 16,
 		.nsa = ARRAY_SIZE(receive_copy_results_ops),
 		.sa_ops = receive_copy_results_ops,
+		.xfer = XFER_BYTES(10, 4),
 	},
 	[READ_16] = {
 		.name = "READ_16", .fn = sbc_read, .flags = F_READ,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 16,
+		.xfer = XFER_BLOCKS(10, 4),
 		.usage = { READ_16, 0x1c, LBA8, LBA4, 0, 0 },
 	},
 	[COMPARE_AND_WRITE] = {
 		.name = "COMPARE_AND_WRITE", .fn = sbc_compare_and_write,
 		.flags = F_WRITE, .cdb_len = 16,
+		.xfer = XFER_HOOK(13, 1, xfer_caw),
 		/* DPO, FUA; LBA; NUMBER OF LOGICAL BLOCKS */
 		.usage = { COMPARE_AND_WRITE, 0x18, LBA8, 0, 0, 0, 0xff, 0, 0 },
 	},
 	[WRITE_16] = {
 		.name = "WRITE_16", .fn = sbc_write, .flags = F_WRITE,
 		.cdb_len = 16,
+		.xfer = XFER_BLOCKS(10, 4),
 		.usage = { WRITE_16, 0x18, LBA8, LBA4, 0, 0 },
 	},
 	[ORWRITE_16] = {
 		.name = "ORWRITE_16", .fn = sbc_orwrite, .flags = F_WRITE,
 		.cdb_len = 16,
+		.xfer = XFER_BLOCKS(10, 4),
 		/* DPO, FUA; LBA; TRANSFER LENGTH; GROUP NUMBER (a hint) */
 		.usage = { ORWRITE_16, 0x18, LBA8, LBA4, 0x1f, 0 },
 	},
 	[WRITE_VERIFY_16] = {
 		.name = "WRITE_AND_VERIFY_16", .fn = sbc_write_verify,
 		.flags = F_WRITE, .cdb_len = 16,
+		.xfer = XFER_BLOCKS(10, 4),
 		.usage = { WRITE_VERIFY_16, 0x16, LBA8, LBA4, 0, 0 },
 	},
 	[VERIFY_16] = {
 		.name = "VERIFY_16", .fn = sbc_verify, .flags = F_VERIFY,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 16,
+		.xfer = XFER_HOOK(10, 4, xfer_verify),
 		.usage = { VERIFY_16, 0x16, LBA8, LBA4, 0, 0 },
 	},
 	[PRE_FETCH_16] = {
 		.name = "PRE_FETCH_16", .fn = sbc_prefetch,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM | SCSI_OP_FAULTS,
 		.resv = SCSI_RESV_WE, .cdb_len = 16,
+		.xfer = XFER_NONE,
 		.usage = { PRE_FETCH_16, 0x02, LBA8, LBA4, 0x1f, 0 },
 	},
 	[WRITE_ATOMIC_16] = {
 		.name = "WRITE_ATOMIC_16", .fn = sbc_write_atomic,
 		.flags = F_WRITE, .cdb_len = 16,
+		.xfer = XFER_BLOCKS(12, 2),
 		/* DPO, FUA; LBA; ATOMIC BOUNDARY; TRANSFER LENGTH; GROUP */
 		.usage = { WRITE_ATOMIC_16, 0x18, LBA8, 0xff, 0xff, 0xff, 0xff,
 			   0x1f, 0 },
@@ -505,12 +634,14 @@ const struct scsi_op scsi_ops[256] = {
 	[SYNCHRONIZE_CACHE_16] = {
 		.name = "SYNCHRONIZE_CACHE_16", .fn = sbc_sync_cache,
 		.flags = SCSI_OP_LUN | SCSI_OP_MEDIUM, .cdb_len = 16,
+		.xfer = XFER_NONE,
 		/* SYNC_NV, IMMED, as SYNCHRONIZE CACHE (10) */
 		.usage = { SYNCHRONIZE_CACHE_16, 0x06, LBA8, LBA4, 0, 0 },
 	},
 	[WRITE_SAME_16] = {
 		.name = "WRITE_SAME_16", .fn = sbc_write_same,
 		.flags = F_WRITE, .cdb_len = 16,
+		.xfer = XFER_HOOK(0, 0, xfer_write_same16),
 		/* UNMAP, NDOB */
 		.usage = { WRITE_SAME_16, 0x09, LBA8, LBA4, 0, 0 },
 	},
@@ -518,12 +649,14 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "SERVICE_ACTION_IN_16", .cdb_len = 16,
 		.nsa = ARRAY_SIZE(service_action_in16_ops),
 		.sa_ops = service_action_in16_ops,
+		.xfer = XFER_BYTES(10, 4),
 	},
 	[REPORT_LUNS] = {
 		.alua = SCSI_ALUA_ANY,
 		.name = "REPORT_LUNS", .fn = spc_report_luns,
 		.resv = SCSI_RESV_ANY | SCSI_RESV_SPC2,
 		.flags = F_ANY_LUN_IN, .cdb_len = 12,
+		.xfer = XFER_BYTES(6, 4),
 		/* SELECT REPORT; allocation length */
 		.usage = { REPORT_LUNS, 0, 0xff, 0, 0, 0, LBA4, 0, 0 },
 	},
@@ -531,32 +664,38 @@ const struct scsi_op scsi_ops[256] = {
 		.name = "MAINTENANCE_IN", .cdb_len = 12,
 		.nsa = ARRAY_SIZE(maintenance_in_ops),
 		.sa_ops = maintenance_in_ops,
+		.xfer = XFER_BYTES(6, 4),
 	},
 	[READ_12] = {
 		.name = "READ_12", .fn = sbc_read, .flags = F_READ,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 12,
+		.xfer = XFER_BLOCKS(6, 4),
 		.usage = { READ_12, 0x1c, LBA4, LBA4, 0, 0 },
 	},
 	[WRITE_12] = {
 		.name = "WRITE_12", .fn = sbc_write, .flags = F_WRITE,
 		.cdb_len = 12,
+		.xfer = XFER_BLOCKS(6, 4),
 		.usage = { WRITE_12, 0x18, LBA4, LBA4, 0, 0 },
 	},
 	[WRITE_VERIFY_12] = {
 		.name = "WRITE_AND_VERIFY_12", .fn = sbc_write_verify,
 		.flags = F_WRITE, .cdb_len = 12,
+		.xfer = XFER_BLOCKS(6, 4),
 		.usage = { WRITE_VERIFY_12, 0x16, LBA4, LBA4, 0, 0 },
 	},
 	[VERIFY_12] = {
 		.name = "VERIFY_12", .fn = sbc_verify, .flags = F_VERIFY,
 		.resv = SCSI_RESV_WE,
 		.cdb_len = 12,
+		.xfer = XFER_HOOK(6, 4, xfer_verify),
 		.usage = { VERIFY_12, 0x16, LBA4, LBA4, 0, 0 },
 	},
 	[READ_DEFECT_DATA_12] = {
 		.name = "READ_DEFECT_DATA_12", .fn = sbc_read_defect_data,
 		.flags = F_MEDIUM_IN, .resv = SCSI_RESV_WE, .cdb_len = 12,
+		.xfer = XFER_BYTES(6, 4),
 		/* REQ_PLIST, REQ_GLIST, FORMAT; ADDRESS DESCRIPTOR INDEX (no
 		 * descriptors: any index); allocation length */
 		.usage = { READ_DEFECT_DATA_12, 0x1f, LBA4, LBA4, 0, 0 },
@@ -926,115 +1065,37 @@ static enum scsi_disposition exec_checked(struct scsi_ctx *c)
 }
 
 /*
- * The bytes @c's CDB asks to move, for the transport's residuals: block
- * counts times the block size for medium access, the allocation or
- * parameter list length otherwise. One switch on the opcode, after the
- * handler ran (the block size needs the pinned LUN).
+ * The bytes @c's CDB asks to move, for the transport's residuals, as the
+ * table row's @xfer describes them: the service action's row when
+ * exec_checked() found one, else the opcode's. After the handler ran (the
+ * block size needs the pinned LUN).
  */
 static uint32_t cdb_xfer_bytes(const struct scsi_ctx *c)
 {
 	const struct scsi_cmd *cmd = c->cmd;
-	const uint8_t *cdb = cmd->cdb;
-	uint64_t bs = c->have_lun ? c->li.block_size : 0, n;
-	uint8_t need;
+	const struct scsi_op *op;
+	const struct scsi_xfer *x;
+	uint64_t n;
 
-	if (!cdb || !cmd->cdb_len)
+	if (!cmd->cdb || !cmd->cdb_len)
 		return cmd->xfer_len;
-	need = scsi_ops[cdb[0]].cdb_len;
-	if (!need || cmd->cdb_len < need)
+	op = c->op ? c->op : &scsi_ops[cmd->cdb[0]];
+	if (!op->cdb_len || cmd->cdb_len < op->cdb_len)
 		return cmd->xfer_len;
-	switch (cdb[0]) {
-	case TEST_UNIT_READY:
-	case START_STOP_UNIT:
-	case PREVENT_ALLOW_MEDIUM_REMOVAL:
-	case SYNCHRONIZE_CACHE_10:
-	case SYNCHRONIZE_CACHE_16:
-	case PRE_FETCH_10:
-	case PRE_FETCH_16:
+	x = &op->xfer;
+	switch (x->unit) {
+	case SCSI_XFER_NONE:
 		return 0;
-	case READ_DEFECT_DATA_12:
-		return get_be32(cdb + 6);
-	case REQUEST_SENSE:
-	case MODE_SELECT_6:
-	case MODE_SENSE_6:
-		return cdb[4];
-	case INQUIRY:
-		return get_be16(cdb + 3);
-	case UNMAP:
-	case SANITIZE:
-	case MODE_SELECT_10:
-	case MODE_SENSE_10:
-	case READ_DEFECT_DATA_10:
-		return get_be16(cdb + 7);
-	case READ_CAPACITY_10:
-		return 8;
-	case REPORT_LUNS:
-	case MAINTENANCE_IN:
-		return get_be32(cdb + 6);
-	case EXTENDED_COPY:
-	case RECEIVE_COPY_RESULTS:
-		return get_be32(cdb + 10);
-	case SERVICE_ACTION_IN_16:
-		return get_be32(cdb + 10);
-	default:
-		break;
-	}
-	if (!bs)
-		return cmd->xfer_len;
-	switch (cdb[0]) {
-	case READ_6:
-	case WRITE_6:
-		n = cdb[4] ? cdb[4] : 256;
-		break;
-	case READ_10:
-	case WRITE_10:
-	case WRITE_VERIFY_10:
-		n = get_be16(cdb + 7);
-		break;
-	case READ_12:
-	case WRITE_12:
-	case WRITE_VERIFY_12:
-		n = get_be32(cdb + 6);
-		break;
-	case READ_16:
-	case WRITE_16:
-	case WRITE_VERIFY_16:
-	case ORWRITE_16:
-		n = get_be32(cdb + 10);
-		break;
-	case WRITE_ATOMIC_16:
-		n = get_be16(cdb + 12);
-		break;
-	case VERIFY_10:
-	case VERIFY_12:
-	case VERIFY_16:
-		/* BYTCHK 00b: no Data-Out; 11b: one block for them all */
-		switch ((cdb[1] >> 1) & 3) {
-		case 0:
-			return 0;
-		case 3:
-			n = 1;
-			break;
-		default:
-			n = cdb[0] == VERIFY_10	  ? get_be16(cdb + 7)
-			    : cdb[0] == VERIFY_12 ? get_be32(cdb + 6)
-						  : get_be32(cdb + 10);
-		}
-		break;
-	case WRITE_SAME_10:
-		n = 1;
-		break;
-	case WRITE_SAME_16:
-		n = (cdb[1] & 1) ? 0 : 1; /* NDOB */
-		break;
-	case COMPARE_AND_WRITE:
-		n = 2u * cdb[13];
-		break;
+	case SCSI_XFER_BYTES:
+		return xfer_count(x, cmd->cdb);
+	case SCSI_XFER_BLOCKS:
+		if (!c->have_lun || !c->li.block_size)
+			return cmd->xfer_len;
+		n = (uint64_t)xfer_count(x, cmd->cdb) * c->li.block_size;
+		return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 	default:
 		return cmd->xfer_len;
 	}
-	n *= bs;
-	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 static uint64_t now_ns(void)

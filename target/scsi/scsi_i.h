@@ -70,6 +70,32 @@ struct scsi_ctx {
 #define SCSI_ALUA_ANY (SCSI_ALUA_SB | SCSI_ALUA_UN)
 
 /*
+ * @xfer of a struct scsi_op: where the CDB says how many bytes it moves,
+ * for cmd->cdb_xfer_len (the transport's residual overflow). The count is
+ * the @width-byte (1, 2 or 4) big-endian field at CDB byte @off, or
+ * @fixed when @width is 0; @count, for the few commands whose field alone
+ * does not say it (READ(6)'s 0, VERIFY's BYTCHK, WRITE SAME (16)'s NDOB,
+ * COMPARE AND WRITE's two halves), reads the CDB instead. @unit says what
+ * the count counts; SCSI_XFER_UNKNOWN (0), the default of a row that says
+ * nothing, leaves cdb_xfer_len at cmd->xfer_len: never an overflow.
+ */
+enum scsi_xfer_unit {
+	SCSI_XFER_UNKNOWN = 0,
+	SCSI_XFER_NONE, /* no data: 0 bytes */
+	SCSI_XFER_BYTES, /* an allocation or parameter list length */
+	SCSI_XFER_BLOCKS, /* logical blocks: times the LUN's block size
+			   * (cmd->xfer_len without a LUN) */
+};
+
+struct scsi_xfer {
+	uint8_t unit; /* enum scsi_xfer_unit */
+	uint8_t off;
+	uint8_t width;
+	uint8_t fixed;
+	uint32_t (*count)(const struct scsi_xfer *x, const uint8_t *cdb);
+};
+
+/*
  * An emulated command. @fn sees a validated LUN (per @flags) and returns
  * the disposition; it sets status/sense through the helpers below (status
  * GOOD is the default). @usage is the CDB usage data of REPORT SUPPORTED
@@ -79,7 +105,9 @@ struct scsi_ctx {
  * command). An entry of a service-action sub-table has @has_sa and its
  * service action in @sa. A main-table entry with @nsa > 0 has no @fn of its
  * own: scsi_exec() dispatches on CDB byte 1 bits 4-0 to its @nsa entries
- * at @sa_ops (0x9e SERVICE ACTION IN (16), 0xa3 MAINTENANCE IN).
+ * at @sa_ops (0x9e SERVICE ACTION IN (16), 0xa3 MAINTENANCE IN); its
+ * @xfer still describes the opcode's CDB for a service action that is not
+ * in the sub-table. @xfer: the CDB's transfer length (struct scsi_xfer).
  */
 struct scsi_op {
 	const char *name;
@@ -92,6 +120,7 @@ struct scsi_op {
 	bool has_sa;
 	uint8_t nsa;
 	const struct scsi_op *sa_ops;
+	struct scsi_xfer xfer;
 	uint8_t usage[16];
 };
 
