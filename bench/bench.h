@@ -8,6 +8,7 @@
 #ifndef SDSWARM_BENCH_H
 #define SDSWARM_BENCH_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -230,6 +231,16 @@ struct bench_tree_opts {
  */
 int bench_tree_opt(const char *cmd, struct bench_tree_opts *t, int opt,
 		   const char *arg);
+
+/**
+ * bench_opendir_at() - a DIR over @dirfd's folder, on a descriptor of its
+ * own (closedir() leaves @dirfd open).
+ * @dirfd: the folder.
+ * @out: the DIR.
+ *
+ * Return: 0, or -errno.
+ */
+int bench_opendir_at(int dirfd, DIR **out);
 
 /**
  * bench_tree_check() - --disks and --parts against --scheme: every disk

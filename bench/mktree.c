@@ -65,17 +65,11 @@ static int mk_check_empty(int dirfd)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd, ret = 0;
+	int ret;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
+	ret = bench_opendir_at(dirfd, &d);
+	if (ret)
 		return ret;
-	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
 			ret = -ENOTEMPTY;

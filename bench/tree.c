@@ -124,6 +124,23 @@ static bool tree_node_type(int dirfd, const struct dirent *de)
 	return S_ISBLK(st.st_mode) || S_ISREG(st.st_mode);
 }
 
+/* DIR over @dirfd's folder, on a descriptor of its own: 0 or -errno. */
+int bench_opendir_at(int dirfd, DIR **out)
+{
+	int fd, ret;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*out = fdopendir(fd);
+	if (!*out) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return 0;
+}
+
 int bench_tree_readdir(struct bench_tree *t, int dirfd, bool disks_only)
 {
 	size_t cap = 0;
@@ -132,17 +149,11 @@ int bench_tree_readdir(struct bench_tree *t, int dirfd, bool disks_only)
 	unsigned int part;
 	uint64_t *keys;
 	DIR *d;
-	int fd, ret = 0;
+	int ret;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
+	ret = bench_opendir_at(dirfd, &d);
+	if (ret)
 		return ret;
-	}
 	t->count = 0;
 	t->skipped = 0;
 	for (;;) {
