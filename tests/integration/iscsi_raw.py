@@ -584,6 +584,80 @@ def mode_buffers(port, target, pid):
     b.close()
 
 
+def mode_tail(port, target, rounds):
+    """@rounds times: a WRITE of 32 MiB (A) and one of about 2 MiB (B), A's
+    last 2 MiB and all of B's data in one send, then nothing until the
+    responses. While the target stores A, B's data piles up in its socket,
+    a little more each round: the target must handle every byte it has
+    read even when the read that emptied the socket ended a batch of
+    reads (iscsi-limits.sh; LUN 0 takes 32 MiB transfers)."""
+    big, seg = 32 << 20, 262144
+    a, kv = session(port, target, [
+        ("ImmediateData", "No"), ("InitialR2T", "Yes"),
+        ("MaxOutstandingR2T", "8"), ("MaxBurstLength", str(seg)),
+        ("MaxRecvDataSegmentLength", str(seg))])
+    check(kv.get("MaxOutstandingR2T") == "8" and
+          kv.get("MaxBurstLength") == str(seg),
+          "8 R2Ts of 256 KiB agreed (%s %s)" %
+          (kv.get("MaxOutstandingR2T"), kv.get("MaxBurstLength")))
+    clear_ua(a)
+    data = bytes(range(256)) * (seg // 256)
+
+    def dataout(itt, ttt, off, ln):
+        bhs = bytearray(48)
+        bhs[0] = 0x05
+        bhs[1] = 0x80
+        bhs[5:8] = struct.pack(">I", ln)[1:]
+        struct.pack_into(">II", bhs, 16, itt, ttt)
+        struct.pack_into(">I", bhs, 28, a.statsn)
+        struct.pack_into(">II", bhs, 36, 0, off)
+        return bhs + data[:ln]
+
+    good = 0
+    for rnd in range(rounds):
+        # B: 2 MiB less 4 KiB steps, so the pile crosses 64 KiB boundaries
+        small = (2 << 20) - (rnd % 32) * 4096
+        ia = a.cmd(write16(0, big // 512), edtl=big, write=True)
+        ib = a.cmd(write16(65536, small // 512), edtl=small, write=True)
+        ra, rb, done = [], [], {}
+        blob = b""
+        for _ in range(4096):
+            r, _ = a.recv()
+            op, itt = r[0] & 0x3f, struct.unpack(">I", r[16:20])[0]
+            if op != 0x31:
+                done[itt] = r[3]
+                break
+            x = (struct.unpack(">I", r[20:24])[0],) + \
+                struct.unpack(">II", r[40:48])
+            if itt == ib:
+                rb.append(x)
+            elif x[1] < big - (2 << 20):
+                a.s.sendall(dataout(ia, *x))  # A, all but its last 2 MiB
+            else:
+                ra.append(x)
+            if len(ra) == 8 and len(rb) == -(-small // seg):
+                break
+        if done or len(ra) != 8:
+            check(False, "round %d: R2Ts A %d B %d, answered %s" %
+                  (rnd, len(ra), len(rb), done))
+            break
+        a.s.sendall(b"".join(dataout(ia, *x) for x in ra) +
+                    b"".join(dataout(ib, *x) for x in rb))
+        st = []
+        try:
+            for itt in (ia, ib):
+                st.append(a.response(itt)[1])
+        except socket.timeout:
+            check(False, "round %d: %d of 2 responses within %.0f s of the "
+                  "last Data-Out" % (rnd, len(st), a.s.gettimeout()))
+            break
+        if st != [0, 0]:
+            check(False, "round %d: status %s" % (rnd, st))
+            break
+        good += 1
+    check(good == rounds, "%d of %d rounds answered" % (good, rounds))
+    a.close()
+
 def sendtargets(port, initiator):
     """TargetName values SendTargets=All gives @initiator (None: login
     refused)."""
@@ -1008,6 +1082,8 @@ def main():
             mode_login_long(port, target)
         elif mode == "chap":
             mode_chap(port, target)
+        elif mode == "tail":
+            mode_tail(port, target, int(sys.argv[4]))
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
         elif mode == "write":

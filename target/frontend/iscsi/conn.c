@@ -1311,8 +1311,7 @@ int iscsi_conn_readable(struct iscsi_conn *c)
 	ssize_t n;
 	int ret;
 
-	/* bounded: a busy socket yields to the others after 16 reads */
-	for (round = 0; round < 16; round++) {
+	for (round = 0;; round++) {
 		if (c->state > ISCSI_CONN_FFP)
 			return 0;
 		ret = rx_process(c);
@@ -1322,6 +1321,13 @@ int iscsi_conn_readable(struct iscsi_conn *c)
 		}
 		if (c->roff < c->rlen)
 			return 0; /* blocked on transmit room */
+		/*
+		 * bounded: a busy socket yields to the others after 16 reads,
+		 * each handled above first, so that nothing is left in rbuf
+		 * for a socket that epoll no longer reports readable
+		 */
+		if (round == 16)
+			return 0;
 		n = recv(c->fd, c->rbuf, RBUF_SIZE, MSG_DONTWAIT);
 		if (n == 0) {
 			c->state = ISCSI_CONN_DEAD;

@@ -953,9 +953,15 @@ int iscsi_conn_create(struct iscsi_conn **out, struct iscsi_fe *fe,
 void iscsi_conn_destroy(struct iscsi_conn *c);
 
 /**
- * iscsi_conn_readable() - read and process everything the socket has, as
- * far as the transmit buffer has room for the answers.
+ * iscsi_conn_readable() - read and process what the socket has, as far as
+ * the transmit buffer has room for the answers.
  * @c: the connection.
+ *
+ * At most 16 reads of up to 64 KiB; every byte read is processed before it
+ * returns, unless transmit room ran out (iscsi_conn_rx_blocked()): then
+ * the rest stays in the receive buffer for the caller to come back to
+ * once a flush has made room, since the socket may never be readable
+ * again (the peer waits for the answers).
  *
  * Return: 0; -errno when it must be closed (the state is DEAD).
  */

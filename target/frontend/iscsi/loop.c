@@ -593,6 +593,13 @@ static void tick(struct iscsi_worker *w, uint64_t now)
 	/* connections with new output were marked dirty as they queued it */
 }
 
+/* Input read but held back for transmit room, which there is now. */
+static bool rx_held(const struct iscsi_conn *c)
+{
+	return c->state <= ISCSI_CONN_FFP && c->roff < c->rlen &&
+	       !iscsi_conn_rx_blocked(c);
+}
+
 /* Flushes every touched connection once, closes the finished ones. */
 static void dirty_run(struct iscsi_worker *w)
 {
@@ -606,11 +613,16 @@ static void dirty_run(struct iscsi_worker *w)
 		list = c->dirty_next;
 		c->dirty = false;
 		r = iscsi_conn_flush(c);
-		if (r >= 0 && c->state <= ISCSI_CONN_FFP && c->roff < c->rlen &&
-		    !iscsi_conn_rx_blocked(c)) {
+		if (r >= 0 && rx_held(c)) {
 			/* input held back for transmit room: go on with it */
 			iscsi_conn_readable(c);
 			r = iscsi_conn_flush(c);
+			/*
+			 * room again, input still held: the next round, not
+			 * epoll (the socket may have nothing more to report)
+			 */
+			if (r >= 0 && rx_held(c))
+				iscsi_worker_dirty(w, c);
 		}
 		if (r < 0 || c->state == ISCSI_CONN_DEAD ||
 		    (c->state == ISCSI_CONN_CLOSING && r == 1)) {
