@@ -20,10 +20,12 @@
 #include <time.h>
 
 #include "config.h"
+#include "frontend/fuse/fusefe.h"
 #include "lun.h"
 #include "sdnum.h"
 #include "target.h"
 
+struct fault_rule;
 struct fault_table;
 
 #define FE_NS 1000000000ull
@@ -198,6 +200,82 @@ static inline uint64_t fusefe_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * FE_NS + (uint64_t)ts.tv_nsec;
 }
+
+/* CLOCK_REALTIME in nanoseconds: the root directory's mtime. */
+static inline int64_t fusefe_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * (int64_t)FE_NS + ts.tv_nsec;
+}
+
+/*
+ * A file's FUSE node id: its inode number (FUSEFE_INO, < 2^29) with the
+ * LUN's generation in the high 32 bits. With no OPEN there is no handle
+ * to carry the generation; in the node id, a request on a file whose LUN
+ * was removed (and maybe added again) still says which LUN it meant, and
+ * gets ENXIO. The kernel keys its inodes by node id, so the new LUN's
+ * files are new inodes, with their own page caches.
+ */
+static inline fuse_ino_t fusefe_nodeid(uint32_t gen, uint32_t lun,
+				       unsigned int part)
+{
+	return (fuse_ino_t)((uint64_t)gen << 32 | FUSEFE_INO(lun, part));
+}
+
+/* The file name of (@lun, @part), e.g. "sdb3". Return: its length. */
+static inline int fusefe_name(const struct fusefe *fe, uint32_t lun,
+			      unsigned int part, char *buf, size_t len)
+{
+	return sdnum_name_part(fe->prefix, lun, part, buf, len);
+}
+
+/* ---- the notifier (notify.c) ------------------------------------------ */
+
+/*
+ * The file a FUSE write of this thread is for, while it writes (0: none):
+ * its own pages are the kernel's already, so fusefe_lun_changed() leaves
+ * them alone.
+ */
+extern __thread fuse_ino_t fusefe_writer;
+
+/**
+ * fusefe_lun_changed() - lun_watch_add()'s callback: any change of any LUN.
+ * @arg: the struct fusefe.
+ * @c: the change.
+ *
+ * Queues what the kernel must forget (pages of the blocks written, in
+ * every file they overlap; entries of a LUN added, removed or resized;
+ * entries of a rewritten table) and waits for the notifier to have told
+ * it, at most FE_INVAL_WAIT_NS. Changes of LUNs the kernel holds nothing
+ * of cost two atomic loads.
+ * Context: the writer's thread, any front end's; never from the notifier.
+ */
+void fusefe_lun_changed(void *arg, const struct lun_change *c);
+
+/**
+ * fusefe_fault_added() - fault_watch_set()'s callback: a new rule.
+ * @arg: the struct fusefe.
+ * @r: the rule.
+ *
+ * A rule that fails reads drops the pages of its range, so that those
+ * reads reach the front end (and fail) instead of the page cache.
+ * Context: the thread that added the rule.
+ */
+void fusefe_fault_added(void *arg, const struct fault_rule *r);
+
+/**
+ * fusefe_notifier() - the notifier thread: runs the queued jobs, then
+ * wakes their writers; once a second compares the LUN bitmap with what
+ * the kernel was last shown.
+ * @arg: the struct fusefe.
+ *
+ * Context: its own thread, until fe->stopping is set and notify_cond
+ * signalled; it wakes every writer still waiting before it returns.
+ * Return: NULL.
+ */
+void *fusefe_notifier(void *arg);
 
 /* ---- the parsed partition tables (ptcache.c) ---------------------------- */
 
