@@ -249,12 +249,15 @@ $(O)/tests/unit/%: $(O)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBS_ALL)
 # the fuzz harnesses ($(B)/fuzz, clang) and the ThreadSanitizer build of
 # the threaded tests ($(B)/thread), then run every test through
 # tests/run.sh.
+# The four builds use every core unless the caller gave -j itself (its
+# jobserver then applies); the tests run one at a time either way.
+TEST_JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 test:
 	$(Q)scripts/install-deps test
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SANITIZE=address test-build
-	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzz fuzz-build
-	$(Q)$(MAKE) --no-print-directory SANITIZE=thread tsan-build
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) all
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SANITIZE=address test-build
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SANITIZE=fuzz fuzz-build
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SANITIZE=thread tsan-build
 	$(Q)SDSWARM_BIN=$(call out,address)/bin SDSWARM_PLAIN_BIN=$(call out)/bin \
 		SDSWARM_UNIT=$(call out,address)/tests/unit \
 		SDSWARM_FUZZ=$(call out,fuzz)/fuzz \
