@@ -344,12 +344,13 @@ void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun,
 			task_abort(c, &c->tasks[i]);
 }
 
-void iscsi_conn_abort_all(struct iscsi_conn *c)
+void iscsi_conn_abort_all(struct iscsi_conn *c, uint64_t before_ns)
 {
 	unsigned int i;
 
 	for (i = 0; i < ISCSI_SLOTS; i++)
-		if (c->tasks[i].state != ISCSI_TASK_FREE)
+		if (c->tasks[i].state != ISCSI_TASK_FREE &&
+		    c->tasks[i].rx_ns <= before_ns)
 			task_abort(c, &c->tasks[i]);
 }
 
@@ -1029,6 +1030,7 @@ static int tmf_respond(struct iscsi_conn *c, uint8_t response)
  */
 static void reset_others(struct iscsi_conn *c, bool cold)
 {
+	uint64_t now = iscsi_now_ns();
 	struct iscsi_sess_entry *v;
 	unsigned int n, i;
 
@@ -1041,10 +1043,10 @@ static void reset_others(struct iscsi_conn *c, bool cold)
 		n = i;
 	for (i = 0; i < n; i++)
 		if (v[i].conn_id != c->id)
-			iscsi_worker_post(v[i].w,
-					  cold ? ISCSI_MSG_CLOSE
-					       : ISCSI_MSG_ABORT_TARGET,
-					  -1, v[i].conn_id, 0);
+			iscsi_worker_post_abort(v[i].w,
+						cold ? ISCSI_MSG_CLOSE
+						     : ISCSI_MSG_ABORT_TARGET,
+						v[i].conn_id, 0, now);
 	free(v);
 }
 
@@ -1109,7 +1111,7 @@ static int tmf(struct iscsi_conn *c)
 		log_info("iscsi: %s: TARGET %s RESET of %s", c->peer,
 			 func == ISCSI_TMF_TARGET_COLD_RESET ? "COLD" : "WARM",
 			 c->fe->names[c->target]);
-		iscsi_conn_abort_all(c);
+		iscsi_conn_abort_all(c, UINT64_MAX);
 		reset_others(c, func == ISCSI_TMF_TARGET_COLD_RESET);
 		scsi_target_reset(c->fe->tgt, c->view);
 		ret = tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
@@ -1145,7 +1147,7 @@ static int logout(struct iscsi_conn *c)
 	iscsi_bhs_set_response(bhs, response);
 	iscsi_bhs_set_itt(bhs, iscsi_bhs_itt(req));
 	if (!response) {
-		iscsi_conn_abort_all(c);
+		iscsi_conn_abort_all(c, UINT64_MAX);
 		/*
 		 * The I_T nexus ends here, not when the socket closes: an
 		 * initiator that logs in again at once must find this

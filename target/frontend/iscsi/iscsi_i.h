@@ -680,7 +680,8 @@ enum iscsi_msg_kind {
  * @kind: what.
  * @fd: for ISCSI_MSG_CONN.
  * @conn_id: for the connection messages.
- * @lun: for ISCSI_MSG_ABORT_LUN; the portal's index for ISCSI_MSG_CONN.
+ * @lun: the portal's index for ISCSI_MSG_CONN; 0 otherwise (the abort
+ *	messages go through iscsi_worker_post_abort()).
  *
  * Context: any thread. One malloc: the control path only (new
  * connections, resets), never per command.
@@ -689,9 +690,17 @@ enum iscsi_msg_kind {
 int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind, int fd,
 		      uint64_t conn_id, uint32_t lun);
 
-/* ISCSI_MSG_ABORT_LUN for the tasks taken at or before @before_ns. */
-int iscsi_worker_post_abort_lun(struct iscsi_worker *w, uint64_t except_conn,
-				uint32_t lun, uint64_t before_ns);
+/*
+ * An abort message for the tasks taken at or before @before_ns (the
+ * message may arrive after the worker has taken commands their initiator
+ * sent once it knew of the reset or preemption): ISCSI_MSG_ABORT_LUN
+ * (table LUN @lun, every connection but @conn_id), ISCSI_MSG_ABORT_ITL
+ * (table LUN @lun, connection @conn_id), ISCSI_MSG_ABORT_TARGET (every
+ * task of connection @conn_id) or ISCSI_MSG_CLOSE (all of its tasks,
+ * whatever @before_ns, then close it after its queued output).
+ */
+int iscsi_worker_post_abort(struct iscsi_worker *w, enum iscsi_msg_kind kind,
+			    uint64_t conn_id, uint32_t lun, uint64_t before_ns);
 
 /* Post ISCSI_MSG_ABORT_LUN to every worker (all but @except_conn). */
 void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
@@ -995,8 +1004,12 @@ void iscsi_conn_tick(struct iscsi_conn *c, uint64_t now, unsigned int gen);
 void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun,
 			  uint64_t before_ns);
 
-/* Abort every task (a target reset from another session). */
-void iscsi_conn_abort_all(struct iscsi_conn *c);
+/*
+ * Abort every task taken at or before @before_ns (UINT64_MAX: all of
+ * them): a target reset or logout of this connection, or a warm target
+ * reset from another session, as iscsi_conn_abort_lun() bounds it.
+ */
+void iscsi_conn_abort_all(struct iscsi_conn *c, uint64_t before_ns);
 
 /*
  * Queue one PDU for transmit (the caller checked the room: every PDU is

@@ -43,7 +43,7 @@ struct iscsi_msg {
 	int fd;
 	uint64_t conn_id;
 	uint32_t lun;
-	uint64_t before_ns; /* ISCSI_MSG_ABORT_LUN: tasks up to it */
+	uint64_t before_ns; /* the abort messages: tasks taken up to it */
 	uint8_t addr[16]; /* ISCSI_MSG_CONN: the peer */
 	struct iscsi_msg *next;
 };
@@ -132,12 +132,12 @@ int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind, int fd,
 	return mail_post(w, &m);
 }
 
-int iscsi_worker_post_abort_lun(struct iscsi_worker *w, uint64_t except_conn,
-				uint32_t lun, uint64_t before_ns)
+int iscsi_worker_post_abort(struct iscsi_worker *w, enum iscsi_msg_kind kind,
+			    uint64_t conn_id, uint32_t lun, uint64_t before_ns)
 {
-	struct iscsi_msg m = {.kind = ISCSI_MSG_ABORT_LUN,
+	struct iscsi_msg m = {.kind = kind,
 			      .fd = -1,
-			      .conn_id = except_conn,
+			      .conn_id = conn_id,
 			      .lun = lun,
 			      .before_ns = before_ns};
 
@@ -243,8 +243,8 @@ void iscsi_fe_broadcast_lun(struct iscsi_fe *fe, uint32_t lun,
 	unsigned int i;
 
 	for (i = 0; i < fe->nworkers; i++)
-		iscsi_worker_post_abort_lun(fe->workers[i], except_conn, lun,
-					    now);
+		iscsi_worker_post_abort(fe->workers[i], ISCSI_MSG_ABORT_LUN,
+					except_conn, lun, now);
 }
 
 /* ---- timer heap ---------------------------------------------------------- */
@@ -452,14 +452,16 @@ static void mail_run(struct iscsi_worker *w)
 			if (!c)
 				break;
 			if (m->kind == ISCSI_MSG_ABORT_ITL) {
-				iscsi_conn_abort_lun(c, m->lun, UINT64_MAX);
+				iscsi_conn_abort_lun(c, m->lun, m->before_ns);
 			} else if (m->kind == ISCSI_MSG_KILL) {
 				c->state = ISCSI_CONN_DEAD;
-			} else {
-				iscsi_conn_abort_all(c);
-				if (m->kind == ISCSI_MSG_CLOSE &&
-				    c->state < ISCSI_CONN_CLOSING)
+			} else if (m->kind == ISCSI_MSG_CLOSE) {
+				/* the connection ends: all of it goes */
+				iscsi_conn_abort_all(c, UINT64_MAX);
+				if (c->state < ISCSI_CONN_CLOSING)
 					c->state = ISCSI_CONN_CLOSING;
+			} else {
+				iscsi_conn_abort_all(c, m->before_ns);
 			}
 			iscsi_worker_dirty(w, c);
 			break;
@@ -809,12 +811,16 @@ static int listen_on(const struct cfg_portal *ic, int *out)
 
 /*
  * PREEMPT AND ABORT (scsi/'s callback, on the thread running it): each
- * preempted nexus is one of our connections; its worker aborts the tasks.
+ * preempted nexus is one of our connections; its worker aborts the tasks
+ * it had taken by now. One it takes after (its initiator may have seen the
+ * preemption already) is not aborted by the message arriving late: it
+ * runs, and gets RESERVATION CONFLICT if it is not allowed.
  */
 static void pr_abort(void *arg, const struct scsi_cmd *self, uint32_t lun,
 		     const uint32_t *nexus, unsigned int n)
 {
 	struct iscsi_fe *fe = arg;
+	uint64_t now = iscsi_now_ns();
 	struct iscsi_worker *w;
 	unsigned int i;
 
@@ -823,8 +829,8 @@ static void pr_abort(void *arg, const struct scsi_cmd *self, uint32_t lun,
 			continue;
 		w = iscsi_sess_worker(&fe->sessions, nexus[i]);
 		if (w)
-			iscsi_worker_post(w, ISCSI_MSG_ABORT_ITL, -1, nexus[i],
-					  lun);
+			iscsi_worker_post_abort(w, ISCSI_MSG_ABORT_ITL,
+						nexus[i], lun, now);
 	}
 }
 
