@@ -332,24 +332,13 @@ static void task_abort(struct iscsi_conn *c, struct iscsi_task *t)
 	task_put(c, t);
 }
 
-void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun,
-			  uint64_t before_ns)
+void iscsi_conn_abort(struct iscsi_conn *c, uint32_t lun, uint64_t before_ns)
 {
 	unsigned int i;
 
 	for (i = 0; i < ISCSI_SLOTS; i++)
 		if (c->tasks[i].state != ISCSI_TASK_FREE &&
-		    c->tasks[i].table_lun == lun &&
-		    c->tasks[i].rx_ns <= before_ns)
-			task_abort(c, &c->tasks[i]);
-}
-
-void iscsi_conn_abort_all(struct iscsi_conn *c, uint64_t before_ns)
-{
-	unsigned int i;
-
-	for (i = 0; i < ISCSI_SLOTS; i++)
-		if (c->tasks[i].state != ISCSI_TASK_FREE &&
+		    (lun == ISCSI_LUN_ALL || c->tasks[i].table_lun == lun) &&
 		    c->tasks[i].rx_ns <= before_ns)
 			task_abort(c, &c->tasks[i]);
 }
@@ -1043,10 +1032,10 @@ static void reset_others(struct iscsi_conn *c, bool cold)
 		n = i;
 	for (i = 0; i < n; i++)
 		if (v[i].conn_id != c->id)
-			iscsi_worker_post_abort(v[i].w,
-						cold ? ISCSI_MSG_CLOSE
-						     : ISCSI_MSG_ABORT_TARGET,
-						v[i].conn_id, 0, now);
+			iscsi_worker_post_abort(
+				v[i].w,
+				cold ? ISCSI_MSG_CLOSE : ISCSI_MSG_ABORT_CONN,
+				v[i].conn_id, ISCSI_LUN_ALL, now);
 	free(v);
 }
 
@@ -1094,7 +1083,7 @@ static int tmf(struct iscsi_conn *c)
 	case ISCSI_TMF_CLEAR_TASK_SET:
 		if (!lun_ok)
 			return tmf_respond(c, ISCSI_TMF_RSP_NO_LUN);
-		iscsi_conn_abort_lun(c, tlun, UINT64_MAX);
+		iscsi_conn_abort(c, tlun, UINT64_MAX);
 		if (func == ISCSI_TMF_CLEAR_TASK_SET)
 			iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
 		return tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
@@ -1102,7 +1091,7 @@ static int tmf(struct iscsi_conn *c)
 		if (!lun_ok)
 			return tmf_respond(c, ISCSI_TMF_RSP_NO_LUN);
 		log_info("iscsi: %s: LUN RESET of LUN %u", c->peer, tlun);
-		iscsi_conn_abort_lun(c, tlun, UINT64_MAX);
+		iscsi_conn_abort(c, tlun, UINT64_MAX);
 		iscsi_fe_broadcast_lun(c->fe, tlun, c->id);
 		scsi_lun_reset(c->fe->tgt, c->view, vlun);
 		return tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
@@ -1111,7 +1100,7 @@ static int tmf(struct iscsi_conn *c)
 		log_info("iscsi: %s: TARGET %s RESET of %s", c->peer,
 			 func == ISCSI_TMF_TARGET_COLD_RESET ? "COLD" : "WARM",
 			 c->fe->names[c->target]);
-		iscsi_conn_abort_all(c, UINT64_MAX);
+		iscsi_conn_abort(c, ISCSI_LUN_ALL, UINT64_MAX);
 		reset_others(c, func == ISCSI_TMF_TARGET_COLD_RESET);
 		scsi_target_reset(c->fe->tgt, c->view);
 		ret = tmf_respond(c, ISCSI_TMF_RSP_COMPLETE);
@@ -1147,7 +1136,7 @@ static int logout(struct iscsi_conn *c)
 	iscsi_bhs_set_response(bhs, response);
 	iscsi_bhs_set_itt(bhs, iscsi_bhs_itt(req));
 	if (!response) {
-		iscsi_conn_abort_all(c, UINT64_MAX);
+		iscsi_conn_abort(c, ISCSI_LUN_ALL, UINT64_MAX);
 		/*
 		 * The I_T nexus ends here, not when the socket closes: an
 		 * initiator that logs in again at once must find this

@@ -667,12 +667,16 @@ enum iscsi_msg_kind {
 	ISCSI_MSG_CONN = 1, /* a new connection: @fd, on portal @lun */
 	ISCSI_MSG_KILL, /* close connection @conn_id */
 	ISCSI_MSG_ABORT_LUN, /* abort every task on table LUN @lun */
-	ISCSI_MSG_ABORT_TARGET, /* abort every task of connection @conn_id */
+	ISCSI_MSG_ABORT_CONN, /* abort connection @conn_id's tasks on
+				     * table LUN @lun (ISCSI_LUN_ALL: all):
+				     * a warm target reset, PREEMPT AND
+				     * ABORT */
 	ISCSI_MSG_CLOSE, /* close connection @conn_id after its
 				     * queued output */
-	ISCSI_MSG_ABORT_ITL, /* abort connection @conn_id's tasks on
-				     * table LUN @lun (PREEMPT AND ABORT) */
 };
+
+/* iscsi_conn_abort()'s @lun for the tasks of every LUN. */
+#define ISCSI_LUN_ALL UINT32_MAX
 
 /**
  * iscsi_worker_post() - hand a message to a worker (wakes it).
@@ -691,13 +695,13 @@ int iscsi_worker_post(struct iscsi_worker *w, enum iscsi_msg_kind kind, int fd,
 		      uint64_t conn_id, uint32_t lun);
 
 /*
- * An abort message for the tasks taken at or before @before_ns (the
- * message may arrive after the worker has taken commands their initiator
- * sent once it knew of the reset or preemption): ISCSI_MSG_ABORT_LUN
- * (table LUN @lun, every connection but @conn_id), ISCSI_MSG_ABORT_ITL
- * (table LUN @lun, connection @conn_id), ISCSI_MSG_ABORT_TARGET (every
- * task of connection @conn_id) or ISCSI_MSG_CLOSE (all of its tasks,
- * whatever @before_ns, then close it after its queued output).
+ * An abort message for the tasks on table LUN @lun (ISCSI_LUN_ALL: every
+ * LUN) taken at or before @before_ns (the message may arrive after the
+ * worker has taken commands their initiator sent once it knew of the reset
+ * or preemption): ISCSI_MSG_ABORT_LUN (every connection but @conn_id),
+ * ISCSI_MSG_ABORT_CONN (connection @conn_id) or ISCSI_MSG_CLOSE (all of
+ * @conn_id's tasks, whatever @lun and @before_ns, then close it after its
+ * queued output).
  */
 int iscsi_worker_post_abort(struct iscsi_worker *w, enum iscsi_msg_kind kind,
 			    uint64_t conn_id, uint32_t lun, uint64_t before_ns);
@@ -995,21 +999,14 @@ void iscsi_conn_timer_fired(struct iscsi_conn *c, unsigned int slot);
 void iscsi_conn_tick(struct iscsi_conn *c, uint64_t now, unsigned int gen);
 
 /*
- * Abort every task on table LUN @lun taken at or before @before_ns
- * (iscsi_now_ns(); UINT64_MAX: all). Another connection's LUN reset passes
- * the time it was done: a command this connection took after it (its
- * initiator may have seen the reset's response already) is not its to
- * abort, and its response, maybe already queued, is not dropped.
+ * Abort every task on table LUN @lun (ISCSI_LUN_ALL: every LUN) taken at
+ * or before @before_ns (iscsi_now_ns(); UINT64_MAX: all). A reset or
+ * preemption ordered on another connection passes the time it was done:
+ * a command this connection took after it (its initiator may have seen
+ * the reset's response already) is not its to abort, and its response,
+ * maybe already queued, is not dropped.
  */
-void iscsi_conn_abort_lun(struct iscsi_conn *c, uint32_t lun,
-			  uint64_t before_ns);
-
-/*
- * Abort every task taken at or before @before_ns (UINT64_MAX: all of
- * them): a target reset or logout of this connection, or a warm target
- * reset from another session, as iscsi_conn_abort_lun() bounds it.
- */
-void iscsi_conn_abort_all(struct iscsi_conn *c, uint64_t before_ns);
+void iscsi_conn_abort(struct iscsi_conn *c, uint32_t lun, uint64_t before_ns);
 
 /*
  * Queue one PDU for transmit (the caller checked the room: every PDU is

@@ -444,24 +444,22 @@ static void mail_run(struct iscsi_worker *w)
 		case ISCSI_MSG_ABORT_LUN:
 			for (c = w->conns; c; c = c->next)
 				if (c->id != m->conn_id)
-					iscsi_conn_abort_lun(c, m->lun,
-							     m->before_ns);
+					iscsi_conn_abort(c, m->lun,
+							 m->before_ns);
 			break;
 		default:
 			c = conn_find(w, m->conn_id);
 			if (!c)
 				break;
-			if (m->kind == ISCSI_MSG_ABORT_ITL) {
-				iscsi_conn_abort_lun(c, m->lun, m->before_ns);
+			if (m->kind == ISCSI_MSG_ABORT_CONN) {
+				iscsi_conn_abort(c, m->lun, m->before_ns);
 			} else if (m->kind == ISCSI_MSG_KILL) {
 				c->state = ISCSI_CONN_DEAD;
-			} else if (m->kind == ISCSI_MSG_CLOSE) {
-				/* the connection ends: all of it goes */
-				iscsi_conn_abort_all(c, UINT64_MAX);
+			} else {
+				/* CLOSE: the connection ends, all of it goes */
+				iscsi_conn_abort(c, ISCSI_LUN_ALL, UINT64_MAX);
 				if (c->state < ISCSI_CONN_CLOSING)
 					c->state = ISCSI_CONN_CLOSING;
-			} else {
-				iscsi_conn_abort_all(c, m->before_ns);
 			}
 			iscsi_worker_dirty(w, c);
 			break;
@@ -829,7 +827,7 @@ static void pr_abort(void *arg, const struct scsi_cmd *self, uint32_t lun,
 			continue;
 		w = iscsi_sess_worker(&fe->sessions, nexus[i]);
 		if (w)
-			iscsi_worker_post_abort(w, ISCSI_MSG_ABORT_ITL,
+			iscsi_worker_post_abort(w, ISCSI_MSG_ABORT_CONN,
 						nexus[i], lun, now);
 	}
 }
