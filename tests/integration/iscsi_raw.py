@@ -63,10 +63,24 @@ class Conn:
     def close(self):
         self.s.close()
 
-    def send(self, bhs, data=b""):
+    def pdu(self, bhs, data=b""):
+        """@bhs with @data's length, then @data padded: the wire bytes."""
         bhs = bytearray(bhs)
         bhs[5:8] = struct.pack(">I", len(data))[1:]
-        self.s.sendall(bytes(bhs) + data + b"\0" * pad4(len(data)))
+        return bytes(bhs) + data + b"\0" * pad4(len(data))
+
+    def send(self, bhs, data=b""):
+        self.s.sendall(self.pdu(bhs, data))
+
+    def data_out(self, itt, ttt, off, data, datasn=0, final=True):
+        """A Data-Out PDU's wire bytes: @data at buffer offset @off."""
+        bhs = bytearray(48)
+        bhs[0] = 0x05
+        bhs[1] = 0x80 if final else 0
+        struct.pack_into(">II", bhs, 16, itt, ttt)
+        struct.pack_into(">I", bhs, 28, self.statsn)
+        struct.pack_into(">II", bhs, 36, datasn, off)
+        return self.pdu(bhs, data)
 
     def recv_exact(self, n):
         buf = b""
@@ -233,13 +247,9 @@ def mode_r2t(port, target):
                 for t, (o, l) in sorted(outstanding.items(),
                                         key=lambda x: x[1][0]):
                     for k, po in enumerate(range(o, o + l, 4096)):
-                        bhs = bytearray(48)
-                        bhs[0] = 0x05
-                        bhs[1] = 0x80 if po + 4096 >= o + l else 0
-                        struct.pack_into(">II", bhs, 16, itt, t)
-                        struct.pack_into(">I", bhs, 28, c.statsn)
-                        struct.pack_into(">II", bhs, 36, k, po)
-                        c.send(bhs, payload[po:po + 4096])
+                        c.s.sendall(c.data_out(
+                            itt, t, po, payload[po:po + 4096], k,
+                            po + 4096 >= o + l))
                 outstanding.clear()
         elif op == 0x21:
             resp = r
@@ -366,11 +376,7 @@ def mode_hostile(port, target):
     check(struct.unpack(">I", r[16:20])[0] == itt2,
           "out-of-window CmdSN dropped silently, next one answered")
     # 8: Data-Out for a task that does not exist: dropped
-    bhs = bytearray(48)
-    bhs[0] = 0x05
-    bhs[1] = 0x80
-    struct.pack_into(">II", bhs, 16, 0xdead, RSVD)
-    c.send(bhs, b"x" * 512)
+    c.s.sendall(c.data_out(0xdead, RSVD, 0, b"x" * 512))
     # 9: TMF on a LUN that is not there
     bhs = bytearray(48)
     bhs[0] = 0x42
@@ -551,14 +557,9 @@ def mode_buffers(port, target, pid):
         while pending:
             itt, (ttt, off, ln) = pending.pop(0)
             for k, po in enumerate(range(off, off + ln, len(chunk))):
-                bhs = bytearray(48)
                 n = min(len(chunk), off + ln - po)
-                bhs[0] = 0x05
-                bhs[1] = 0x80 if po + n >= off + ln else 0
-                struct.pack_into(">II", bhs, 16, itt, ttt)
-                struct.pack_into(">I", bhs, 28, a.statsn)
-                struct.pack_into(">II", bhs, 36, k, po)
-                a.send(bhs, chunk[:n])
+                a.s.sendall(a.data_out(itt, ttt, po, chunk[:n], k,
+                                       po + n >= off + ln))
         if len(done) == 2:
             break
         r, d = a.recv()
@@ -604,14 +605,7 @@ def mode_tail(port, target, rounds):
     data = bytes(range(256)) * (seg // 256)
 
     def dataout(itt, ttt, off, ln):
-        bhs = bytearray(48)
-        bhs[0] = 0x05
-        bhs[1] = 0x80
-        bhs[5:8] = struct.pack(">I", ln)[1:]
-        struct.pack_into(">II", bhs, 16, itt, ttt)
-        struct.pack_into(">I", bhs, 28, a.statsn)
-        struct.pack_into(">II", bhs, 36, 0, off)
-        return bhs + data[:ln]
+        return a.data_out(itt, ttt, off, data[:ln])
 
     good = 0
     for rnd in range(rounds):
