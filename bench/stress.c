@@ -98,6 +98,7 @@ struct st_run {
 	unsigned int churn_kinds; /* bit per enum st_churn */
 	unsigned int ndisks, nblocks, workers;
 	uint64_t seconds, churn_ms, fault_ms, hang_ms, seed, rss_slack_mib;
+	uint64_t progress_s; /* --progress: a line on stderr every S; 0 none */
 	struct st_disk *disks;
 	uint64_t deadline_ns;
 	atomic_uint_fast64_t next_gen;
@@ -112,6 +113,8 @@ struct st_run {
 	atomic_uint_fast64_t hangs, hangs_held, hangs_released;
 	atomic_uint_fast64_t hangs_aborted; /* released through ABORT TASK */
 	atomic_uint_fast64_t reported;
+	/* the harness's own bookkeeping found wrong: no verdict (exit 3) */
+	atomic_uint_fast64_t broken;
 };
 
 static int st_log_problem(struct st_run *r, const char *fmt, ...)
@@ -954,6 +957,21 @@ static bool st_hang_fuse(struct st_run *r, struct st_disk *d, unsigned int k,
 	return right;
 }
 
+/*
+ * The initiator is done with @t: off @ctx's queues, then freed. A task
+ * whose ABORT TASK came back FUNCTION COMPLETE gets no answer from the
+ * target (RFC 7143 11.6.1), but libiscsi (1.19) keeps its PDU waiting
+ * for one, with @t and the caller's callback data in it, until its own
+ * command timeout fires and writes to both: the initiator must cancel
+ * it itself. A task already answered or cancelled is not in the queues;
+ * iscsi_scsi_cancel_task() then does nothing.
+ */
+static void st_task_retire(struct iscsi_context *ctx, struct scsi_task *t)
+{
+	iscsi_scsi_cancel_task(ctx, t);
+	scsi_free_scsi_task(t);
+}
+
 /* iSCSI: the read held, cleared, ABORT TASK, the read again. */
 static bool st_hang_iscsi(struct st_run *r, struct iscsi_context *ctx,
 			  struct st_disk *d, unsigned int k, uint64_t id,
@@ -996,8 +1014,16 @@ static bool st_hang_iscsi(struct st_run *r, struct iscsi_context *ctx,
 		goto out_cancel;
 	}
 	if (!*held) {
+		static __thread char answer[160];
+
+		snprintf(
+			answer, sizeof(answer),
+			"the read was answered while the rule stood: status 0x%x, sense %x/%02x/%02x",
+			(unsigned int)rd.status, (unsigned int)t->sense.key,
+			(unsigned int)t->sense.ascq >> 8,
+			(unsigned int)t->sense.ascq & 0xffu);
 		*why = e ? "the connection failed while the rule stood"
-			 : "the read was answered while the rule stood";
+			 : answer;
 		goto out_cancel;
 	}
 	/* the rule is gone, the command is not: the initiator's timeout */
@@ -1011,8 +1037,7 @@ static bool st_hang_iscsi(struct st_run *r, struct iscsi_context *ctx,
 		*why = "ABORT TASK of the hung read did not complete";
 		goto out_cancel;
 	}
-	/* libiscsi cancelled the task when it sent the abort */
-	scsi_free_scsi_task(t);
+	st_task_retire(ctx, t);
 	e = st_iscsi_io(r, ctx, d, off, buf, false, &sense);
 	if (e) {
 		*why = "the read sent again after the abort failed";
@@ -1025,9 +1050,7 @@ static bool st_hang_iscsi(struct st_run *r, struct iscsi_context *ctx,
 	}
 	return true;
 out_cancel:
-	if (!rd.done)
-		iscsi_scsi_cancel_task(ctx, t);
-	scsi_free_scsi_task(t);
+	st_task_retire(ctx, t);
 	return false;
 }
 
@@ -1192,16 +1215,34 @@ static void *st_faulter(void *arg)
 	struct st_thread *t = arg;
 	struct st_run *r = t->r;
 	struct rng rs = rng_init(r->seed ^ 0xfau);
+	int stuck = 0; /* commands found left in the queue so far */
 
 	for (;;) {
 		st_nap(r, r->fault_ms);
 		if (st_done(r))
 			break;
 		struct st_disk *d = &r->disks[rng_below(&rs, r->ndisks)];
+		int queued;
 
 		pthread_mutex_lock(&d->lock);
 		st_fault_one(r, t->ctx, d, &rs);
 		pthread_mutex_unlock(&d->lock);
+		/*
+		 * Every fault ends with its commands answered, cancelled or
+		 * retired: one still queued is a task the run freed while
+		 * libiscsi holds it, whose late callback would write into
+		 * freed memory and into another fault's answer. Each is
+		 * counted once.
+		 */
+		if (t->ctx && (queued = iscsi_queue_length(t->ctx)) > stuck) {
+			atomic_fetch_add(&r->broken,
+					 (uint64_t)(queued - stuck));
+			st_log_problem(
+				r,
+				"BROKEN: %d command(s) left in the initiator's queue after a fault on %s ended",
+				queued - stuck, d->name);
+			stuck = queued;
+		}
 	}
 	return NULL;
 }
@@ -1309,7 +1350,7 @@ static void st_usage(FILE *f)
 		"                   [--seconds S] [--disks N] [--blocks B] [--workers W]\n"
 		"                   [--churn-ms MS] [--fault-ms MS] [--hang-ms MS] [--seed X]\n"
 		"                   [--churn remove,resize,offline] [--direct]\n"
-		"                   [--rss-slack MIB] [--json]\n"
+		"                   [--rss-slack MIB] [--progress S] [--json]\n"
 		"DIR is sdswarmd's FUSE mount; --iscsi iscsi://HOST:PORT/TARGET-IQN its\n"
 		"target. The disks are LUNs 0..N-1 (dense). Ends with a verdict: exit 1 on\n"
 		"any block lost, unexpected error, stale name, wrong fault answer, or\n"
@@ -1361,6 +1402,7 @@ static int st_number_opt(struct st_run *r, int opt, const char *arg)
 		{'H', "hang-ms", 0, 60000},
 		{'S', "seed", 0, UINT64_MAX},
 		{'R', "rss-slack", 0, 1u << 20},
+		{'P', "progress", 0, 3600},
 	};
 	uint64_t v;
 	size_t i;
@@ -1399,6 +1441,9 @@ static int st_number_opt(struct st_run *r, int opt, const char *arg)
 	case 'R':
 		r->rss_slack_mib = v;
 		break;
+	case 'P':
+		r->progress_s = v;
+		break;
 	default:
 		r->seed = v;
 		break;
@@ -1426,6 +1471,7 @@ static int st_parse(int argc, char **argv, struct st_run *r,
 		{"hang-ms", required_argument, NULL, 'H'},
 		{"seed", required_argument, NULL, 'S'},
 		{"rss-slack", required_argument, NULL, 'R'},
+		{"progress", required_argument, NULL, 'P'},
 		{"churn", required_argument, NULL, 'K'},
 		{"direct", no_argument, NULL, 'D'},
 		BENCH_COMMON_LONGOPTS,
@@ -1492,6 +1538,7 @@ struct st_result {
 	uint64_t rss0, rss1, rss_end;
 	long fds0, fds1;
 	bool rss_grew, fds_grew, pass;
+	const char *verdict; /* PASS, FAIL, or BROKEN: the harness broke */
 };
 
 /* The --json report: one compact object on a line. 0, or -errno (nothing
@@ -1526,6 +1573,7 @@ static int st_print_json(struct st_run *r, const struct st_result *f)
 		{"hangs_released", r->hangs_released},
 		{"hangs_aborted", r->hangs_aborted},
 		{"hang_ms", r->hang_ms},
+		{"harness_broken", r->broken},
 		{"daemon_rss_start", f->rss0},
 		{"daemon_rss_end", f->rss1},
 		{"daemon_rss_after_removal", f->rss_end},
@@ -1549,8 +1597,7 @@ static int st_print_json(struct st_run *r, const struct st_result *f)
 	json_object_set_new(j, "daemon_fds_end", json_integer(f->fds1));
 	json_object_set_new(j, "rss_grew", json_boolean(f->rss_grew));
 	json_object_set_new(j, "fds_grew", json_boolean(f->fds_grew));
-	json_object_set_new(j, "verdict",
-			    json_string(f->pass ? "PASS" : "FAIL"));
+	json_object_set_new(j, "verdict", json_string(f->verdict));
 	if (!j || json_dumpf(j, stdout, JSON_COMPACT) < 0) {
 		json_decref(j);
 		return -EIO;
@@ -1608,7 +1655,10 @@ static void st_print_text(struct st_run *r, const struct st_result *f)
 	       f->rss_grew ? "  GREW" : "");
 	printf("%-36s %14ld -> %ld%s\n", "daemon open descriptors", f->fds0,
 	       f->fds1, f->fds_grew ? "  GREW" : "");
-	printf("\nverdict: %s\n", f->pass ? "PASS" : "FAIL");
+	if (r->broken)
+		printf("%-36s %14" PRIu64 "\n", "harness faults (no verdict)",
+		       (uint64_t)r->broken);
+	printf("\nverdict: %s\n", f->verdict);
 }
 
 /*
@@ -1635,7 +1685,44 @@ static void st_warm_up(struct st_run *r, struct iscsi_context *ctx)
  * (--fault-ms) until @r->deadline_ns, all joined. A thread that cannot be
  * started stops the others at once (the run then fails on what it did).
  */
-static void st_run_threads(struct st_run *r, struct st_thread *th)
+/*
+ * While the threads run: a line on stderr every --progress seconds (none
+ * when 0), so that a long run shows it is alive and how it goes. @writes0
+ * and @removes0 are what the warm-up counted, not the run.
+ */
+static void st_progress(struct st_run *r, uint64_t writes0, uint64_t removes0)
+{
+	uint64_t t0 = r->deadline_ns - r->seconds * 1000000000ull;
+
+	if (!r->progress_s)
+		return;
+	for (;;) {
+		st_nap(r, r->progress_s * 1000u);
+		if (st_done(r))
+			return;
+		fprintf(stderr,
+			"stress: %" PRIu64 "/%" PRIu64 " s: %" PRIu64
+			" writes, %" PRIu64 " blocks verified, %" PRIu64
+			" faults (%" PRIu64 " seen right), %" PRIu64
+			" LUN changes, %" PRIu64 " problems\n",
+			(uint64_t)((bench_now_ns() - t0) / 1000000000ull),
+			r->seconds, (uint64_t)atomic_load(&r->writes) - writes0,
+			(uint64_t)atomic_load(&r->verified),
+			(uint64_t)atomic_load(&r->faults),
+			(uint64_t)atomic_load(&r->faults_right),
+			(uint64_t)(atomic_load(&r->removes) - removes0 +
+				   atomic_load(&r->resizes) +
+				   atomic_load(&r->offlines)),
+			(uint64_t)(atomic_load(&r->lost) +
+				   atomic_load(&r->errors) +
+				   atomic_load(&r->stale) +
+				   atomic_load(&r->faults_wrong) +
+				   atomic_load(&r->broken)));
+	}
+}
+
+static void st_run_threads(struct st_run *r, struct st_thread *th,
+			   uint64_t writes0, uint64_t removes0)
 {
 	unsigned int i, nth = 0;
 
@@ -1654,6 +1741,7 @@ static void st_run_threads(struct st_run *r, struct st_thread *th)
 			goto join;
 		nth++;
 	}
+	st_progress(r, writes0, removes0);
 join:
 	if (nth < r->workers + !!r->churn_ms + !!r->fault_ms)
 		atomic_store(&r->stop, true);
@@ -1674,6 +1762,7 @@ int bench_stress(int argc, char **argv)
 			   .hang_ms = 300,
 			   .seed = 1,
 			   .rss_slack_mib = 8,
+			   .progress_s = 10,
 			   .ctl_fd = -1,
 			   .churn_kinds = (1u << ST_CHURN_KINDS) - 1};
 	struct st_thread th[ST_MAX_WORKERS + 2];
@@ -1719,7 +1808,7 @@ int bench_stress(int argc, char **argv)
 
 	t0 = bench_now_ns();
 	r.deadline_ns = t0 + r.seconds * 1000000000ull;
-	st_run_threads(&r, th);
+	st_run_threads(&r, th, warm_writes, warm_removes);
 	/* the final pass: every block of every disk, through every path */
 	verified_before = atomic_load(&r.verified);
 	for (i = 0; i < r.ndisks; i++)
@@ -1743,6 +1832,9 @@ int bench_stress(int argc, char **argv)
 		 !atomic_load(&r.stale) && !atomic_load(&r.faults_wrong) &&
 		 !f.rss_grew && !f.fds_grew && atomic_load(&r.writes) > 0;
 	f.secs = (bench_now_ns() - t0) / 1e9;
+	f.verdict = atomic_load(&r.broken) ? "BROKEN"
+		    : f.pass		   ? "PASS"
+					   : "FAIL";
 
 	if (o.json) {
 		if (st_print_json(&r, &f))
@@ -1750,7 +1842,7 @@ int bench_stress(int argc, char **argv)
 	} else {
 		st_print_text(&r, &f);
 	}
-	ret = f.pass ? 0 : 1;
+	ret = atomic_load(&r.broken) ? 3 : f.pass ? 0 : 1;
 out:
 	for (i = 0; i < ST_MAX_WORKERS + 2; i++)
 		if (th[i].ctx) {

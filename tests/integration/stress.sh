@@ -31,6 +31,8 @@ expect_eq "no block lost" 0 "$(j "$T/pass.json" blocks_lost)"
 expect_eq "the JSON's schema" 1 "$(j "$T/pass.json" schema)"
 expect_eq "the JSON names the build" "$("$BENCH" --version | cut -d' ' -f2)" "$(j "$T/pass.json" version)"
 expect_eq "no unexpected error" 0 "$(j "$T/pass.json" unexpected_errors)"
+expect_eq "no harness fault: every aborted hang's task retired from the initiator's queue" \
+	0 "$(j "$T/pass.json" harness_broken)"
 check "blocks were verified" test "$(j "$T/pass.json" blocks_verified)" -gt 1000
 check "LUNs were removed and added" test "$(j "$T/pass.json" lun_remove_add)" -gt 0
 check "faults were injected" test "$(j "$T/pass.json" faults_injected)" -gt 0
