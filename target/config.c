@@ -2100,21 +2100,31 @@ static int parse_source(struct cfg_parser *p, struct source *s)
 
 int cfg_parse_file(struct cfg_parser *p, const char *path)
 {
-	struct source s = {0};
+	FILE *f;
 	int ret;
 
 	if (p->parsed)
 		return -EALREADY;
-	snprintf(p->c.source, sizeof(p->c.source), "%s", path);
-	s.f = fopen(path, "re");
-	if (!s.f) {
+	f = fopen(path, "re");
+	if (!f) {
 		ret = -errno;
+		snprintf(p->c.source, sizeof(p->c.source), "%s", path);
 		msg(p, 0, "cannot open: %s", strerror(-ret));
 		return ret;
 	}
-	ret = parse_source(p, &s);
-	fclose(s.f);
+	ret = cfg_parse_stream(p, path, f);
+	fclose(f);
 	return ret;
+}
+
+int cfg_parse_stream(struct cfg_parser *p, const char *name, FILE *f)
+{
+	struct source s = {.f = f};
+
+	if (p->parsed)
+		return -EALREADY;
+	snprintf(p->c.source, sizeof(p->c.source), "%s", name);
+	return parse_source(p, &s);
 }
 
 int cfg_parse_string(struct cfg_parser *p, const char *name, const char *text)
