@@ -1931,7 +1931,8 @@ static void handle_key(struct cfg_parser *p, int line, const char *name,
 /*
  * The whole INI dialect (sdswarm.conf(5)), one line at a time:
  * - a UTF-8 byte order mark before line 1 is skipped; a line ends at "\n"
- *   or "\r\n" and holds at most CFG_LINE_MAX characters besides;
+ *   or "\r\n" and holds at most CFG_LINE_MAX characters besides (a longer
+ *   one is an error that ends the reading);
  * - white space around a line, a key and a value is dropped; an indented
  *   line is a line of its own (no continuations);
  * - a line whose first character is ';' or '#' is a comment; elsewhere a
@@ -1943,45 +1944,57 @@ static void handle_key(struct cfg_parser *p, int line, const char *name,
  * A line that is none of these gets its own message and changes nothing.
  */
 
+/*
+ * Bytes the reader holds of one line: CFG_LINE_MAX characters and "\r\n".
+ * A line that has not ended within them is too long, whatever follows.
+ */
+#define LINE_BYTES (CFG_LINE_MAX + 2)
+
 struct source {
 	FILE *f; /* or */
 	const char *text;
-	char *line;
-	size_t cap;
-	int read_errno;
+	char line[LINE_BYTES + 1]; /* and the NUL split_line() puts after it */
 };
 
-/* The next raw line into s->line; its length, or -1 at the end. */
-static ssize_t next_line(struct source *s)
+/* The next byte; EOF at the end, or on a read error (ferror()). */
+static int next_byte(struct source *s)
 {
-	const char *nl;
-	size_t n;
+	if (s->f)
+		return getc_unlocked(s->f); /* cfg_parse_stream() locks it */
+	return *s->text ? (unsigned char)*s->text++ : EOF;
+}
 
-	if (s->f) {
-		ssize_t r = getline(&s->line, &s->cap, s->f);
+/*
+ * The next line into s->line, its end of line kept. Return: its length;
+ * 0 at the end; -E2BIG for a line longer than CFG_LINE_MAX (nothing after
+ * it is read: /dev/zero has no line end); the -errno of a failed read,
+ * which is never taken for the end. A fixed buffer, not getline(): a
+ * line costs no memory past LINE_BYTES, and there is no allocation to
+ * fail (glibc's getline() before 2.37 returns -1 without the stream's
+ * error flag when it cannot grow the line, which read as the end).
+ */
+static int next_line(struct source *s)
+{
+	size_t n = 0, len;
+	int c = 0;
 
-		if (r < 0 && ferror(s->f))
-			s->read_errno = errno ? errno : EIO;
-		return r;
+	errno = 0;
+	while (n < LINE_BYTES && c != '\n') {
+		c = next_byte(s);
+		if (c == EOF)
+			break;
+		s->line[n++] = (char)c;
 	}
-	if (!*s->text)
-		return -1;
-	nl = strchr(s->text, '\n');
-	n = nl ? (size_t)(nl - s->text) + 1 : strlen(s->text);
-	if (n + 1 > s->cap) {
-		char *nb = realloc(s->line, n + 1);
-
-		if (!nb) {
-			s->read_errno = ENOMEM;
-			return -1;
-		}
-		s->line = nb;
-		s->cap = n + 1;
-	}
-	memcpy(s->line, s->text, n);
-	s->line[n] = '\0';
-	s->text += n;
-	return (ssize_t)n;
+	if (c == EOF && s->f && ferror(s->f))
+		return errno ? -errno : -EIO;
+	if (c != '\n' && c != EOF)
+		return -E2BIG; /* LINE_BYTES and no line end yet */
+	len = n;
+	while (len && (s->line[len - 1] == '\n' || s->line[len - 1] == '\r'))
+		len--;
+	if (len > CFG_LINE_MAX)
+		return -E2BIG;
+	return (int)n;
 }
 
 static char *skip_space(char *s)
@@ -2032,7 +2045,10 @@ static void split_header(struct cfg_parser *p, char *l)
 	begin_section(p, p->lineno, l + 1);
 }
 
-/* Line p->lineno, @n bytes at @l with its end of line and no NUL after. */
+/*
+ * Line p->lineno, @n bytes at @l with its end of line (next_line() has
+ * checked its length) and room for a NUL after them.
+ */
 static void split_line(struct cfg_parser *p, char *l, size_t n)
 {
 	char *sep, *comment;
@@ -2043,11 +2059,6 @@ static void split_line(struct cfg_parser *p, char *l, size_t n)
 	}
 	while (n && (l[n - 1] == '\n' || l[n - 1] == '\r'))
 		n--;
-	if (n > CFG_LINE_MAX) {
-		msg(p, p->lineno, "line longer than %d characters",
-		    CFG_LINE_MAX);
-		return;
-	}
 	l[n] = '\0';
 	if (p->lineno == 1 && strncmp(l, "\xef\xbb\xbf", 3) == 0)
 		l += 3;
@@ -2076,44 +2087,59 @@ static void split_line(struct cfg_parser *p, char *l, size_t n)
 
 static int parse_source(struct cfg_parser *p, struct source *s)
 {
-	ssize_t n;
+	int n;
 
 	p->parsed = true;
 	p->lineno = 0;
 	p->sect = S_NONE;
-	while ((n = next_line(s)) >= 0) {
+	while ((n = next_line(s)) > 0) {
 		p->lineno++;
 		split_line(p, s->line, (size_t)n);
 	}
-	free(s->line);
-	if (s->read_errno == ENOMEM) {
-		msg(p, 0, "out of memory");
-		return -ENOMEM;
+	if (n == -E2BIG) {
+		msg(p, p->lineno + 1,
+		    "line longer than %d characters; the rest of the file is not read",
+		    CFG_LINE_MAX);
+		return -EINVAL;
 	}
-	if (s->read_errno) {
-		msg(p, p->lineno + 1, "read error: %s",
-		    strerror(s->read_errno));
-		return -s->read_errno;
+	if (n < 0) {
+		msg(p, p->lineno + 1, "read error: %s", strerror(-n));
+		return n;
 	}
 	return p->nerr ? -EINVAL : 0;
 }
 
 int cfg_parse_file(struct cfg_parser *p, const char *path)
 {
-	struct source s = {0};
+	FILE *f;
 	int ret;
 
 	if (p->parsed)
 		return -EALREADY;
-	snprintf(p->c.source, sizeof(p->c.source), "%s", path);
-	s.f = fopen(path, "re");
-	if (!s.f) {
+	f = fopen(path, "re");
+	if (!f) {
 		ret = -errno;
+		snprintf(p->c.source, sizeof(p->c.source), "%s", path);
 		msg(p, 0, "cannot open: %s", strerror(-ret));
 		return ret;
 	}
+	ret = cfg_parse_stream(p, path, f);
+	fclose(f);
+	return ret;
+}
+
+int cfg_parse_stream(struct cfg_parser *p, const char *name, FILE *f)
+{
+	struct source s = {.f = f};
+	int ret;
+
+	if (p->parsed)
+		return -EALREADY;
+	snprintf(p->c.source, sizeof(p->c.source), "%s", name);
+	/* one lock for the whole file, not one a byte (getc_unlocked()) */
+	flockfile(f);
 	ret = parse_source(p, &s);
-	fclose(s.f);
+	funlockfile(f);
 	return ret;
 }
 

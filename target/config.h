@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fault.h"
 #include "lun.h"
@@ -335,6 +336,17 @@ void cfg_parser_destroy(struct cfg_parser *p);
  * already parsed; the -errno of opening or reading the file.
  */
 int cfg_parse_file(struct cfg_parser *p, const char *path);
+
+/**
+ * cfg_parse_stream() - cfg_parse_file() on a stream the caller opened
+ * (and closes), read from where it stands to its end.
+ * @p: the parser.
+ * @name: the name messages give for it.
+ * @f: the stream.
+ *
+ * Return: as cfg_parse_file().
+ */
+int cfg_parse_stream(struct cfg_parser *p, const char *name, FILE *f);
 
 /**
  * cfg_parse_string() - cfg_parse_file() on text in memory.

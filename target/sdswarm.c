@@ -31,6 +31,7 @@
 struct client {
 	const char *path;
 	int fd;
+	pid_t pid; /* the daemon's, as the socket says; 0 if it does not */
 	bool json;
 	char *line; /* the last reply, then what was read past it */
 	size_t len, cap;
@@ -125,6 +126,18 @@ static void usage(FILE *f)
 		"error. See sdswarm(8).\n");
 }
 
+/* The pid of the process at the other end of @fd; 0 if unknown (another
+ * PID namespace). */
+static pid_t peer_pid(int fd)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+		return 0;
+	return uc.pid;
+}
+
 /* Connects on the first request; @pending (that request) is freed if the
  * connection fails, so the exit leaves nothing behind. */
 static void connect_daemon(struct client *cl, json_t *pending)
@@ -160,6 +173,16 @@ static void connect_daemon(struct client *cl, json_t *pending)
 	if (fd < 0)
 		die("cannot reach sdswarmd at %s: %s", cl->path, strerror(-fd));
 	cl->fd = fd;
+	cl->pid = peer_pid(fd);
+}
+
+/* Closes the connection; the next call() makes a new one. */
+static void hang_up(struct client *cl)
+{
+	close(cl->fd);
+	cl->fd = -1;
+	cl->used = 0;
+	cl->have = 0;
 }
 
 /* One reply line into cl->line (NUL-terminated, without the newline). */
@@ -790,6 +813,7 @@ static int do_stats(struct client *cl, int argc, char **argv)
 	uint64_t count = 0, k;
 	bool have_count = false;
 	json_t *r, *prev;
+	pid_t pid;
 	char *end;
 	int i;
 
@@ -831,16 +855,32 @@ static int do_stats(struct client *cl, int argc, char **argv)
 		json_decref(r);
 		return 0;
 	}
-	/* --watch: the first sample is the baseline, each line an interval */
+	/*
+	 * --watch: the first sample is the baseline, each line an interval.
+	 * Each sample has a connection of its own: a client silent for the
+	 * whole interval would be closed by the daemon's control_idle_timeout
+	 * (30 s by default, 1 s at least), and the interval may be a day. The
+	 * daemon keeps that limit for clients that are truly idle, and the
+	 * watch holds no client slot while it sleeps. The daemon's pid ties
+	 * the samples together: counters that began again mean nothing.
+	 */
 	prev = call(cl, stats_req(NULL, count_luns), false);
+	pid = cl->pid;
+	hang_up(cl);
 	for (k = 0; !have_count || k < count; k++) {
 		sleep_s(every);
+		connect_daemon(cl, NULL);
+		if (cl->pid != pid) {
+			json_decref(prev);
+			die("sdswarmd at %s restarted during --watch (pid %ld, now %ld): its counters began again",
+			    cl->path, (long)pid, (long)cl->pid);
+		}
+		r = call(cl, stats_req(NULL, NULL), cl->json);
+		hang_up(cl);
 		if (cl->json) {
-			call(cl, stats_req(NULL, NULL), true);
 			fflush(stdout);
 			continue;
 		}
-		r = call(cl, stats_req(NULL, NULL), false);
 		watch_line(r, prev, (unsigned long)k);
 		json_decref(prev);
 		prev = r;

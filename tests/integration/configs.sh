@@ -136,6 +136,23 @@ check "--luns 2000000: message" grep -qxF "sdswarmd: --luns 2000000: not a numbe
 out=$("$D" --config "$T/absent.conf" --check 2>"$T/err"); rc=$?
 expect_eq "missing file: exit" 1 "$rc"
 check "missing file: message" grep -qxF "$T/absent.conf: cannot open: No such file or directory" "$T/err"
+# A read that fails names the file and the line, and is never taken for the
+# end of the file (the lines after it would vanish: an [iscsi] ACL).
+out=$("$D" --config "$T" --check 2>"$T/err"); rc=$?
+expect_eq "a directory: exit" 1 "$rc"
+check "a directory: message" grep -qxF "$T:1: read error: Is a directory" "$T/err"
+# /dev/zero has no line end: a reader that let the line grow would fail to
+# allocate under a memory limit. The plain build: ASan's shadow memory does
+# not fit under ulimit -v.
+P=$SDSWARM_PLAIN_BIN/sdswarmd
+if [ -x "$P" ]; then
+	out=$(ulimit -v 300000 && "$P" --config /dev/zero --check 2>"$T/err"); rc=$?
+	expect_eq "/dev/zero under ulimit -v: exit (${out:-no output})" 1 "$rc"
+	check "/dev/zero: message" grep -qxF \
+		"/dev/zero:1: line longer than 4000 characters; the rest of the file is not read" "$T/err"
+else
+	echo "note: no $P: /dev/zero under a memory limit not read"
+fi
 "$D" --bogus >/dev/null 2>&1; rc=$?
 expect_eq "unknown flag: exit" 2 "$rc"
 check "--help" grep -q '^usage: sdswarmd' <("$D" --help)

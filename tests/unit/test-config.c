@@ -545,6 +545,16 @@ static void test_line_rules(void **state)
 	memcpy(line + CFG_LINE_MAX, "\r\n[luns]\n", 10);
 	c = good(line);
 	cfg_free(c);
+	/* 4,001 are not, and nothing after such a line is read */
+	memset(line, 'x', sizeof(line));
+	line[0] = ';';
+	memcpy(line + CFG_LINE_MAX + 1, "\n[lunz]\n", 9);
+	p = parse(line, &c);
+	assert_null(c);
+	assert_string_equal(
+		cfg_errors(p),
+		"t.conf:1: line longer than 4000 characters; the rest of the file is not read\n");
+	cfg_parser_destroy(p);
 	/* a comment before the '=' leaves no key */
 	bad("[luns]\nsize ; = 1G\n",
 	    "t.conf:2: size ; = 1G: not KEY = VALUE, a [section] or a comment");
@@ -677,7 +687,8 @@ static void test_syntax_errors(void **state)
 	memcpy(line, "[luns]\nvendor = ", 16);
 	line[CFG_LINE_MAX + 20] = '\n';
 	line[CFG_LINE_MAX + 21] = '\0';
-	bad(line, "t.conf:2: line longer than 4000 characters");
+	bad(line,
+	    "t.conf:2: line longer than 4000 characters; the rest of the file is not read");
 }
 
 /* 108 characters: a socket path one too long with its leading '/' */
@@ -942,6 +953,126 @@ static void test_file_errors(void **state)
 	unlink(path);
 }
 
+/*
+ * A stream for cfg_parse_stream(): @text, then reads that fail with @err,
+ * or with @err 0, up to @endless bytes of 'x' and no line end. @served
+ * counts the bytes it handed out.
+ */
+struct feed {
+	const char *text;
+	size_t off, len;
+	int err;
+	size_t endless, served;
+};
+
+static ssize_t feed_read(void *cookie, char *buf, size_t size)
+{
+	struct feed *fd = cookie;
+	size_t n;
+
+	if (fd->off < fd->len) {
+		n = fd->len - fd->off < size ? fd->len - fd->off : size;
+		memcpy(buf, fd->text + fd->off, n);
+		fd->off += n;
+	} else if (fd->err) {
+		errno = fd->err;
+		return -1;
+	} else {
+		n = fd->endless - (fd->served - fd->len);
+		if (n > size)
+			n = size;
+		memset(buf, 'x', n);
+	}
+	fd->served += n;
+	return (ssize_t)n;
+}
+
+/* Parses @fd as "t.conf"; returns what cfg_parse_stream() did. */
+static int parse_feed(struct feed *fd, struct cfg_parser **out)
+{
+	cookie_io_functions_t io = {.read = feed_read};
+	FILE *f;
+	int ret;
+
+	fd->len = strlen(fd->text);
+	assert_int_equal(cfg_parser_create(out), 0);
+	f = fopencookie(fd, "r", io);
+	assert_non_null(f);
+	ret = cfg_parse_stream(*out, "t.conf", f);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A read that fails is an error naming the file and the line it was
+ * reading, whatever the errno: never the end of the file, which would
+ * drop every line after it (an [iscsi] ACL) and call the rest good.
+ */
+static void test_read_errors(void **state)
+{
+	static const int errs[] = {ENOMEM, EIO, EISDIR};
+	char want[128], dir[] = "/tmp/test-config-XXXXXX";
+	struct cfg_parser *p;
+	struct cfg *c;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(errs); i++) {
+		struct feed fd = {.text = "[luns]\ncount = 3\n",
+				  .err = errs[i]};
+
+		assert_int_equal(parse_feed(&fd, &p), -errs[i]);
+		snprintf(want, sizeof(want), "t.conf:3: read error: %s\n",
+			 strerror(errs[i]));
+		assert_string_equal(cfg_errors(p), want);
+		c = NULL;
+		assert_int_equal(cfg_finish(p, &c), -EINVAL);
+		assert_null(c);
+		cfg_parser_destroy(p);
+	}
+	/* in the middle of a line: that line */
+	{
+		struct feed fd = {.text = "[iscsi]\nenabled = yes\ninitiat",
+				  .err = ENOMEM};
+
+		assert_int_equal(parse_feed(&fd, &p), -ENOMEM);
+		assert_string_equal(
+			cfg_errors(p),
+			"t.conf:3: read error: Cannot allocate memory\n");
+		cfg_parser_destroy(p);
+	}
+	/* a directory opens, and its first read fails */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_parse_file(p, dir), -EISDIR);
+	snprintf(want, sizeof(want), "%s:1: read error: Is a directory\n", dir);
+	assert_string_equal(cfg_errors(p), want);
+	cfg_parser_destroy(p);
+	rmdir(dir);
+}
+
+/*
+ * A line past CFG_LINE_MAX is an error, and the reader holds no more of it
+ * than that: a file with no line end (/dev/zero) is not read to its end,
+ * and nothing after the long line is read.
+ */
+static void test_long_line_bounded(void **state)
+{
+	struct feed fd = {.text = "[luns]\ncount = 3\n; ", .endless = 1 << 20};
+	struct cfg_parser *p;
+
+	(void)state;
+	assert_int_equal(parse_feed(&fd, &p), -EINVAL);
+	/* the line, and what one stdio buffer read ahead of it */
+	if (fd.served > 64 * 1024)
+		fail_msg("read %zu bytes, %zu of them of the long line",
+			 fd.served, fd.served - fd.len);
+	assert_string_equal(
+		cfg_errors(p),
+		"t.conf:3: line longer than 4000 characters; the rest of the file is not read\n");
+	cfg_parser_destroy(p);
+}
+
 /* ---- overrides and the built-in default --------------------------------- */
 
 static void test_overrides(void **state)
@@ -1187,6 +1318,8 @@ int main(void)
 		cmocka_unit_test(test_whole_errors),
 		cmocka_unit_test(test_error_cap),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_read_errors),
+		cmocka_unit_test(test_long_line_bounded),
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_luns_override),
 		cmocka_unit_test(test_builtin_default),
