@@ -31,7 +31,7 @@
 	X(numbering, "numbering",                                               \
 	  "names, dev_t schemes, id allocators, dev_t registry, per-disk slab") \
 	X(target, "target",                                                     \
-	  "LUN creation, bytes/LUN, in-process 4K IOPS through scsi/")          \
+	  "LUN creation, bytes/LUN, 4K IOPS through scsi/, config parsing")     \
 	X(open_all, "open-all", "io_uring open+read+close of every node")       \
 	X(mktree, "mktree", "make a tree of disk/partition files (tmpfs)")      \
 	X(io, "io", "random 4 KiB I/O over every disk file, io_uring")          \

@@ -4,8 +4,10 @@
  * resident bytes per LUN at 262,144 LUNs, and 4 KiB random READ(16) and
  * WRITE(16) through scsi_exec() -> lun -> mem store on one core, against
  * the physical limit measured in the same run: memcpy of the same random
- * 4 KiB blocks over a working set of the same size; and the READ(16) path
- * with per-LUN counters (sdswarm stats --count-luns) off and on.
+ * 4 KiB blocks over a working set of the same size; the READ(16) path
+ * with per-LUN counters (sdswarm stats --count-luns) off and on; and the
+ * configuration parser over range.N lines at two sizes, 8x apart, whose
+ * time ratio says whether it is linear (8) or quadratic (64).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "config.h"
 #include "lun.h"
 #include "rng.h"
 #include "scsi/scsi.h"
@@ -200,8 +203,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sdswarm-bench target [--json] [--quick] [--reps R] [-v]\n"
-		"                            [--only luns|io] [--luns N]\n"
-		"                            [--working-set BYTES]\n"
+		"                            [--only luns|io|config] [--luns N]\n"
+		"                            [--working-set BYTES] [--ranges N]\n"
 		"Groups:\n"
 		"  luns  LUN creation time and resident bytes per LUN (--luns N,\n"
 		"        1..1048576, default 262144; --quick 16384)\n"
@@ -211,6 +214,11 @@ static void usage(FILE *f)
 		"        of the same random blocks over the same working set; and\n"
 		"        READ(16) with per-LUN counters (stats --count-luns) off\n"
 		"        and on, alternating; target: on/off below 1.05\n"
+		"  config parsing and checking a configuration of N range.N lines\n"
+		"        and of N/8 (--ranges N, 8..1048576, default 131072; --quick\n"
+		"        8192), the lines save-config writes for N LUNs, every\n"
+		"        other one offline; target: N takes below 16x the time of\n"
+		"        N/8 (8x is linear, 64x quadratic)\n"
 		"A size given on the command line is kept with --quick.\n");
 }
 
@@ -354,25 +362,168 @@ static int io_prepare(struct io_ctx *c, struct lun_table *t, uint64_t ws)
 	return 0;
 }
 
+/* Where the config group's generated configuration says it came from. */
+#define RANGES_SOURCE "ranges.conf"
+/* The config group's two sizes are this far apart. */
+#define RANGES_STEP 8u
+
+/* The config group: one generated configuration and its line count. */
+struct ranges_arg {
+	char *text;
+	uint32_t n;
+};
+
+/*
+ * A configuration of @n range.N lines, as `sdswarm save-config` writes a
+ * table of @n LUNs with every other one offline: range.N = N - 1, in N's
+ * order, each line its own range (no two neighbours alike, so none merge).
+ * 0, or -ENOMEM.
+ */
+static int ranges_text(struct ranges_arg *a, uint32_t n)
+{
+	size_t len = 0;
+	uint32_t i;
+	FILE *f;
+
+	a->n = n;
+	a->text = NULL;
+	f = open_memstream(&a->text, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f,
+		"[target]\nmax_luns = %" PRIu32
+		"\n\n[luns]\nfirst = 0\ncount = 0\nsize = 1G\n",
+		n);
+	for (i = 1; i <= n; i++)
+		fprintf(f, "range.%" PRIu32 " = %" PRIu32 "%s\n", i, i - 1,
+			i % 2 ? " offline" : "");
+	if (fclose(f) || !a->text) {
+		free(a->text);
+		a->text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * One round: what sdswarmd --check does with the file before it builds
+ * the LUN table (cfg_parse_string() and cfg_finish()), and the freeing,
+ * all timed. A configuration refused (the parser's first message is
+ * printed) or short of ranges is an error.
+ */
+static int parse_round(void *arg, uint64_t *timed_ns)
+{
+	const struct ranges_arg *a = arg;
+	struct cfg_parser *p;
+	struct cfg *c = NULL;
+	const char *why;
+	uint64_t t0;
+	int ret;
+
+	t0 = bench_now_ns();
+	ret = cfg_parser_create(&p);
+	if (ret)
+		return ret;
+	cfg_parse_string(p, RANGES_SOURCE, a->text);
+	ret = cfg_finish(p, &c);
+	if (ret) {
+		why = cfg_errors(p);
+		fprintf(stderr, "sdswarm-bench target: %.*s\n",
+			(int)strcspn(why, "\n"), why);
+	} else if (c->nranges != a->n) {
+		fprintf(stderr,
+			"sdswarm-bench target: %" PRIu32
+			" range lines made %u ranges\n",
+			a->n, c->nranges);
+		ret = -EPROTO;
+	}
+	cfg_free(c);
+	cfg_parser_destroy(p);
+	*timed_ns += bench_now_ns() - t0;
+	return ret;
+}
+
+/*
+ * The "config" group: @big range lines and @big / 8, each a row of ns per
+ * line (the larger with the smaller as its baseline: 1.0 when linear), and
+ * the whole parse's time ratio as a target. 0, or -1 after a message.
+ */
+static int config_group(const struct bench_cfg *cfg, struct bench_report *r,
+			uint32_t big)
+{
+	static const char rows[] = "range.N lines, parse and check (ns/line)";
+	struct ranges_arg a[2] = {{0}};
+	struct bench_result res[2];
+	double ratio;
+	unsigned int k;
+	int ret = -1;
+
+	for (k = 0; k < 2; k++) {
+		uint32_t n = k ? big : big / RANGES_STEP;
+
+		if (ranges_text(&a[k], n)) {
+			fprintf(stderr,
+				"sdswarm-bench target: no memory for %" PRIu32
+				" range lines\n",
+				n);
+			goto out;
+		}
+		bench_progress("config: %" PRIu32 " range lines", n);
+		if (bench_measure_rounds(cfg, 0, parse_round, &a[k], n,
+					 &res[k])) {
+			bench_progress_done();
+			fprintf(stderr,
+				"sdswarm-bench target: parsing %" PRIu32
+				" range lines failed\n",
+				n);
+			goto out;
+		}
+	}
+	bench_progress_done();
+	bench_report_add(r, "config", rows, a[0].n, &res[0], NAN);
+	bench_report_add(r, "config", rows, a[1].n, &res[1], res[0].ns_per_op);
+	ratio = res[1].ns_per_op * a[1].n / (res[0].ns_per_op * a[0].n);
+	bench_report_target(r, "range.N lines, time ratio at 8x the lines",
+			    ratio, BENCH_BELOW, 2.0 * RANGES_STEP);
+	bench_report_note(
+		r,
+		"config: %" PRIu32
+		" range.N lines parsed and checked in %.3f s, %" PRIu32
+		" in %.3f s: %.2fx the time for %ux the lines (linear: %u, quadratic: %u)",
+		a[1].n, res[1].ns_per_op * a[1].n / 1e9, a[0].n,
+		res[0].ns_per_op * a[0].n / 1e9, ratio, RANGES_STEP,
+		RANGES_STEP, RANGES_STEP * RANGES_STEP);
+	bench_report_detail(
+		r,
+		"config: cfg_parser_create(), cfg_parse_string() of the text in memory, cfg_finish() and the freeing, all timed, as sdswarmd --check reads a file before it builds the LUN table; the text is what save-config writes for a table of N LUNs with every other one offline (range.N = N-1, alternately offline, max_luns N), made untimed; the best of the repetitions of each size");
+	ret = 0;
+out:
+	free(a[0].text);
+	free(a[1].text);
+	return ret;
+}
+
 /*
  * The command line: @o, the groups to run (@only, a bit each) and the
  * sizes. Return: -1 to run, else the exit status (0 after --help).
  */
 static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
-		 uint64_t *luns, uint64_t *ws)
+		 uint64_t *luns, uint64_t *ws, uint64_t *ranges)
 {
 	static const struct option lopts[] = {
 		BENCH_COMMON_LONGOPTS,
 		{"luns", required_argument, NULL, 'L'},
 		{"working-set", required_argument, NULL, 'W'},
+		{"ranges", required_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
-	static const char *const groups[] = {"luns", "io"};
-	bool have_luns = false, have_ws = false;
+	static const char *const groups[] = {"luns", "io", "config"};
+	bool have_luns = false, have_ws = false, have_ranges = false;
 	int opt;
 
 	*luns = 262144;
 	*ws = 1ull << 30;
+	*ranges = 131072;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, BENCH_SHORTOPTS, lopts, NULL)) !=
 	       -1) {
@@ -398,6 +549,16 @@ static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
 			}
 			have_ws = true;
 			break;
+		case 'R':
+			if (bench_parse_u64(optarg, RANGES_STEP, LUN_MAX_LUNS,
+					    ranges)) {
+				fprintf(stderr,
+					"sdswarm-bench target: --ranges '%s': need %u..%u\n",
+					optarg, RANGES_STEP, LUN_MAX_LUNS);
+				return CLI_EXIT_USAGE;
+			}
+			have_ranges = true;
+			break;
 		default:
 			if (bench_common_opt(o, opt, optarg, "target") != 1) {
 				cli_suggest_option(stderr, argv[0], lopts,
@@ -414,12 +575,14 @@ static int parse(int argc, char **argv, struct bench_opts *o, uint32_t *only,
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (bench_only(o, "target", groups, 2, only))
+	if (bench_only(o, "target", groups, ARRAY_SIZE(groups), only))
 		return CLI_EXIT_USAGE;
 	if (o->quick && !have_luns)
 		*luns = 16384;
 	if (o->quick && !have_ws)
 		*ws = 16u << 20;
+	if (o->quick && !have_ranges)
+		*ranges = 8192;
 	return -1;
 }
 
@@ -441,13 +604,13 @@ int bench_target(int argc, char **argv)
 	struct store *s = NULL;
 	struct lun_table *t = NULL;
 	struct io_ctx *c = NULL;
-	uint64_t luns, ws;
+	uint64_t luns, ws, ranges;
 	double bpl = NAN, create_s = NAN;
 	uint32_t only;
 	unsigned int pairs = 0;
 	int err, ret;
 
-	ret = parse(argc, argv, &o, &only, &luns, &ws);
+	ret = parse(argc, argv, &o, &only, &luns, &ws, &ranges);
 	if (ret >= 0)
 		return ret;
 	ret = 1;
@@ -541,6 +704,9 @@ int bench_target(int argc, char **argv)
 		" MiB; ratio = memcpy ns / scsi ns: the share of the memory-copy limit reached",
 		ws >> 20);
 report:
+	/* the config group, then the luns group's targets */
+	if ((only & 4) && config_group(&cfg, r, (uint32_t)ranges))
+		goto out;
 	if (only & 1) {
 		bench_report_target(r, "resident bytes per idle LUN", bpl,
 				    BENCH_BELOW, 64.0);

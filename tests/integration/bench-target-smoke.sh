@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # sdswarm-bench target --quick: runs, exits 0, and its JSON reports the LUN
 # creation and in-process I/O rows and targets, with READ(16) per-LUN
-# counters off and on and their ratio as a target; -v says how that is
-# measured; the io group under ASan leaks nothing. No figure is judged.
+# counters off and on and their ratio as a target, and the config group's
+# range.N lines at two sizes 8x apart with their time ratio as a target;
+# -v says how they are measured; the io and config groups under ASan leak
+# nothing. No figure is judged.
 . "$(dirname "$0")/../lib/common.sh"
 B=$SDSWARM_PLAIN_BIN/sdswarm-bench
 [ -x "$B" ] || skip "no $B (make build/bin/sdswarm-bench)"
@@ -39,6 +41,30 @@ assert abs(t[0]["value"] / (on["ns_per_op"] / off["ns_per_op"]) - 1) < 1e-4, t
 assert any("per-LUN counters (sdswarm stats --count-luns) on" in n
            for n in d["notes"]), d["notes"]
 PY
+check "... range.N lines at 1024 and 8192, 8x the lines a target" \
+	python3 - "$T/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [r for r in d["results"] if r["group"] == "config"]
+assert [r["n"] for r in rows] == [1024, 8192], rows
+assert rows[0]["case"] == rows[1]["case"] == \
+    "range.N lines, parse and check (ns/line)", rows
+assert rows[0]["baseline_ns_per_op"] is None, rows
+assert rows[1]["baseline_ns_per_op"] == rows[0]["ns_per_op"], rows
+t = [t for t in d["targets"] if t["name"] == "range.N lines, time ratio at 8x the lines"]
+assert len(t) == 1 and t[0]["cmp"] == "<" and t[0]["limit"] == 16, t
+want = rows[1]["ns_per_op"] * 8192 / (rows[0]["ns_per_op"] * 1024)
+assert abs(t[0]["value"] / want - 1) < 1e-4, (t, want)
+assert any("8192 range.N lines parsed and checked in" in n
+           for n in d["notes"]), d["notes"]
+PY
+"$B" target --quick --only config --ranges 64 --json >"$T/out.json" ||
+	fail "target --quick --only config --ranges 64 exited $?"
+check "... --ranges is kept with --quick: 8 and 64 lines, no other group" \
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert [(r["group"], r["n"]) for r in d["results"]] == [("config", 8), ("config", 64)], d["results"]' "$T/out.json"
+"$B" target --ranges 7 >/dev/null 2>"$T/err"
+expect_eq "--ranges 7 exits 2 (usage)" 2 $?
+check "... says why" grep -q -- "--ranges '7': need 8..1048576" "$T/err"
 "$B" target --quick --only io --working-set 1048576 >"$T/text" 2>&1 ||
 	fail "target --quick --only io exited $?"
 check "... the text names the ratio" \
@@ -51,6 +77,9 @@ A=$SDSWARM_BIN/sdswarm-bench
 if [ -x "$A" ]; then
 	"$A" target --quick --only io --working-set 1048576 >"$T/asan" 2>&1
 	expect_eq "the io group under ASan exits 0" 0 "$?"
+	check "... no sanitizer report" sh -c "! grep -q Sanitizer '$T/asan'"
+	"$A" target --quick --only config --ranges 4096 >"$T/asan" 2>&1
+	expect_eq "the config group under ASan exits 0" 0 "$?"
 	check "... no sanitizer report" sh -c "! grep -q Sanitizer '$T/asan'"
 fi
 "$B" target --luns 0 >/dev/null 2>"$T/err"

@@ -285,6 +285,172 @@ static void test_group_ranges(void **state)
 	    "t.conf:3: [luns] range.1 = 1 offline offline: 'offline': not size=S or offline (given once each)");
 }
 
+/* @text's errors, which must not hold @unwanted anywhere. */
+static void bad_without(const char *text, const char *unwanted)
+{
+	struct cfg *c;
+	struct cfg_parser *p = parse(text, &c);
+
+	if (c)
+		fail_msg("accepted, wanted errors without: %s", unwanted);
+	if (strstr(cfg_errors(p), unwanted))
+		fail_msg("did not want\n  %s\ngot\n%s", unwanted,
+			 cfg_errors(p));
+	cfg_parser_destroy(p);
+}
+
+/*
+ * A [luns] group with no first and count LUNs and @n range lines, range.N
+ * at LUN N - 1 (the order save-config writes), every other one offline:
+ * in line order when @stride is 1, else N = 1 + (i * @stride) % @n for
+ * line i (@stride coprime with @n: every N once, out of order). A range
+ * line of its own, @extra, follows if not NULL. Freed by the caller.
+ */
+static char *ranges_text(unsigned int n, unsigned int stride, const char *extra)
+{
+	char *text = NULL;
+	size_t len = 0;
+	unsigned int i, num;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	fprintf(f, "[target]\nmax_luns = %u\n[luns]\ncount = 0\n", n + 16);
+	for (i = 0; i < n; i++) {
+		num = (unsigned int)(1 + (uint64_t)i * stride % n);
+		fprintf(f, "range.%u = %u%s\n", num, num - 1,
+			num % 2 ? " offline" : "");
+	}
+	if (extra)
+		fprintf(f, "%s\n", extra);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+/*
+ * The duplicate and overlap checks of range.N, whatever the order of the
+ * lines: each message names the line it is about and the earlier line it
+ * clashes with, as it did when every line was checked against every
+ * earlier one (issue 25: that took 17 s at 131,072 lines).
+ */
+static void test_range_checks(void **state)
+{
+	struct cfg_parser *p;
+	char *text, *more = NULL;
+	struct cfg *c;
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	(void)state;
+	/* adjacent ranges and first/count LUNs, out of order, do not overlap */
+	c = good("[target]\nmax_luns = 64\n[luns]\nfirst = 10\ncount = 2\n"
+		 "range.3 = 12-15\nrange.1 = 0-9 offline\nrange.2 = 16\n"
+		 "[luns.b]\nfirst = 17\ncount = 0\nrange.1 = 18-19\n"
+		 "range.3 = 17\n");
+	assert_int_equal(c->nranges, 5);
+	assert_int_equal(cfg_total_luns(c), 2 + 4 + 10 + 1 + 2 + 1);
+	/* kept in line order, whatever N says */
+	assert_int_equal(c->ranges[0].first, 12);
+	assert_int_equal(c->ranges[1].first, 0);
+	assert_true(c->ranges[1].offline);
+	assert_int_equal(c->ranges[2].first, 16);
+	assert_int_equal(c->ranges[3].group, 1);
+	cfg_free(c);
+
+	/* overlaps out of line order: the message goes to the range that
+	 * starts later, and names the one it runs into */
+	bad("[luns]\ncount = 0\nrange.1 = 10-20\nrange.2 = 0-3\n"
+	    "range.3 = 15\n",
+	    "t.conf:5: [luns] range.3: LUNs 15-15 overlap range.1 of [luns] (LUNs 10-20, line 3)");
+	bad("[luns]\ncount = 0\nrange.1 = 5-9\nrange.2 = 0-5\n",
+	    "t.conf:3: [luns] range.1: LUNs 5-9 overlap range.2 of [luns] (LUNs 0-5, line 4)");
+	/* a range inside a wider one that ends later: the wide one is named */
+	bad("[luns]\ncount = 0\nrange.1 = 0-100\nrange.2 = 20-30\n"
+	    "range.3 = 40\n",
+	    "t.conf:5: [luns] range.3: LUNs 40-40 overlap range.1 of [luns] (LUNs 0-100, line 3)");
+	/* a group's first and count LUNs after a range, from another group */
+	bad("[luns]\ncount = 0\nrange.1 = 30-40\n"
+	    "[luns.b]\nfirst = 35\ncount = 10\n",
+	    "t.conf:3: [luns] range.1: LUNs 30-40 overlap [luns.b] (LUNs 35-44, line 4)");
+	/* the same start: the earlier line is the one run into */
+	bad("[luns]\ncount = 0\nrange.2 = 7\n[luns.b]\ncount = 0\n"
+	    "range.1 = 7-8\n",
+	    "t.conf:6: [luns.b] range.1: LUNs 7-8 overlap range.2 of [luns] (LUNs 7-7, line 3)");
+
+	/* duplicate N out of order: the first line that set it is named */
+	bad("[luns]\ncount = 0\nrange.3 = 1\nrange.1 = 2\nrange.3 = 4\n",
+	    "t.conf:5: [luns] range.3 = 4: duplicate key (first set on line 3)");
+	/* a third time: still the first line, not the second */
+	bad("[luns]\ncount = 0\nrange.7 = 1\nrange.7 = 2\nrange.7 = 3\n",
+	    "t.conf:5: [luns] range.7 = 3: duplicate key (first set on line 3)");
+	/* a duplicate's value is not judged */
+	bad_without("[luns]\ncount = 0\nrange.1 = 1\nrange.1 = 2-1\n",
+		    "not a range");
+	bad("[luns]\ncount = 0\nrange.1 = 1\nrange.1 = 2-1\n",
+	    "t.conf:4: [luns] range.1 = 2-1: duplicate key (first set on line 3)");
+	/* a line that was refused sets nothing: the next one is no duplicate */
+	bad_without("[luns]\ncount = 0\nrange.1 = 2-1\nrange.1 = 5\n",
+		    "duplicate");
+	/* the same N in two groups is two keys */
+	c = good("[luns]\ncount = 0\nrange.1 = 1\n[luns.b]\nfirst = 2\n"
+		 "count = 0\nrange.1 = 2\n");
+	assert_int_equal(c->nranges, 2);
+	cfg_free(c);
+	/* N as large as it goes, and N apart by powers of two */
+	c = good("[luns]\ncount = 0\nrange.4294967295 = 1\n"
+		 "range.65536 = 2\nrange.131072 = 3\nrange.1 = 4\n"
+		 "range.4294901760 = 5\n");
+	assert_int_equal(c->nranges, 5);
+	cfg_free(c);
+
+	/* many lines, out of order, then one duplicate and one overlap */
+	text = ranges_text(4099, 1000, NULL);
+	c = good(text);
+	assert_int_equal(c->nranges, 4099);
+	assert_int_equal(cfg_total_luns(c), 4099);
+	cfg_free(c);
+	free(text);
+	/* line 5 holds N 1 (i = 0), line 6 N 1001 */
+	text = ranges_text(4099, 1000, "range.1001 = 4100");
+	bad(text,
+	    "t.conf:4104: [luns] range.1001 = 4100: duplicate key (first set on line 6)");
+	free(text);
+	text = ranges_text(4099, 1000, "range.5000 = 1000-1001");
+	bad(text,
+	    "t.conf:4104: [luns] range.5000: LUNs 1000-1001 overlap range.1001 of [luns] (LUNs 1000-1000, line 6)");
+	free(text);
+	/* in line order, as save-config writes them */
+	text = ranges_text(4096, 1, "range.4096 = 5000");
+	bad(text,
+	    "t.conf:4101: [luns] range.4096 = 5000: duplicate key (first set on line 4100)");
+	free(text);
+
+	/* duplicates are counted as their lines come, among the other errors:
+	 * the 50 shown are the file's first 50 */
+	text = ranges_text(2, 1, NULL);
+	f = open_memstream(&more, &len);
+	assert_non_null(f);
+	fputs(text, f);
+	for (i = 0; i < 30; i++)
+		fprintf(f, "range.2 = %d\nbogus%d = 1\n", 100 + i, i);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	p = parse(more, &c);
+	assert_null(c);
+	assert_int_equal(cfg_error_count(p), 60);
+	/* line 7 is the first duplicate, line 56 the 50th error */
+	assert_true(has_line(
+		cfg_errors(p),
+		"t.conf:7: [luns] range.2 = 100: duplicate key (first set on line 6)"));
+	assert_true(has_line(
+		cfg_errors(p),
+		"t.conf:56: [luns] bogus24 = 1: unknown key (see sdswarm.conf(5))"));
+	assert_null(strstr(cfg_errors(p), "range.2 = 125"));
+	assert_true(has_line(cfg_errors(p), "t.conf: more errors not shown"));
+	cfg_parser_destroy(p);
+	free(more);
+}
+
 static void test_store_keys(void **state)
 {
 	struct cfg *c;
@@ -1306,6 +1472,7 @@ int main(void)
 		cmocka_unit_test(test_group_keys),
 		cmocka_unit_test(test_groups_layout),
 		cmocka_unit_test(test_group_ranges),
+		cmocka_unit_test(test_range_checks),
 		cmocka_unit_test(test_store_keys),
 		cmocka_unit_test(test_frontend_keys),
 		cmocka_unit_test(test_file_syntax),
