@@ -1127,7 +1127,7 @@ bad:
 /* The latency percentiles of log2 buckets @lat. */
 static json_t *lat_json(const uint64_t *lat)
 {
-	struct scsi_stats *tmp = calloc(1, sizeof(*tmp));
+	struct scsi_stats_sum *tmp = calloc(1, sizeof(*tmp));
 	json_t *o = json_object();
 
 	if (!tmp)
@@ -1255,7 +1255,7 @@ static int cmd_stats(struct req *r)
 {
 	static const char *const fields[] = {"cmd", "luns", "count_luns", NULL};
 	struct target_snapshot *snap;
-	struct scsi_stats *sum;
+	struct scsi_stats_sum *sum;
 	uint64_t cmds = 0, errs = 0, bytes = 0;
 	char opcode[8];
 	unsigned int i, threads;
@@ -1275,7 +1275,7 @@ static int cmd_stats(struct req *r)
 	threads = snap->sources[TARGET_SRC_SCSI];
 	ops = json_array();
 	for (i = 0; i < 256; i++) {
-		const struct scsi_op_stats *os = &sum->op[i];
+		const struct scsi_op_sum *os = &sum->op[i];
 
 		if (!os->count && !os->errors)
 			continue;
@@ -1325,10 +1325,10 @@ static void metric_head(FILE *f, const char *name, const char *type,
 
 /* One counter family over the opcodes seen: @which 0 count, 1 errors,
  * 2 bytes. */
-static void metric_ops(FILE *f, const struct scsi_stats *sum, const char *name,
-		       int which, const char *help)
+static void metric_ops(FILE *f, const struct scsi_stats_sum *sum,
+		       const char *name, int which, const char *help)
 {
-	const struct scsi_op_stats *os;
+	const struct scsi_op_sum *os;
 	const char *op;
 	unsigned int i;
 
@@ -1396,7 +1396,7 @@ static int cmd_metrics(struct req *r)
 	struct target_snapshot *snap;
 	const struct target_file_sum *fs;
 	uint32_t max = lun_max(t);
-	struct scsi_stats *sum;
+	struct scsi_stats_sum *sum;
 	struct store_stats ss;
 	struct timespec now;
 	struct lun_info li;

@@ -193,8 +193,8 @@ struct target_source {
  * @src: the source (copied).
  *
  * Counters are written by their owners without the registry's lock and
- * read racily (a counter may be one request behind), which monitoring
- * accepts.
+ * read with relaxed atomic loads while they count (a counter may be one
+ * request behind), which monitoring accepts.
  * Context: any thread.
  * Return: 0, -EEXIST (@src->obj is registered), -EINVAL (bad kind, or a
  * sessions source without its function), -ENOMEM.
@@ -220,7 +220,7 @@ void target_unregister(struct target *t, const void *obj);
  * @sources: sources registered now, by kind.
  */
 struct target_snapshot {
-	struct scsi_stats scsi;
+	struct scsi_stats_sum scsi;
 	struct target_file_sum file;
 	unsigned int sources[TARGET_SRC_KINDS];
 };
@@ -233,8 +233,7 @@ struct target_snapshot {
  * @t: the target.
  * @out: out, the sum; the fields of other kinds are zero, but
  *	@out->sources counts every kind.
- * @kinds: TARGET_KIND() bits: only what is asked for is read (a SCSI
- *	thread's plain counters race with their owner, by design).
+ * @kinds: TARGET_KIND() bits: only what is asked for is read.
  *
  * Context: any thread. Cost: one add per registered source of @kinds.
  */

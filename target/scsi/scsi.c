@@ -5,6 +5,7 @@
  * addressing and per-thread statistics.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -867,6 +868,19 @@ size_t scsi_copy_out(struct scsi_ctx *c, void *buf, size_t len, size_t off)
 	return n;
 }
 
+/*
+ * Adds @n to one of a thread's own counters (struct scsi_stats): a relaxed
+ * load and store, not a read-modify-write, as only the owner writes, so
+ * no lock prefix on x86: the cost of the plain += it replaces. Atomic all
+ * the same: the control thread loads it while the owner counts.
+ */
+static void stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c,
+			      atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 /* ---- checks shared with the handlers ---------------------------------- */
 
 bool scsi_ua_take(struct scsi_ctx *c, uint8_t *asc, uint8_t *ascq)
@@ -889,7 +903,7 @@ enum scsi_disposition scsi_check_faults(struct scsi_ctx *c, uint64_t lba,
 					      lba, nblocks, op, &hit))
 		return SCSI_DONE;
 	if (cmd->stats)
-		cmd->stats->faults++;
+		stat_add(&cmd->stats->faults, 1);
 	switch (hit.kind) {
 	case FAULT_MEDIUM_READ:
 		scsi_sense_info(c, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR,
@@ -1150,26 +1164,32 @@ void scsi_stats_record(struct scsi_stats *st, const struct scsi_cmd *cmd,
 	if (cmd->cdb && cmd->cdb_len) {
 		struct scsi_op_stats *o = &st->op[cmd->cdb[0]];
 
-		o->count++;
+		stat_add(&o->count, 1);
 		if (cmd->status != SCSI_GOOD)
-			o->errors++;
-		o->bytes += cmd->data_len;
+			stat_add(&o->errors, 1);
+		stat_add(&o->bytes, cmd->data_len);
 	}
-	st->lat[scsi_lat_bucket(ns)]++;
+	stat_add(&st->lat[scsi_lat_bucket(ns)], 1);
 }
 
-void scsi_stats_add(struct scsi_stats *dst, const struct scsi_stats *src)
+/* relaxed: each counter alone, ordered with nothing; see stat_add() */
+static uint64_t stat_get(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+void scsi_stats_add(struct scsi_stats_sum *dst, const struct scsi_stats *src)
 {
 	unsigned int i;
 
 	for (i = 0; i < 256; i++) {
-		dst->op[i].count += src->op[i].count;
-		dst->op[i].errors += src->op[i].errors;
-		dst->op[i].bytes += src->op[i].bytes;
+		dst->op[i].count += stat_get(&src->op[i].count);
+		dst->op[i].errors += stat_get(&src->op[i].errors);
+		dst->op[i].bytes += stat_get(&src->op[i].bytes);
 	}
 	for (i = 0; i < SCSI_LAT_BUCKETS; i++)
-		dst->lat[i] += src->lat[i];
-	dst->faults += src->faults;
+		dst->lat[i] += stat_get(&src->lat[i]);
+	dst->faults += stat_get(&src->faults);
 }
 
 /* The largest latency bucket @b holds (scsi_lat_bucket()). */
@@ -1182,7 +1202,7 @@ static uint64_t bucket_top(unsigned int b)
 	return (1ull << b) - 1;
 }
 
-uint64_t scsi_lat_percentile(const struct scsi_stats *st, double p)
+uint64_t scsi_lat_percentile(const struct scsi_stats_sum *st, double p)
 {
 	uint64_t total = 0, need, seen = 0;
 	unsigned int b;

@@ -190,7 +190,8 @@ struct scsi_cmd {
 	const struct iovec *iov; /* data buffer: read into or write from */
 	unsigned int iovcnt;
 	uint32_t xfer_len; /* expected transfer length, bytes */
-	struct scsi_stats *stats; /* per-thread counters, or NULL */
+	/* the calling thread's own counters (never shared), or NULL */
+	struct scsi_stats *stats;
 
 	/* out: set by scsi_exec() */
 	uint8_t status;
@@ -415,16 +416,36 @@ const char *scsi_alua_state_name(enum scsi_alua_state state);
  */
 int scsi_alua_state_parse(const char *text, enum scsi_alua_state *out);
 
-/* Per-opcode statistics, one instance per thread, summed on request. */
+/*
+ * Per-opcode statistics, one struct scsi_stats per thread that runs
+ * commands, summed on request into a plain struct scsi_stats_sum. The
+ * control thread sums them while their owners count, so every counter is
+ * an atomic: its owner, the one thread that writes it, adds with a
+ * relaxed load and store (no read-modify-write: the cost of a plain
+ * increment), the reader loads it relaxed. A sum may be a command behind,
+ * never torn.
+ */
 #define SCSI_LAT_BUCKETS 64
 struct scsi_op_stats {
+	_Atomic uint64_t count;
+	_Atomic uint64_t errors;
+	_Atomic uint64_t bytes;
+};
+struct scsi_stats {
+	struct scsi_op_stats op[256];
+	_Atomic uint64_t lat[SCSI_LAT_BUCKETS]; /* log2 ns: scsi_lat_bucket() */
+	_Atomic uint64_t faults;
+};
+
+/* A plain snapshot of struct scsi_stats, summed over threads. */
+struct scsi_op_sum {
 	uint64_t count;
 	uint64_t errors;
 	uint64_t bytes;
 };
-struct scsi_stats {
-	struct scsi_op_stats op[256];
-	uint64_t lat[SCSI_LAT_BUCKETS]; /* log2 ns: scsi_lat_bucket() */
+struct scsi_stats_sum {
+	struct scsi_op_sum op[256];
+	uint64_t lat[SCSI_LAT_BUCKETS];
 	uint64_t faults;
 };
 
@@ -448,7 +469,8 @@ unsigned int scsi_lat_bucket(uint64_t ns);
  * op[cdb[0]]: count, errors (status not GOOD), bytes (data_len); one
  * latency sample. scsi_exec() calls it when cmd->stats is set (a held
  * command is not counted: it never completes).
- * Context: the thread that owns @st; no atomics.
+ * Context: the thread that owns @st, and only it: relaxed loads and
+ * stores, no read-modify-write, so two writers would lose counts.
  */
 void scsi_stats_record(struct scsi_stats *st, const struct scsi_cmd *cmd,
 		       uint64_t ns);
@@ -458,19 +480,20 @@ void scsi_stats_record(struct scsi_stats *st, const struct scsi_cmd *cmd,
  * @dst: the sum.
  * @src: one thread's counters.
  *
- * Context: any; a sum over threads still counting may be a little stale.
+ * Context: any thread, while @src's owner counts (relaxed loads); a sum
+ * over threads still counting may be a little stale.
  */
-void scsi_stats_add(struct scsi_stats *dst, const struct scsi_stats *src);
+void scsi_stats_add(struct scsi_stats_sum *dst, const struct scsi_stats *src);
 
 /**
  * scsi_lat_percentile() - latency at percentile @p from the buckets.
- * @st: counters.
+ * @st: a sum.
  * @p: 0..100.
  *
  * Context: any; pure.
  * Return: nanoseconds (the bucket's upper bound), 0 with no samples.
  */
-uint64_t scsi_lat_percentile(const struct scsi_stats *st, double p);
+uint64_t scsi_lat_percentile(const struct scsi_stats_sum *st, double p);
 
 /**
  * scsi_opcode_name() - a printable name for an opcode.

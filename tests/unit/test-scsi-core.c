@@ -694,7 +694,8 @@ static void test_copy_bounds(void **state)
 static void test_stats(void **state)
 {
 	struct harness *h = h_new_luns(16, 1, GIB);
-	struct scsi_stats sum, *st = &h->stats;
+	struct scsi_stats *st = &h->stats;
+	struct scsi_stats_sum sum;
 	struct scsi_cmd cmd;
 	uint8_t buf[96];
 	uint64_t lat = 0;
