@@ -672,7 +672,10 @@ static int alloc_read(struct alloc_state *s, FILE *in)
 	size_t cap = 0;
 	int i, n, ret = 0;
 
-	while (getline(&line, &cap, in) != -1) {
+	for (;;) {
+		errno = 0;
+		if (getline(&line, &cap, in) == -1)
+			break;
 		lineno++;
 		n = split(line, f, 3);
 		for (i = 0; i < n && i < 3; i++)
@@ -689,8 +692,13 @@ static int alloc_read(struct alloc_state *s, FILE *in)
 			break;
 		}
 	}
-	if (!ret && ferror(in))
-		ret = -EIO;
+	/*
+	 * getline() fails without the end of the file when a read fails or
+	 * a line cannot grow (glibc's ENOMEM does not set ferror()): either
+	 * is an error, never the end of the events.
+	 */
+	if (!ret && (ferror(in) || !feof(in)))
+		ret = errno ? -errno : -EIO;
 	free(line);
 	return ret;
 }
@@ -905,7 +913,10 @@ static int run_batch(const struct opts *o, const struct cmd *c)
 	const char *why;
 	int status = 0, n;
 
-	while ((got = getline(&line, &cap, stdin)) != -1) {
+	for (;;) {
+		errno = 0;
+		if ((got = getline(&line, &cap, stdin)) == -1)
+			break;
 		why = NULL;
 		n = split(line, fields, MAX_FIELDS);
 		if (n < c->min_args || n > c->max_args)
@@ -913,6 +924,12 @@ static int run_batch(const struct opts *o, const struct cmd *c)
 		else if (c->run(o, n, fields, stdout, &why) == 0)
 			continue;
 		printf("error: %s\n", why ? why : "failed");
+		status = 1;
+	}
+	/* as alloc_read(): a failed read is not the end of the input */
+	if (ferror(stdin) || !feof(stdin)) {
+		fprintf(stderr, "sdnum: standard input: read error: %s\n",
+			strerror(errno ? errno : EIO));
 		status = 1;
 	}
 	free(line);

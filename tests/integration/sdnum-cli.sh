@@ -65,6 +65,24 @@ printf '702\n702 5\nbad\n18278 256\n1\n' | $S name - >"$T/out"; rc=$?
 expect_eq "batch exit status" 1 "$rc"
 expect_eq "batch answers aligned" "sdaaa|sdaaa5|error|error|sdb" \
 	"$(cut -d: -f1 "$T/out" | tr '\n' '|' | sed 's/|$//')"
+# a read that fails is an error, never the end of the input: a directory
+# as standard input (EISDIR), and /dev/zero, a line that never ends, under
+# a memory limit (ENOMEM; the plain build: ASan does not fit under ulimit -v)
+$S name - <"$T" >"$T/out" 2>"$T/err"; rc=$?
+expect_eq "batch from a directory: exit" 1 "$rc"
+check "batch from a directory: message" grep -qxF "sdnum: standard input: read error: Is a directory" "$T/err"
+$S alloc - <"$T" >"$T/out" 2>"$T/err"; rc=$?
+expect_eq "alloc from a directory: exit" 1 "$rc"
+P=$SDSWARM_PLAIN_BIN/sdnum
+if [ -x "$P" ]; then
+	(ulimit -v 200000 && exec "$P" name - </dev/zero) >"$T/out" 2>"$T/err"; rc=$?
+	expect_eq "batch of /dev/zero under ulimit -v: exit" 1 "$rc"
+	check "batch of /dev/zero: message" grep -qxF "sdnum: standard input: read error: Cannot allocate memory" "$T/err"
+	(ulimit -v 200000 && exec "$P" alloc - </dev/zero) >"$T/out" 2>"$T/err"; rc=$?
+	expect_eq "alloc of /dev/zero under ulimit -v: exit" 1 "$rc"
+else
+	echo "note: no $P: /dev/zero under a memory limit not read"
+fi
 printf '8:16\n3:0\n' | $S decode - >"$T/out"; rc=$?
 expect_eq "batch decode" "1 0 sdb|error: not a number of this scheme" "$(tr '\n' '|' <"$T/out" | sed 's/|$//')"
 expect_eq "batch decode exit" 1 "$rc"
