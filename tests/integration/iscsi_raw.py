@@ -201,11 +201,13 @@ class Conn:
 
 
 INIT = "iqn.2026-12.org.sdswarm:raw"
+INIT_B = "iqn.2026-12.org.sdswarm:b"
 
 
-def session(port, target, extra=(), isid=b"\x80\0\0\0\0\x01", **kw):
+def session(port, target, extra=(), isid=b"\x80\0\0\0\0\x01",
+            initiator=INIT, **kw):
     c = Conn(port, **kw)
-    st, _, kv = c.login(INIT, target, extra, isid=isid)
+    st, _, kv = c.login(initiator, target, extra, isid=isid)
     if st:
         raise RuntimeError("login status 0x%04x" % st)
     return c, kv
@@ -514,7 +516,9 @@ def mode_buffers(port, target, pid):
     neg = [("ImmediateData", "Yes"), ("InitialR2T", "Yes"),
            ("MaxOutstandingR2T", "8"), ("MaxRecvDataSegmentLength", "262144")]
     a, _ = session(port, target, neg)
-    b, _ = session(port, target, neg, isid=b"\x80\0\0\0\0\x02")
+    # another initiator: A's share of the buffers (max_buffer_per_initiator
+    # unset: 64M, its connection's budget) is not B's
+    b, _ = session(port, target, neg, initiator=INIT_B)
     clear_ua(a)
     clear_ua(b)
     clear_ua(b, lun=1)
@@ -539,7 +543,7 @@ def mode_buffers(port, target, pid):
     check(sorted(status.values()) == [0x28] * 14,
           "the other 14 answered TASK SET FULL before any data (%s)" %
           sorted(set(status.values())))
-    # another connection: the daemon's 80 MiB are used up -> BUSY
+    # another initiator: the daemon's 80 MiB are used up -> BUSY
     itt = b.cmd(write16(0, 65536), edtl=big, write=True)
     _, st, _ = b.response(itt)
     check(st == 0x08, "a 32 MiB WRITE over max_buffer: BUSY (0x%02x)" % st)
