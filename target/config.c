@@ -1116,6 +1116,7 @@ enum {
 	IK_NOP_INTERVAL,
 	IK_NOP_TIMEOUT,
 	IK_BUF_CONN,
+	IK_BUF_INI,
 	IK_BUF_TOTAL,
 	IK_LOGIN_CONNS,
 	IK_LOGIN_PER_ADDR,
@@ -1167,6 +1168,9 @@ static const struct key iscsi_keys[] = {
 	[IK_BUF_CONN] =
 		KEY("max_buffer_per_connection", set_size, struct cfg_iscsi,
 		    max_buffer_per_connection, 32u << 20, 1ull << 40),
+	[IK_BUF_INI] =
+		KEY("max_buffer_per_initiator", set_size, struct cfg_iscsi,
+		    max_buffer_per_initiator, 32u << 20, 1ull << 40),
 	[IK_BUF_TOTAL] = KEY("max_buffer", set_size, struct cfg_iscsi,
 			     max_buffer, 32u << 20, 1ull << 40),
 	[IK_LOGIN_CONNS] =
@@ -1400,6 +1404,7 @@ static void defaults(struct cfg *c)
 	c->iscsi.nop_interval = 10;
 	c->iscsi.nop_timeout = 30;
 	c->iscsi.max_buffer_per_connection = 64u << 20;
+	c->iscsi.max_buffer_per_initiator = 256u << 20; /* see check_iscsi() */
 	c->iscsi.max_buffer = 1u << 30;
 	c->iscsi.max_login_connections = 256;
 	c->iscsi.max_login_per_address = 16;
@@ -2564,6 +2569,39 @@ static void secret_length(struct cfg_parser *p, unsigned int k)
 		    iscsi_keys[k].name, sn->value);
 }
 
+/*
+ * [iscsi] max_buffer_per_initiator: set, between max_buffer_per_connection
+ * and max_buffer (inclusive); unset, a quarter of max_buffer (256M of the
+ * default 1G: four initiators at their share leave others nothing, one
+ * leaves three quarters), but at least max_buffer_per_connection, so that
+ * a configuration that sets only its siblings stays good.
+ */
+static void buffer_per_initiator(struct cfg_parser *p)
+{
+	struct cfg_iscsi *c = &p->c.iscsi;
+	const struct seen *st = p->iscsi_st.keys;
+
+	if (!st[IK_BUF_INI].line) {
+		c->max_buffer_per_initiator = c->max_buffer / 4;
+		if (c->max_buffer_per_initiator < c->max_buffer_per_connection)
+			c->max_buffer_per_initiator =
+				c->max_buffer_per_connection;
+		return;
+	}
+	if (c->max_buffer_per_connection > c->max_buffer_per_initiator)
+		msg(p,
+		    st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
+					 : st[IK_BUF_INI].line,
+		    "[iscsi] max_buffer_per_connection %" PRIu64
+		    " is above max_buffer_per_initiator %" PRIu64,
+		    c->max_buffer_per_connection, c->max_buffer_per_initiator);
+	if (c->max_buffer_per_initiator > c->max_buffer)
+		msg(p, st[IK_BUF_INI].line,
+		    "[iscsi] max_buffer_per_initiator %" PRIu64
+		    " is above max_buffer %" PRIu64,
+		    c->max_buffer_per_initiator, c->max_buffer);
+}
+
 static void check_iscsi(struct cfg_parser *p)
 {
 	const struct cfg_iscsi *c = &p->c.iscsi;
@@ -2593,6 +2631,7 @@ static void check_iscsi(struct cfg_parser *p)
 		    "[iscsi] max_buffer_per_connection %" PRIu64
 		    " is above max_buffer %" PRIu64,
 		    c->max_buffer_per_connection, c->max_buffer);
+	buffer_per_initiator(p);
 	if (c->max_login_per_address > c->max_login_connections)
 		msg(p,
 		    st[IK_LOGIN_PER_ADDR].line ? st[IK_LOGIN_PER_ADDR].line

@@ -135,6 +135,10 @@ struct cfg_portal {
  * @max_buffer_per_connection: bytes of command data buffers (Data-Out
  *	being collected, Data-In waiting to go) one connection may hold;
  *	past it a command gets TASK SET FULL.
+ * @max_buffer_per_initiator: the same over all connections of one
+ *	initiator (its iSCSI name: every session and ISID); past it, TASK
+ *	SET FULL. Unset, a quarter of @max_buffer, at least
+ *	@max_buffer_per_connection.
  * @max_buffer: the same over all connections; past it, BUSY.
  * @max_login_connections: connections not yet logged in, at once; more
  *	are closed at accept.
@@ -169,6 +173,7 @@ struct cfg_iscsi {
 	unsigned int nop_interval;
 	unsigned int nop_timeout;
 	uint64_t max_buffer_per_connection;
+	uint64_t max_buffer_per_initiator;
 	uint64_t max_buffer;
 	unsigned int max_login_connections;
 	unsigned int max_login_per_address;

@@ -3,18 +3,20 @@
 # What one peer may claim of the iSCSI front end, from a raw initiator
 # (iscsi_raw.py): command data buffers per connection and per daemon
 # (TASK SET FULL, BUSY, INVALID FIELD IN CDB before any data is buffered,
-# and the daemon's RSS after 16 x 32 MiB WRITEs); the Data-Out that piles
-# up in the socket while a 32 MiB WRITE is stored, all of it handled even
-# when the read that empties the socket ends a batch; discovery filtered by
-# the initiator ACL; login keys declared twice and names that are not
-# iSCSI names refused, and nothing a peer sent logged raw; a flood of
-# idle connections capped in all and per address, with a shorter login
-# timeout under pressure, while a real login still gets in; failed CHAP
-# answers slowing their source address down; commands past a CmdSN gap
-# held and delivered in CmdSN order; 128 commands in flight close the
-# CmdSN window, 16 more immediate ones fill their slots and the next is
-# rejected, ABORT TASK SET opens the window again; login text continued
-# past 64 KiB ends the login with 0x0200.
+# and the daemon's RSS after 16 x 32 MiB WRITEs) and per initiator over
+# all its sessions (TASK SET FULL for it, another initiator served; BUSY
+# for that one when the share is the daemon's whole pool); the Data-Out
+# that piles up in the socket while a 32 MiB WRITE is stored, all of it
+# handled even when the read that empties the socket ends a batch;
+# discovery filtered by the initiator ACL; login keys declared twice and
+# names that are not iSCSI names refused, and nothing a peer sent logged
+# raw; a flood of idle connections capped in all and per address, with a
+# shorter login timeout under pressure, while a real login still gets in;
+# failed CHAP answers slowing their source address down; commands past a
+# CmdSN gap held and delivered in CmdSN order; 128 commands in flight
+# close the CmdSN window, 16 more immediate ones fill their slots and the
+# next is rejected, ABORT TASK SET opens the window again; login text
+# continued past 64 KiB ends the login with 0x0200.
 . "$(dirname "$0")/../lib/daemon.sh"
 requires_daemon
 requires python3
@@ -38,6 +40,21 @@ check "raw: data that piles up while a WRITE is stored is all handled" \
 check "daemon alive" daemon_alive
 stop_daemon
 expect_eq "sdswarmd exits 0" 0 $?
+
+# each initiator's share of the buffers: initiator A's sessions hold 64M of
+# 96M, and B is served; with A's share the whole 96M, B gets BUSY
+for held in 2 3; do
+	sed '/^max_buffer/d' "$T/buffers.conf" >"$T/share.conf"
+	printf '%s\n' 'max_buffer_per_connection = 32M' \
+		"max_buffer_per_initiator = $((32 * held))M" 'max_buffer = 96M' \
+		>>"$T/share.conf"
+	start_daemon "$T/share.conf" || exit 1
+	check "raw: max_buffer_per_initiator = $((32 * held))M of 96M" \
+		timeout 120 $RAW "$PORT" "$IQN:t0" share "$held"
+	check "daemon alive" daemon_alive
+	stop_daemon
+	expect_eq "sdswarmd exits 0" 0 $?
+done
 
 # the initiator ACL: login and discovery alike
 sed "s/^portal = .*/portal = 127.0.0.1:$PORT/" "$SDSWARM_TOP/configs/iscsi.conf" \

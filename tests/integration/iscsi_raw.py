@@ -5,8 +5,8 @@
 # every wait has a timeout and every loop a bound.
 #   python3 iscsi_raw.py PORT TARGET MODE [ARGS]
 # MODE: r2t | hostile | nop | async CTL_CMD... | sessions N | login-status
-#       | buffers PID | discovery ALLOWED STRANGER | login-text | flood
-#       | chap | cmdsn
+#       | buffers PID | share HELD | discovery ALLOWED STRANGER | login-text
+#       | flood | chap | cmdsn
 #       | write LUN LBA BLOCKS BYTE (WRITE(10) of BLOCKS 512-byte blocks of BYTE)
 # Prints "ok: ..." per check and "FAIL: ..." on a failure; exit 1 if any.
 import hashlib
@@ -201,11 +201,13 @@ class Conn:
 
 
 INIT = "iqn.2026-12.org.sdswarm:raw"
+INIT_B = "iqn.2026-12.org.sdswarm:b"
 
 
-def session(port, target, extra=(), isid=b"\x80\0\0\0\0\x01", **kw):
+def session(port, target, extra=(), isid=b"\x80\0\0\0\0\x01",
+            initiator=INIT, **kw):
     c = Conn(port, **kw)
-    st, _, kv = c.login(INIT, target, extra, isid=isid)
+    st, _, kv = c.login(initiator, target, extra, isid=isid)
     if st:
         raise RuntimeError("login status 0x%04x" % st)
     return c, kv
@@ -514,7 +516,9 @@ def mode_buffers(port, target, pid):
     neg = [("ImmediateData", "Yes"), ("InitialR2T", "Yes"),
            ("MaxOutstandingR2T", "8"), ("MaxRecvDataSegmentLength", "262144")]
     a, _ = session(port, target, neg)
-    b, _ = session(port, target, neg, isid=b"\x80\0\0\0\0\x02")
+    # another initiator: A's share of the buffers (max_buffer_per_initiator
+    # unset: 64M, its connection's budget) is not B's
+    b, _ = session(port, target, neg, initiator=INIT_B)
     clear_ua(a)
     clear_ua(b)
     clear_ua(b, lun=1)
@@ -539,7 +543,7 @@ def mode_buffers(port, target, pid):
     check(sorted(status.values()) == [0x28] * 14,
           "the other 14 answered TASK SET FULL before any data (%s)" %
           sorted(set(status.values())))
-    # another connection: the daemon's 80 MiB are used up -> BUSY
+    # another initiator: the daemon's 80 MiB are used up -> BUSY
     itt = b.cmd(write16(0, 65536), edtl=big, write=True)
     _, st, _ = b.response(itt)
     check(st == 0x08, "a 32 MiB WRITE over max_buffer: BUSY (0x%02x)" % st)
@@ -583,6 +587,118 @@ def mode_buffers(port, target, pid):
     check(r[0] & 0x3f == 0x31, "after they completed, a new WRITE is solicited")
     a.close()
     b.close()
+
+
+def write_first(c, itt):
+    """The first answer to WRITE @itt: (0x31, [(TTT, offset, length)]) for
+    an R2T, (0x21, status) for a SCSI Response."""
+    for _ in range(64):
+        r, _ = c.recv()
+        op = r[0] & 0x3f
+        if op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
+            c.nop_reply(r)
+        elif struct.unpack(">I", r[16:20])[0] != itt:
+            continue
+        elif op == 0x31:
+            return op, [(struct.unpack(">I", r[20:24])[0],) +
+                        struct.unpack(">II", r[40:48])]
+        elif op == 0x21:
+            return op, r[3]
+    raise RuntimeError("no answer to ITT 0x%x" % itt)
+
+
+def write_feed(c, itt, r2ts):
+    """Answers WRITE @itt's R2Ts (@r2ts already received) with Data-Out of
+    64 KiB until its SCSI Response. Return: its status."""
+    chunk = bytes(range(256)) * 256
+    pending = list(r2ts)
+    for _ in range(100000):
+        while pending:
+            ttt, off, ln = pending.pop(0)
+            for k, po in enumerate(range(off, off + ln, len(chunk))):
+                n = min(len(chunk), off + ln - po)
+                c.s.sendall(c.data_out(itt, ttt, po, chunk[:n], k,
+                                       po + n >= off + ln))
+        r, _ = c.recv()
+        op = r[0] & 0x3f
+        if op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
+            c.nop_reply(r)
+        elif struct.unpack(">I", r[16:20])[0] != itt:
+            continue
+        elif op == 0x31:
+            pending.append((struct.unpack(">I", r[20:24])[0],) +
+                           struct.unpack(">II", r[40:48]))
+        elif op == 0x21:
+            return r[3]
+    raise RuntimeError("WRITE ITT 0x%x never ended" % itt)
+
+
+def answer(first):
+    """write_first()'s answer in words."""
+    if first[0] == 0x31:
+        return "R2T"
+    return "status 0x%02x" % first[1]
+
+
+def mode_share(port, target, held):
+    """[iscsi] max_buffer_per_connection = 32M, max_buffer = 96M and
+    max_buffer_per_initiator = 32M x @held: 64M (@held 2), or 96M (@held 3,
+    as if there were no share); LUN 0 takes 32 MiB transfers
+    (iscsi-limits.sh). Initiator A opens 4 sessions and sends a 32 MiB
+    WRITE without its data on the first 3 (one fills a connection): the
+    first @held are solicited and hold their buffers, and A is at its
+    share: its next commands get TASK SET FULL, on any of its sessions.
+    With a share below the daemon's buffers, initiator B's WRITE is served
+    meanwhile; with A's share all of them (as without a share), B gets
+    BUSY: the starvation the share prevents."""
+    big = 32 << 20
+    neg = [("ImmediateData", "No"), ("InitialR2T", "Yes"),
+           ("MaxOutstandingR2T", "8"), ("MaxRecvDataSegmentLength", "65536")]
+    share = held < 3
+    a = [session(port, target, neg, isid=b"\x80\0\0\0\0" + bytes([i + 1]))[0]
+         for i in range(4)]
+    b, _ = session(port, target, neg, initiator=INIT_B)
+    for c in a + [b]:
+        clear_ua(c)
+    # one at a time: A's sessions are on different workers, so which of
+    # two sent at once is taken first is theirs to decide
+    itts, first = [], []
+    for i in range(3):
+        itts.append(a[i].cmd(write16(0, big // 512), edtl=big, write=True))
+        first.append(write_first(a[i], itts[i]))
+        if i < held:
+            check(first[i][0] == 0x31, "A, session %d: a 32 MiB WRITE is "
+                  "solicited (%s)" % (i + 1, answer(first[i])))
+        else:
+            check(first[i] == (0x21, 0x28), "A, session %d: a 32 MiB "
+                  "WRITE past its share: TASK SET FULL (%s)" %
+                  (i + 1, answer(first[i])))
+    # A's fourth session, nothing held on it: 4 KiB is past A's share
+    itt = a[3].cmd(write16(65536, 8), edtl=4096, write=True)
+    got = write_first(a[3], itt)
+    check(got == (0x21, 0x28),
+          "A, session 4: a 4 KiB WRITE past its share of %d MiB: "
+          "TASK SET FULL (%s)" % (32 * held, answer(got)))
+    # B: 1 MiB, solicited and stored, or BUSY without the share
+    itt = b.cmd(write16(65536, 2048), edtl=1 << 20, write=True)
+    got = write_first(b, itt)
+    if share:
+        st = write_feed(b, itt, got[1]) if got[0] == 0x31 else got[1]
+        check(got[0] == 0x31 and st == 0, "B, while A holds its share: "
+              "a 1 MiB WRITE is GOOD (%s, then 0x%02x)" % (answer(got), st))
+        # A's own commands done, A's retry fits again
+        st = write_feed(a[0], itts[0], first[0][1])
+        check(st == 0, "A, session 1: its 32 MiB WRITE, fed, is GOOD "
+              "(0x%02x)" % st)
+        itt = a[2].cmd(write16(0, big // 512), edtl=big, write=True)
+        got = write_first(a[2], itt)
+        check(got[0] == 0x31, "A, session 3: once its first WRITE is done, "
+              "the retry is solicited (%s)" % answer(got))
+    else:
+        check(got == (0x21, 0x08), "B, while A holds the daemon's buffers: "
+              "a 1 MiB WRITE gets BUSY (%s)" % answer(got))
+    for c in a + [b]:
+        c.close()
 
 
 def mode_tail(port, target, rounds):
@@ -1080,6 +1196,8 @@ def main():
             mode_tail(port, target, int(sys.argv[4]))
         elif mode == "buffers":
             mode_buffers(port, target, int(sys.argv[4]))
+        elif mode == "share":
+            mode_share(port, target, int(sys.argv[4]))
         elif mode == "write":
             mode_write(port, target, *[int(a, 0) for a in sys.argv[4:8]])
     except Exception as e:  # a broken exchange is a failure, not a crash

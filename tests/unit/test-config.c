@@ -556,6 +556,73 @@ static void test_frontend_keys(void **state)
 	cfg_free(c);
 }
 
+/*
+ * [iscsi]'s three buffer budgets: per connection <= per initiator <= the
+ * daemon's; the initiator's share, unset, a quarter of the daemon's but at
+ * least a connection's, so that setting only its siblings stays good.
+ */
+static void test_buffer_budgets(void **state)
+{
+	struct cfg_parser *p;
+	struct cfg *c;
+
+	(void)state;
+	c = good("");
+	assert_int_equal(c->iscsi.max_buffer_per_connection, 64u << 20);
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 256u << 20);
+	assert_int_equal(c->iscsi.max_buffer, 1u << 30);
+	cfg_free(c);
+	c = good("[iscsi]\nmax_buffer = 4G\n");
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 1ull << 30);
+	cfg_free(c);
+	c = good(
+		"[iscsi]\nmax_buffer_per_connection = 64M\nmax_buffer = 80M\n");
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 64u << 20);
+	cfg_free(c);
+	c = good("[iscsi]\nmax_buffer_per_connection = 512M\n");
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 512u << 20);
+	cfg_free(c);
+	/* set: both ends of its range, inclusive */
+	c = good("[iscsi]\nmax_buffer_per_initiator = 64M\n");
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 64u << 20);
+	cfg_free(c);
+	c = good("[iscsi]\nmax_buffer_per_initiator = 1G\n");
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 1u << 30);
+	cfg_free(c);
+	c = good("[iscsi]\nmax_buffer_per_connection = 32M\n"
+		 "max_buffer_per_initiator = 32M\nmax_buffer = 32M\n");
+	assert_int_equal(c->iscsi.max_buffer_per_initiator, 32u << 20);
+	cfg_free(c);
+
+	bad("[iscsi]\nmax_buffer_per_initiator = 16M\n",
+	    "t.conf:2: [iscsi] max_buffer_per_initiator = 16M: not a size from 32M to 1T");
+	bad("[iscsi]\nmax_buffer_per_initiator = 2T\n",
+	    "t.conf:2: [iscsi] max_buffer_per_initiator = 2T: not a size from 32M to 1T");
+	/* out of order: at the line of the key set, the smaller one's first */
+	bad("[iscsi]\nmax_buffer_per_initiator = 32M\n",
+	    "t.conf:2: [iscsi] max_buffer_per_connection 67108864 is above max_buffer_per_initiator 33554432");
+	bad("[iscsi]\nmax_buffer_per_initiator = 64M\n"
+	    "max_buffer_per_connection = 128M\n",
+	    "t.conf:3: [iscsi] max_buffer_per_connection 134217728 is above max_buffer_per_initiator 67108864");
+	bad("[iscsi]\nmax_buffer_per_initiator = 2G\n",
+	    "t.conf:2: [iscsi] max_buffer_per_initiator 2147483648 is above max_buffer 1073741824");
+	bad("[iscsi]\nmax_buffer_per_initiator = 512M\nmax_buffer = 256M\n",
+	    "t.conf:2: [iscsi] max_buffer_per_initiator 536870912 is above max_buffer 268435456");
+	bad("[iscsi]\nmax_buffer_per_connection = 2G\n",
+	    "t.conf:2: [iscsi] max_buffer_per_connection 2147483648 is above max_buffer 1073741824");
+
+	/* from the command line too */
+	assert_int_equal(cfg_parser_create(&p), 0);
+	assert_int_equal(cfg_parse_string(p, "t.conf", "[iscsi]\n"), 0);
+	assert_int_equal(
+		cfg_override(p, "iscsi", "max_buffer_per_initiator", "4G"), 0);
+	assert_int_equal(cfg_finish(p, &c), -EINVAL);
+	assert_true(has_line(
+		cfg_errors(p),
+		"command line: [iscsi] max_buffer_per_initiator 4294967296 is above max_buffer 1073741824"));
+	cfg_parser_destroy(p);
+}
+
 /* Several portals and the ALUA port groups over them. */
 static void test_port_groups(void **state)
 {
@@ -1475,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(test_range_checks),
 		cmocka_unit_test(test_store_keys),
 		cmocka_unit_test(test_frontend_keys),
+		cmocka_unit_test(test_buffer_budgets),
 		cmocka_unit_test(test_file_syntax),
 		cmocka_unit_test(test_line_rules),
 		cmocka_unit_test(test_nul_byte),

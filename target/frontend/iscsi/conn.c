@@ -147,31 +147,63 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	return t;
 }
 
-/* Frees a slot's buffer and takes it off both budgets. */
+/*
+ * Gives @n bytes back to the connection's, the initiator's and the
+ * daemon's budgets.
+ */
+static void buf_uncharge(struct iscsi_conn *c, uint64_t n)
+{
+	c->buf_bytes -= n;
+	/* relaxed is enough: budgets, not synchronisation points */
+	if (c->ini)
+		atomic_fetch_sub_explicit(&c->ini->buf_bytes, n,
+					  memory_order_relaxed);
+	atomic_fetch_sub_explicit(&c->fe->buf_total, n, memory_order_relaxed);
+}
+
+/* Frees a slot's buffer and takes it off the budgets. */
 static void buf_release(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	if (!t->buf)
 		return;
 	free(t->buf);
-	c->buf_bytes -= t->buf_cap;
-	/* relaxed is enough: a budget, not a synchronisation point */
-	atomic_fetch_sub_explicit(&c->fe->buf_total, t->buf_cap,
-				  memory_order_relaxed);
+	buf_uncharge(c, t->buf_cap);
 	t->buf = NULL;
 	t->buf_cap = 0;
 }
 
+/*
+ * Whether a slot done with its command keeps its buffer for the next one.
+ * A big transfer's buffer goes: idle connections stay small. So do all
+ * while the daemon's buffers are over half their budget, or the
+ * initiator's over half its share or too near it for one largest command:
+ * the buffers idle slots keep count, and no one but their own connection
+ * frees them (buf_trim()), so kept ones must not leave other initiators
+ * only BUSY, nor this one TASK SET FULL with nothing of its own to wait
+ * for. Kept buffers so never hold more than half of either, nor leave the
+ * initiator less than one largest command: each was kept while all the
+ * buffers held, the kept ones among them, were within that.
+ */
+static bool buf_keep(const struct iscsi_conn *c, const struct iscsi_task *t)
+{
+	const struct cfg_iscsi *ic = &c->fe->icfg;
+	uint64_t ini;
+
+	/* relaxed loads: a rough level is enough to decide on a cache */
+	if (t->buf_cap > ISCSI_BUF_KEEP ||
+	    2 * atomic_load_explicit(&c->fe->buf_total, memory_order_relaxed) >
+		    ic->max_buffer)
+		return false;
+	if (!c->ini)
+		return true;
+	ini = atomic_load_explicit(&c->ini->buf_bytes, memory_order_relaxed);
+	return 2 * ini <= ic->max_buffer_per_initiator &&
+	       ini + ISCSI_XFER_MAX <= ic->max_buffer_per_initiator;
+}
+
 static void task_put(struct iscsi_conn *c, struct iscsi_task *t)
 {
-	/*
-	 * A big transfer's buffer goes: idle connections stay small. So do
-	 * all while the daemon's buffers are over half their budget: kept
-	 * buffers of idle connections must not leave others only BUSY.
-	 */
-	if (t->buf_cap > ISCSI_BUF_KEEP ||
-	    (t->buf &&
-	     2 * atomic_load_explicit(&c->fe->buf_total, memory_order_relaxed) >
-		     c->fe->icfg.max_buffer))
+	if (t->buf && !buf_keep(c, t))
 		buf_release(c, t);
 	if (!t->immediate && !t->accounted)
 		c->nfree_cmd++;
@@ -202,29 +234,63 @@ static void buf_trim(struct iscsi_conn *c)
 			buf_release(c, &c->tasks[i]);
 }
 
-/* Charges @n bytes to the daemon's budget. Return: true if they fit. */
-static bool buf_charge_total(struct iscsi_conn *c, uint64_t n)
+/* Adds @n to @used, unless that takes it past @limit. Return: it did. */
+static bool charge(_Atomic uint64_t *used, uint64_t n, uint64_t limit)
 {
-	uint64_t now = atomic_fetch_add_explicit(&c->fe->buf_total, n,
-						 memory_order_relaxed);
+	/*
+	 * relaxed: a budget, not a synchronisation point. Add, then look:
+	 * two at once near the limit may both fail and go back, never both
+	 * pass it.
+	 */
+	uint64_t now = atomic_fetch_add_explicit(used, n, memory_order_relaxed);
 
-	if (now + n <= c->fe->icfg.max_buffer)
+	if (now + n <= limit)
 		return true;
-	atomic_fetch_sub_explicit(&c->fe->buf_total, n, memory_order_relaxed);
+	atomic_fetch_sub_explicit(used, n, memory_order_relaxed);
 	return false;
 }
 
 /*
+ * Charges @n bytes to the connection's budget, its initiator's share and
+ * the daemon's budget, all or none. O(1): the initiator is the one the
+ * login found.
+ * Return: 0; -ENOBUFS past the connection's budget or the initiator's
+ * share (its own commands free them); -EBUSY past the daemon's.
+ */
+static int buf_charge(struct iscsi_conn *c, uint64_t n)
+{
+	const struct cfg_iscsi *ic = &c->fe->icfg;
+
+	if (c->buf_bytes + n > ic->max_buffer_per_connection)
+		return -ENOBUFS;
+	if (c->ini &&
+	    !charge(&c->ini->buf_bytes, n, ic->max_buffer_per_initiator))
+		return -ENOBUFS;
+	if (!charge(&c->fe->buf_total, n, ic->max_buffer)) {
+		/* the initiator's charge goes back: relaxed, as charge() */
+		if (c->ini)
+			atomic_fetch_sub_explicit(&c->ini->buf_bytes, n,
+						  memory_order_relaxed);
+		return -EBUSY;
+	}
+	c->buf_bytes += n;
+	return 0;
+}
+
+/*
  * The slot's buffer, at least @n bytes (small ones rounded up to a power
- * of two: fewer reallocations), within the connection's and the daemon's
- * budgets ([iscsi] max_buffer_per_connection, max_buffer); the buffers
- * idle slots keep count too and are given up first.
- * Return: 0; -ENOBUFS over the connection's budget; -EBUSY over the
- * daemon's; -ENOMEM.
+ * of two: fewer reallocations), within the connection's budget, the
+ * initiator's share and the daemon's budget ([iscsi]
+ * max_buffer_per_connection, max_buffer_per_initiator, max_buffer); the
+ * buffers idle slots keep count too, and this connection's are given up
+ * before a command is refused.
+ * Return: 0; -ENOBUFS over the connection's budget or the initiator's
+ * share; -EBUSY over the daemon's; -ENOMEM.
  */
 static int task_buf(struct iscsi_conn *c, struct iscsi_task *t, uint32_t n)
 {
-	uint64_t limit = c->fe->icfg.max_buffer_per_connection, cap = 4096;
+	uint64_t cap = 4096;
+	int ret;
 
 	if (t->buf_cap >= n)
 		return 0;
@@ -234,24 +300,19 @@ static int task_buf(struct iscsi_conn *c, struct iscsi_task *t, uint32_t n)
 		while (cap < n)
 			cap *= 2;
 	buf_release(c, t);
-	if (c->buf_bytes + cap > limit) {
+	ret = buf_charge(c, cap);
+	if (ret) {
 		buf_trim(c);
-		if (c->buf_bytes + cap > limit)
-			return -ENOBUFS;
-	}
-	if (!buf_charge_total(c, cap)) {
-		buf_trim(c);
-		if (!buf_charge_total(c, cap))
-			return -EBUSY;
+		ret = buf_charge(c, cap);
+		if (ret)
+			return ret;
 	}
 	t->buf = malloc(cap);
 	if (!t->buf) {
-		atomic_fetch_sub_explicit(&c->fe->buf_total, cap,
-					  memory_order_relaxed);
+		buf_uncharge(c, cap);
 		return -ENOMEM;
 	}
 	t->buf_cap = (uint32_t)cap;
-	c->buf_bytes += cap;
 	return 0;
 }
 
@@ -783,9 +844,9 @@ static int cmd_header(struct iscsi_conn *c)
 			       ASC_INVALID_FIELD_IN_CDB);
 	} else if ((ret = task_buf(c, t, t->edtl))) {
 		/*
-		 * SAM-5: TASK SET FULL when this I_T nexus holds the
-		 * resources (its other commands free them), BUSY when the
-		 * whole daemon is short.
+		 * SAM-5: TASK SET FULL when this I_T nexus or its
+		 * initiator holds the resources (its other commands free
+		 * them), BUSY when the whole daemon is short.
 		 */
 		t->discard = true;
 		cmd->status = ret == -ENOBUFS ? SCSI_TASK_SET_FULL : SCSI_BUSY;
@@ -1512,6 +1573,8 @@ void iscsi_conn_destroy(struct iscsi_conn *c)
 			iscsi_timer_del(c->w, c, i);
 		buf_release(c, &c->tasks[i]);
 	}
+	/* after the buffers: the last connection frees it with none left */
+	iscsi_ini_put(&c->fe->initiators, c->ini);
 	iscsi_prelogin_put(c);
 	if (c->registered) {
 		iscsi_sess_remove(&c->fe->sessions, c->tsih, c->id);

@@ -660,6 +660,70 @@ unsigned int iscsi_sess_count(struct iscsi_sessions *s);
 struct iscsi_worker *iscsi_sess_worker(struct iscsi_sessions *s,
 				       uint64_t conn_id);
 
+/* ---- session.c: the initiators and their share of the buffers ---------- */
+
+/*
+ * One initiator, by its iSCSI name (every session, ISID and connection of
+ * the name): the command data buffers its connections hold, against
+ * [iscsi] max_buffer_per_initiator. A connection takes a reference at the
+ * end of its login and drops it once its buffers are freed.
+ */
+struct iscsi_initiator {
+	struct iscsi_initiator *next; /* the hash chain */
+	uint32_t hash;
+	unsigned int refs; /* its connections; under the table's lock */
+	/*
+	 * Bytes its connections' buffers take: charged and given back by
+	 * the workers of all its connections at once, with no lock.
+	 */
+	_Atomic uint64_t buf_bytes;
+	char name[ISCSI_NAME_MAX + 1];
+};
+
+/* The initiators with a connection logged in: a chained hash table. */
+struct iscsi_initiators {
+	pthread_mutex_t lock;
+	unsigned int count;
+	unsigned int mask; /* buckets - 1: a power of two */
+	struct iscsi_initiator **v;
+};
+
+/**
+ * iscsi_ini_init() - an empty table.
+ * @t: the table.
+ *
+ * Return: 0, -ENOMEM.
+ */
+int iscsi_ini_init(struct iscsi_initiators *t);
+
+/* Free it (every reference must be gone; safe after a failed init). */
+void iscsi_ini_fini(struct iscsi_initiators *t);
+
+/**
+ * iscsi_ini_get() - the initiator named @name, with a reference for the
+ * caller; created with nothing charged if it has no other connection.
+ * @t: the table.
+ * @name: its iSCSI name, compared without regard to case (RFC 3722's
+ *	normalisation folds it; iqn. names are lower case already).
+ * @out: out, the initiator.
+ *
+ * O(1) expected: the table doubles as it fills.
+ * Context: login, on any worker; takes the table's lock.
+ * Return: 0, -ENOMEM.
+ */
+int iscsi_ini_get(struct iscsi_initiators *t, const char *name,
+		  struct iscsi_initiator **out);
+
+/**
+ * iscsi_ini_put() - drop a reference; the last frees the initiator.
+ * @t: the table.
+ * @ini: the initiator, or NULL (nothing to do). Its buffers must be back:
+ *	the last reference goes with nothing charged.
+ *
+ * Context: a connection's end, on its worker; takes the table's lock.
+ */
+void iscsi_ini_put(struct iscsi_initiators *t, struct iscsi_initiator *ini);
+
 /* ---- loop.c: workers and their mail ------------------------------------- */
 
 /* What one worker asks of another. */
@@ -763,6 +827,7 @@ struct iscsi_fe {
 	_Atomic unsigned int next_worker;
 	_Atomic uint64_t next_conn_id;
 	_Atomic uint64_t buf_total; /* command data buffers, all connections */
+	struct iscsi_initiators initiators; /* and per initiator */
 	/* pre-login connections (loop.c), total and per source address */
 	pthread_mutex_t pre_lock;
 	_Atomic unsigned int pre_total; /* written under pre_lock */
@@ -904,6 +969,8 @@ struct iscsi_conn {
 	uint8_t isid[6];
 	bool registered;
 	char initiator[ISCSI_NAME_MAX + 1];
+	/* its share of the buffers, from login on; NULL before */
+	struct iscsi_initiator *ini;
 	/* the SCSI initiator port name: "<name>,i,0x<ISID>" */
 	char iport[ISCSI_NAME_MAX + 20];
 

@@ -583,11 +583,16 @@ static uint16_t login_register(struct iscsi_conn *c)
 	e.data_digest = c->neg.p.data_digest;
 	e.born_ns = c->born_ns;
 	e.inflight = &c->inflight;
-	ret = iscsi_sess_add(&c->fe->sessions, &e, &old);
-	if (ret == -EBUSY)
+	/* its share of the buffers: every connection of the name charges it */
+	if (iscsi_ini_get(&c->fe->initiators, c->initiator, &c->ini))
 		return ISCSI_LOGIN_OUT_OF_RESOURCES;
-	if (ret < 0)
-		return ISCSI_LOGIN_TARGET_ERROR;
+	ret = iscsi_sess_add(&c->fe->sessions, &e, &old);
+	if (ret < 0) {
+		iscsi_ini_put(&c->fe->initiators, c->ini);
+		c->ini = NULL;
+		return ret == -EBUSY ? ISCSI_LOGIN_OUT_OF_RESOURCES
+				     : ISCSI_LOGIN_TARGET_ERROR;
+	}
 	if (ret == 1) {
 		/* session reinstatement: the old connection goes */
 		log_info("iscsi: %s: %s reinstates session tsih %u", c->peer,

@@ -901,6 +901,7 @@ static void fe_free(struct iscsi_fe *fe)
 		if (fe->listen_fd[i] >= 0)
 			close(fe->listen_fd[i]);
 	iscsi_sess_fini(&fe->sessions);
+	iscsi_ini_fini(&fe->initiators);
 	free(fe->pre);
 	pthread_mutex_destroy(&fe->pre_lock);
 	pthread_mutex_destroy(&fe->auth.lock);
@@ -982,6 +983,9 @@ int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state)
 		tgt->protocol_id = SCSI_PROTOCOL_ISCSI;
 		tgt->protocol_valid = true;
 	}
+	ret = iscsi_ini_init(&fe->initiators);
+	if (ret)
+		goto out_free;
 	ret = iscsi_sess_init(&fe->sessions, ic->max_sessions);
 	if (!ret)
 		fe->sessions_listed = !target_register(

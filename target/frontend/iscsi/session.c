@@ -5,10 +5,15 @@
  * at the end of a login (max_sessions, reinstatement of a session with the
  * same initiator, ISID and target) and by resets that reach every session
  * of a target. One mutex: logins and resets only, never the command path.
+ * Beside it, the initiators by name, each with the buffers its connections
+ * hold: found at login under a mutex of its own, charged on the command
+ * path through the connection's pointer alone.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "iscsi_i.h"
 
@@ -178,4 +183,124 @@ struct iscsi_worker *iscsi_sess_worker(struct iscsi_sessions *s,
 		}
 	pthread_mutex_unlock(&s->lock);
 	return w;
+}
+
+/* ---- the initiators ------------------------------------------------------ */
+
+#define INI_BUCKETS_MIN 64u
+
+/* FNV-1a over the name folded to lower case: equal names, equal hashes. */
+static uint32_t ini_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		h ^= (uint32_t)(*p >= 'A' && *p <= 'Z' ? *p + ('a' - 'A') : *p);
+		h *= 16777619u;
+	}
+	return h;
+}
+
+int iscsi_ini_init(struct iscsi_initiators *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->v = calloc(INI_BUCKETS_MIN, sizeof(*t->v));
+	if (!t->v)
+		return -ENOMEM;
+	t->mask = INI_BUCKETS_MIN - 1;
+	pthread_mutex_init(&t->lock, NULL);
+	return 0;
+}
+
+void iscsi_ini_fini(struct iscsi_initiators *t)
+{
+	struct iscsi_initiator *ini, *next;
+	unsigned int i;
+
+	if (!t->v)
+		return;
+	/* none should be left: their connections are gone first */
+	for (i = 0; i <= t->mask; i++)
+		for (ini = t->v[i]; ini; ini = next) {
+			next = ini->next;
+			free(ini);
+		}
+	pthread_mutex_destroy(&t->lock);
+	free(t->v);
+	t->v = NULL;
+}
+
+/*
+ * Twice the buckets, once there are more initiators than buckets: O(n)
+ * now and then, at login. Without the memory the chains just get longer.
+ */
+static void ini_grow(struct iscsi_initiators *t)
+{
+	unsigned int i, mask = 2 * t->mask + 1;
+	struct iscsi_initiator **nv, *ini, *next;
+
+	if (t->count <= t->mask + 1 || mask > (1u << 20) - 1)
+		return;
+	nv = calloc((size_t)mask + 1, sizeof(*nv));
+	if (!nv)
+		return;
+	for (i = 0; i <= t->mask; i++)
+		for (ini = t->v[i]; ini; ini = next) {
+			next = ini->next;
+			ini->next = nv[ini->hash & mask];
+			nv[ini->hash & mask] = ini;
+		}
+	free(t->v);
+	t->v = nv;
+	t->mask = mask;
+}
+
+int iscsi_ini_get(struct iscsi_initiators *t, const char *name,
+		  struct iscsi_initiator **out)
+{
+	uint32_t h = ini_hash(name);
+	struct iscsi_initiator *ini;
+	int ret = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (ini = t->v[h & t->mask]; ini; ini = ini->next)
+		if (ini->hash == h && !strcasecmp(ini->name, name))
+			break;
+	if (!ini) {
+		ini = calloc(1, sizeof(*ini));
+		if (!ini) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ini->hash = h;
+		snprintf(ini->name, sizeof(ini->name), "%s", name);
+		ini->next = t->v[h & t->mask];
+		t->v[h & t->mask] = ini;
+		t->count++;
+		ini_grow(t);
+	}
+	ini->refs++;
+	*out = ini;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
+void iscsi_ini_put(struct iscsi_initiators *t, struct iscsi_initiator *ini)
+{
+	struct iscsi_initiator **pp;
+
+	if (!ini)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (--ini->refs == 0) {
+		for (pp = &t->v[ini->hash & t->mask]; *pp != ini;
+		     pp = &(*pp)->next)
+			;
+		*pp = ini->next;
+		t->count--;
+		free(ini);
+	}
+	pthread_mutex_unlock(&t->lock);
 }
