@@ -32,7 +32,7 @@ expect_eq "... and no session" "0 iSCSI sessions" "$(cat "$T/out")"
 
 # iscsi-perf: 4 READs always in flight, each held 200 ms by a delay rule
 ctl fault set delay luns=1 delay=200ms >/dev/null
-timeout 60 iscsi-perf -i iqn.2026-12.org.test:perf -m 4 -t 30 \
+timeout -k 5 60 iscsi-perf -i iqn.2026-12.org.test:perf -m 4 -t 30 \
 	"iscsi://127.0.0.1:$PORT/$IQN:t0/1" >"$T/perf" 2>&1 &
 perf=$!
 check "iscsi-perf logs in" wait_sessions 1
