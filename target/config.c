@@ -2570,6 +2570,21 @@ static void secret_length(struct cfg_parser *p, unsigned int k)
 }
 
 /*
+ * Two [iscsi] buffer budgets in order: @lo's value @vlo not above @hi's
+ * @vhi, else an error at @lo's line, or @hi's when @lo is a default.
+ */
+static void buffer_order(struct cfg_parser *p, int lo, int hi, uint64_t vlo,
+			 uint64_t vhi)
+{
+	const struct seen *st = p->iscsi_st.keys;
+
+	if (vlo > vhi)
+		msg(p, st[lo].line ? st[lo].line : st[hi].line,
+		    "[iscsi] %s %" PRIu64 " is above %s %" PRIu64,
+		    iscsi_keys[lo].name, vlo, iscsi_keys[hi].name, vhi);
+}
+
+/*
  * [iscsi] max_buffer_per_initiator: set, between max_buffer_per_connection
  * and max_buffer (inclusive); unset, a quarter of max_buffer (256M of the
  * default 1G: four initiators at their share leave others nothing, one
@@ -2588,18 +2603,10 @@ static void buffer_per_initiator(struct cfg_parser *p)
 				c->max_buffer_per_connection;
 		return;
 	}
-	if (c->max_buffer_per_connection > c->max_buffer_per_initiator)
-		msg(p,
-		    st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
-					 : st[IK_BUF_INI].line,
-		    "[iscsi] max_buffer_per_connection %" PRIu64
-		    " is above max_buffer_per_initiator %" PRIu64,
-		    c->max_buffer_per_connection, c->max_buffer_per_initiator);
-	if (c->max_buffer_per_initiator > c->max_buffer)
-		msg(p, st[IK_BUF_INI].line,
-		    "[iscsi] max_buffer_per_initiator %" PRIu64
-		    " is above max_buffer %" PRIu64,
-		    c->max_buffer_per_initiator, c->max_buffer);
+	buffer_order(p, IK_BUF_CONN, IK_BUF_INI, c->max_buffer_per_connection,
+		     c->max_buffer_per_initiator);
+	buffer_order(p, IK_BUF_INI, IK_BUF_TOTAL, c->max_buffer_per_initiator,
+		     c->max_buffer);
 }
 
 static void check_iscsi(struct cfg_parser *p)
@@ -2624,13 +2631,8 @@ static void check_iscsi(struct cfg_parser *p)
 		msg(p, st[IK_FBL].line ? st[IK_FBL].line : st[IK_MBL].line,
 		    "[iscsi] first_burst_length %u is above max_burst_length %u (RFC 7143 13.14)",
 		    c->first_burst_length, c->max_burst_length);
-	if (c->max_buffer_per_connection > c->max_buffer)
-		msg(p,
-		    st[IK_BUF_CONN].line ? st[IK_BUF_CONN].line
-					 : st[IK_BUF_TOTAL].line,
-		    "[iscsi] max_buffer_per_connection %" PRIu64
-		    " is above max_buffer %" PRIu64,
-		    c->max_buffer_per_connection, c->max_buffer);
+	buffer_order(p, IK_BUF_CONN, IK_BUF_TOTAL, c->max_buffer_per_connection,
+		     c->max_buffer);
 	buffer_per_initiator(p);
 	if (c->max_login_per_address > c->max_login_connections)
 		msg(p,

@@ -589,20 +589,32 @@ def mode_buffers(port, target, pid):
     b.close()
 
 
-def write_first(c, itt):
-    """The first answer to WRITE @itt: (0x31, [(TTT, offset, length)]) for
-    an R2T, (0x21, status) for a SCSI Response."""
-    for _ in range(64):
+def recv_itt(c, itt):
+    """The next PDU answering ITT @itt: (opcode, PDU); NOP-Ins that want a
+    reply get one, answers to other tasks are passed over."""
+    for _ in range(100000):
         r, _ = c.recv()
         op = r[0] & 0x3f
         if op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
             c.nop_reply(r)
-        elif struct.unpack(">I", r[16:20])[0] != itt:
-            continue
-        elif op == 0x31:
-            return op, [(struct.unpack(">I", r[20:24])[0],) +
-                        struct.unpack(">II", r[40:48])]
-        elif op == 0x21:
+        elif struct.unpack(">I", r[16:20])[0] == itt:
+            return op, r
+    raise RuntimeError("no answer to ITT 0x%x" % itt)
+
+
+def r2t_of(r):
+    """An R2T's (TTT, offset, length)."""
+    return (struct.unpack(">I", r[20:24])[0],) + struct.unpack(">II", r[40:48])
+
+
+def write_first(c, itt):
+    """The first answer to WRITE @itt: (0x31, [(TTT, offset, length)]) for
+    an R2T, (0x21, status) for a SCSI Response."""
+    for _ in range(64):
+        op, r = recv_itt(c, itt)
+        if op == 0x31:
+            return op, [r2t_of(r)]
+        if op == 0x21:
             return op, r[3]
     raise RuntimeError("no answer to ITT 0x%x" % itt)
 
@@ -619,15 +631,9 @@ def write_feed(c, itt, r2ts):
                 n = min(len(chunk), off + ln - po)
                 c.s.sendall(c.data_out(itt, ttt, po, chunk[:n], k,
                                        po + n >= off + ln))
-        r, _ = c.recv()
-        op = r[0] & 0x3f
-        if op == 0x20 and struct.unpack(">I", r[20:24])[0] != RSVD:
-            c.nop_reply(r)
-        elif struct.unpack(">I", r[16:20])[0] != itt:
-            continue
-        elif op == 0x31:
-            pending.append((struct.unpack(">I", r[20:24])[0],) +
-                           struct.unpack(">II", r[40:48]))
+        op, r = recv_itt(c, itt)
+        if op == 0x31:
+            pending.append(r2t_of(r))
         elif op == 0x21:
             return r[3]
     raise RuntimeError("WRITE ITT 0x%x never ended" % itt)
