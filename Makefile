@@ -280,13 +280,13 @@ endif
 test-vm:
 	$(Q)scripts/install-deps vm
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tests/vm/run all
+	$(Q)testhost/run all
 
 # sdswarm's patched sd_mod for a real Debian 12 test host's kernel (default:
 # the running one) into build/sd-module/KVER/ (man/sd_mod-sdswarm.4).
 KVER ?= $(shell uname -r)
 sd-module:
-	$(Q)tests/vm/build-sd-module --kver $(KVER)
+	$(Q)testhost/build-sd-module --kver $(KVER)
 
 # --- bench and run --------------------------------------------------------
 bench:

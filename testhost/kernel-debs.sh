@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
-# Sourced by tests/vm/build-sd-module and tests/vm/build-kernel: Debian's
+# Sourced by testhost/build-sd-module and testhost/build-kernel: Debian's
 # kernel packages of one exact version, fetched with `apt-get download`
 # into a download folder (build/vm/dl beside the image by default) and
 # never installed. Each function prints what it found; on failure it prints
@@ -13,7 +13,7 @@
 #       the Debian version of linux-image-KVER: what dpkg has installed,
 #       else apt's candidate
 #   kdeb_image_version VMDIR
-#       the version of the kernel package tests/vm/build unpacked in
+#       the version of the kernel package testhost/build unpacked in
 #       VMDIR/kernel (6.1.192-3), nothing when there is none
 
 kdeb_fetch() {

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Guest-side helpers for the scenarios of sdswarm's patched sd driver
-# (tests/vm/sd, built by tests/vm/build-sd-module into /usr/lib/sdswarm-vm/sd
+# (testhost/sd, built by testhost/build-sd-module into /usr/lib/sdswarm-vm/sd
 # of the image). Sourced after vm-lib.sh (busybox sh).
 #   vm_sd_have                  whether the image holds the patched module
 #                               (or the kernel's own sd_mod is the patched
@@ -29,7 +29,7 @@ vm_sd_have() {
 	[ -f "$VM_SD_KO" ] || _vm_sd_intree
 }
 
-# sdswarm's own kernel (tests/vm/build-kernel) has the patched sd_mod among
+# sdswarm's own kernel (testhost/build-kernel) has the patched sd_mod among
 # its modules, where modprobe finds it, instead of beside the image's.
 _vm_sd_intree() {
 	modinfo -F parm sd_mod 2>/dev/null | grep -q '^layout:'
@@ -55,7 +55,7 @@ vm_sd_deps() {
 vm_sd_load() {
 	local err
 	if ! vm_sd_have; then
-		vm_fail "no patched sd_mod in the image (tests/vm/build-sd-module: see build/vm/logs/sd-module.log)"
+		vm_fail "no patched sd_mod in the image (testhost/build-sd-module: see build/vm/logs/sd-module.log)"
 		return 1
 	fi
 	if [ ! -f "$VM_SD_KO" ]; then
@@ -175,10 +175,10 @@ vm_sd_gpt() {
 # vm_sd_need_layout LAYOUT: fails the scenario unless the patched sd_mod
 # has LAYOUT (wilcox: only sdswarm's own kernel).
 vm_sd_need_layout() {
-	vm_sd_have || { vm_fail "no patched sd_mod in the image (tests/vm/build-sd-module: see build/vm/logs/sd-module.log)"; return 1; }
+	vm_sd_have || { vm_fail "no patched sd_mod in the image (testhost/build-sd-module: see build/vm/logs/sd-module.log)"; return 1; }
 	vm_sd_knows "$1" && return 0
 	if [ "$1" = wilcox ]; then
-		vm_fail "layout wilcox needs sdswarm's wilcox kernel: tests/vm/run --kernel wilcox $(vm_param scenario '')"
+		vm_fail "layout wilcox needs sdswarm's wilcox kernel: testhost/run --kernel wilcox $(vm_param scenario '')"
 	else
 		vm_fail "the patched sd_mod has no layout $1"
 	fi

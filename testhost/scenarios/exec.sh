@@ -2,7 +2,7 @@
 # vm-all: no
 # vm-mem: 1G
 # vm-timeout: 600
-# exec: the guest half of `tests/vm/run exec` (tests/vm/exec is the host
+# exec: the guest half of `testhost/run exec` (testhost/exec is the host
 # half). It mounts the run's share (9p, tag sdswarm) on /sdswarm and the
 # kernel's whole module tree (tag sdswarm-modules) on /lib/modules/VERSION,
 # loads the user's modules (/sdswarm/in/*.ko, their dependencies through
@@ -117,7 +117,7 @@ mem0=$(vm_mem_used_kib)
 
 # sdswarmd's LUN table: N LUNs of 1 GiB, thin, P GPT partitions each.
 sdswarm_conf() {
-	echo "# tests/vm/run exec: $n LUNs ($fe)"
+	echo "# testhost/run exec: $n LUNs ($fe)"
 	echo "[target]"
 	echo "seed = $n"
 	echo "max_luns = 16384"

@@ -8,7 +8,7 @@
 #    (default 256,1024,4096,16384,65536,262144; layout linux): the module's
 #    stats give the mean ns of an index allocation and of a whole sd_probe
 #    at that occupancy, and every disk must be index N..N+K-1 by sdnum.
-# 2. sd_idabench (tests/vm/sd) fills an ida and a 2.6 bitmap to each of
+# 2. sd_idabench (testhost/sd) fills an ida and a 2.6 bitmap to each of
 #    256, 4096, 65536, 262144 and 2^20 ids and churns them at full occupancy
 #    (free a random id, allocate it back), in the kernel.
 # 3. `sdswarm-bench numbering --quick --kernel-idx FILE` in the same guest:
@@ -108,7 +108,7 @@ done <$w/kernel-idx
 
 if [ "$bench" = 1 ]; then
 	if ! command -v sdswarm-bench >/dev/null; then
-		vm_fail "no sdswarm-bench in the image: make, then tests/vm/build"
+		vm_fail "no sdswarm-bench in the image: make, then testhost/build"
 	elif ! sdswarm-bench numbering --quick --kernel-idx $w/kernel-idx >$w/bench.txt 2>$w/bench.err; then
 		vm_fail "sdswarm-bench numbering --kernel-idx: $(tail -2 $w/bench.err | tr '\n' ' ')"
 	else

@@ -3,8 +3,8 @@
 # vm-timeout: 1200
 # vm-kernel: wilcox
 # sdmod-wilcox: the layout of Matthew Wilcox's 2003 mail on a real kernel,
-# sdswarm's wilcox kernel (tests/vm/build-kernel: block/ patched by
-# tests/vm/kernel/wilcox.patch; `tests/vm/run --kernel wilcox`, implied by
+# sdswarm's wilcox kernel (testhost/build-kernel: block/ patched by
+# testhost/kernel/wilcox.patch; `testhost/run --kernel wilcox`, implied by
 # the "vm-kernel" line above). sd_mod with layout=wilcox on N scsi_debug
 # disks (sdswarm.disks, default 300) with P GPT partitions each
 # (sdswarm.parts, default 63): a disk keeps mainline's 16 minors, and
