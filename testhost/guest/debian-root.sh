@@ -5,7 +5,7 @@
 # snapshot=on throws every write away at the end), the run's share on
 # /sdswarm and the kernel's module tree on /lib/modules/VERSION (both 9p),
 # copies the guest side (vm-lib, the scenarios, sdswarm's programs) in,
-# installs sdswarm-exec.service (it runs lib/exec-unit on the serial
+# installs sdswarm-exec.service (it runs guest/exec-unit on the serial
 # console, instead of the getty systemd would start there) and execs
 # systemd through switch_root. Returns only after vm_fail.
 vm_debian_root() {
