@@ -85,8 +85,8 @@ static const char *const nb_groups[NB_NGROUPS] = {
 #define NB_TARGET_REG_N 262144u
 
 /*
- * The kernel's allocators as sd_idabench measured them (tests/vm/sd: in the
- * tests/vm guest, the sdmod-alloc scenario runs it and then this command
+ * The kernel's allocators as sd_idabench measured them (testhost/sd: in the
+ * test host's guest, the sdmod-alloc scenario runs it and then this command
  * with --kernel-idx in the same boot). ns per op; NAN where not measured.
  */
 #define NB_KERNEL_MAX 16u
@@ -1238,10 +1238,11 @@ static void usage(FILE *f)
 		"  --objects N  slab objects, 128..4194304 (default 262144)\n"
 		"  -v, --verbose  also the notes on how it was measured\n"
 		"  --kernel-idx FILE  the kernel's ida and 2.6 bitmap as sd_idabench\n"
-		"             (tests/vm/sd) printed them, as rows beside libsdnum's\n"
+		"             (testhost/sd) printed them, as rows beside libsdnum's\n"
 		"             at the same N, the kernel ida a baseline of the tree.\n"
 		"             Ratios hold only when FILE comes from the same machine\n"
-		"             and run: tests/vm/run sdmod-alloc does both in a guest\n"
+		"             and run: `sdswarm-testhost run sdmod-alloc` does both\n"
+		"             in a guest\n"
 		"  --help     this text\n"
 		"Exit status 0; 1 on an error (allocation, wrong result); 2 on a\n"
 		"usage error.\n");

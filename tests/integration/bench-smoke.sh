@@ -134,7 +134,7 @@ check "table has its header" grep -qE '^group +case +N +ns/op +ops/s +baseline n
 check "table has the targets" grep -q '^targets' "$T/out.txt"
 check "table judges each target" test "$(grep -cE '(met|MISSED|not measured)$' "$T/out.txt")" -eq 5
 
-# --kernel-idx: sd_idabench's lines (tests/vm/sd) as rows beside libsdnum's,
+# --kernel-idx: sd_idabench's lines (testhost/sd) as rows beside libsdnum's,
 # the kernel ida the tree's baseline; a bad file is an error, not rows.
 printf '[    9.1] sd_idabench: n=256 ida_fill_ns=100.5 ida_churn_ns=200.0 bitmap_fill_ns=50.0 bitmap_churn_ns=60.0\nnoise\nsd_idabench: n=1048576 ida_fill_ns=120.0 ida_churn_ns=220.0 bitmap_fill_ns=- bitmap_churn_ns=6000.0\n' >"$T/kidx"
 "$B" numbering --quick --reps 1 --kernel-idx "$T/kidx" >"$T/k.txt" 2>"$T/err"

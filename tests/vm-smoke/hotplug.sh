@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Boots Debian's kernel under QEMU (tests/vm) logged in over iSCSI to
+# Boots Debian's kernel under QEMU (testhost) logged in over iSCSI to
 # sdswarmd in the guest; LUNs are removed and added at run time through
 # the control socket (4 rounds: 2 out, 3 in). The Async Message makes
 # iscsid rescan, and every new disk must get the lowest free sd index,

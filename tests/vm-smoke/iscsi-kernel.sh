@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Boots Debian's kernel under QEMU (tests/vm) with sdswarmd serving 300
+# Boots Debian's kernel under QEMU (testhost) with sdswarmd serving 300
 # LUNs over iSCSI on the guest's loopback and the kernel's initiator
 # (iscsi_tcp, iscsid, iscsiadm) logged in: the sd driver's names and dev_t
 # of every disk and partition (sda..sdkn, LUNs 256+ in flat addressing,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Boots Debian's kernel under QEMU (tests/vm) with 300 scsi_debug disks and
+# Boots Debian's kernel under QEMU (testhost) with 300 scsi_debug disks and
 # two partitions each (sda..sdkn: past sdz and past 256 disks) and checks
 # that the kernel's sd driver named and numbered every disk and partition
 # as sdnum says. Skips when QEMU or the kernel package cannot be had.

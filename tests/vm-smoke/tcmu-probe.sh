@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Boots Debian's kernel under QEMU (tests/vm) and checks the kernel side of
+# Boots Debian's kernel under QEMU (testhost) and checks the kernel side of
 # the TCMU path: a target_core_user backstore made through configfs yields
 # /dev/uio0, and exporting it through tcm_loop puts the scan's commands on
 # its ring. Skips when QEMU or the kernel package cannot be had.

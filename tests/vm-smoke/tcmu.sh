@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Boots Debian's kernel under QEMU (tests/vm) and runs sdswarmd's TCMU
+# Boots Debian's kernel under QEMU (testhost) and runs sdswarmd's TCMU
 # front end with 20 LUNs (the last 2 with 20 GPT partitions, so partitions
 # 16+ land on major 259): the daemon makes the backstores and the tcm_loop
 # target itself, the kernel's sd driver makes the disks, and every name,
