@@ -81,4 +81,24 @@ if [ -n "$deb" ]; then
 else
 	echo "SKIP (part): cannot fetch Debian's cloud kernel for a module of another kernel"
 fi
+
+# --pkgs gives what a real Debian system has: Debian's testdisk links
+# libcom_err through libext2fs without declaring libcom-err2 (every
+# system has it), so the closure adds the package its ELF files need.
+PKGS=$SDSWARM_TOP/testhost/build-pkgs
+img=$(SDSWARM_VM_DIR=$vm "$PKGS" --pkgs testdisk --force 2>"$t/pkgs.err")
+rc=$?
+cat "$t/pkgs.err"
+if [ $rc -eq 1 ] && grep -q 'apt-get download failed' "$t/pkgs.err"; then
+	echo "SKIP (part): cannot download testdisk's packages"
+else
+	expect_eq "build-pkgs --pkgs testdisk" 0 "$rc"
+	check "it names what it added and why" \
+		grep -q 'adding libcom-err2: .* needs libcom_err.so.2 and does not declare it' "$t/pkgs.err"
+	check "the overlay holds libcom_err.so.2" \
+		bash -c 'cpio -it --quiet <"$1" | grep -q "lib/x86_64-linux-gnu/libcom_err.so.2$"' _ "$img"
+	img2=$(SDSWARM_VM_DIR=$vm "$PKGS" --pkgs testdisk 2>"$t/pkgs2.err")
+	expect_eq "the second time: the same overlay, from the cache" "$img" "$img2"
+	check "without adding again" grep -q '^vm-pkgs: cached:' "$t/pkgs2.err"
+fi
 finish
