@@ -9,8 +9,14 @@
 #
 #   th_home                       the test host's folder (the one holding lib/)
 #   th_cmdline                    the kernel command line every boot starts with
+#   th_use_release RELEASE        exit 2 unless RELEASE is one
+#                                 (testhost/lib/release.sh); sets th_release
+#                                 and th_vmdir, the folder of this run's
+#                                 image: $SDSWARM_VM_DIR, else the
+#                                 release's (build/vm, build/vm-trixie)
 #   th_need_qemu                  exit 77 ("SKIP: ...") when there is no QEMU
-#   th_build_image VMDIR STATUS   testhost/build -q into VMDIR; exit STATUS on failure
+#   th_build_image VMDIR STATUS   testhost/build -q --release $th_release into
+#                                 VMDIR; exit STATUS on failure
 #   th_kernel_image VMDIR         the kernel to boot from VMDIR
 #   th_qemu_args VMDIR INITRD MEM SMP CMDLINE
 #                                 th_args: the machine every boot gets
@@ -28,6 +34,9 @@
 
 th_name=${th_name:-testhost}
 th_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=testhost/lib/release.sh
+. "$th_home/lib/release.sh"
+th_release=bookworm
 th_qemu=${SDSWARM_VM_QEMU:-qemu-system-x86_64}
 th_kvm_cpu=${SDSWARM_VM_KVM_CPU:-host}
 th_probe_timeout=${SDSWARM_VM_KVM_PROBE_TIMEOUT:-20}
@@ -61,6 +70,12 @@ th_size() {
 	th_usage_error "$1 $2: a size such as 2G or 1536M"
 }
 
+th_use_release() {
+	rel_check "$1" || th_usage_error "--release '$1': $(rel_names | sed 's/ / or /')"
+	th_release=$1
+	th_vmdir=${SDSWARM_VM_DIR:-$(rel_vm_dir "$(dirname "$th_home")" "$1")}
+}
+
 th_need_qemu() {
 	command -v "$th_qemu" >/dev/null 2>&1 && return 0
 	echo "SKIP: needs $th_qemu (install qemu-system-x86 with scripts/install-deps)"
@@ -72,7 +87,7 @@ th_need_qemu() {
 # said and exits STATUS (run: 1, exec: 125).
 th_build_image() {
 	local bout rc
-	bout=$(SDSWARM_VM_DIR=$1 "$th_home/build" -q 2>&1)
+	bout=$(SDSWARM_VM_DIR=$1 "$th_home/build" -q --release "$th_release" 2>&1)
 	rc=$?
 	if [ $rc -eq 77 ]; then
 		echo "$bout" | grep -m1 '^SKIP:' || echo "SKIP: testhost/build cannot get a kernel"
@@ -80,6 +95,8 @@ th_build_image() {
 	elif [ $rc -ne 0 ]; then
 		echo "$bout" >&2
 		echo "$th_name: testhost/build failed" >&2
+		# Its bad usage (a folder holding the other release) is ours.
+		[ $rc -eq 2 ] && exit 2
 		exit "$2"
 	fi
 	[ -z "$bout" ] || echo "$bout" >&2

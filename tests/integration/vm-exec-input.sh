@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `testhost/run exec` refuses bad input before anything boots, with exit
 # status 2 and a message naming the problem: a script that is not
-# executable or not there, an unknown front end or count, an unknown
+# executable or not there, an unknown front end, release or count, what
+# trixie does not have yet (the Debian host, --pkgs), an unknown
 # Debian package (apt's own answer), and a kernel module built for
 # another kernel (one of Debian's cloud kernel's modules, fetched once
 # with apt-get download into build/vm/dl/other). No qemu is started: each
@@ -47,6 +48,11 @@ refused "an unknown front end" "--frontend 'nvme'" --frontend nvme --script "$t/
 refused "a disk count that is not one" "--disks 12x" --disks 12x --script "$t/ok.sh"
 refused "too many partitions for scsi_debug" "--parts 16" --parts 16 --script "$t/ok.sh"
 refused "an unknown host" "--host 'fedora'" --host fedora --script "$t/ok.sh"
+refused "an unknown release" "--release 'sid': bookworm or trixie" --release sid --script "$t/ok.sh"
+refused "the Debian host on trixie" "the Debian host is Debian 12's only" \
+	--release trixie --host debian --script "$t/ok.sh"
+refused "packages on trixie" "Debian 12's only, not yet trixie's" \
+	--release trixie --pkgs smartmontools --script "$t/ok.sh"
 cp "$t/ok.sh" "$t/fake.ko"
 refused "a file that is not a module" "not a kernel module" --module "$t/fake.ko" --script "$t/ok.sh"
 
