@@ -280,13 +280,13 @@ endif
 test-vm:
 	$(Q)scripts/install-deps vm
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)testhost/run all
+	$(Q)testhost/sdswarm-testhost run all
 
 # sdswarm's patched sd_mod for a real Debian 12 test host's kernel (default:
 # the running one) into build/sd-module/KVER/ (man/sd_mod-sdswarm.4).
 KVER ?= $(shell uname -r)
 sd-module:
-	$(Q)testhost/build-sd-module --kver $(KVER)
+	$(Q)testhost/sdswarm-testhost sd-module --kver $(KVER)
 
 # --- bench and run --------------------------------------------------------
 bench:
@@ -301,10 +301,22 @@ run:
 
 # --- install --------------------------------------------------------------
 MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
+# The test host: bin/sdswarm-testhost finds its data, the rest of testhost/,
+# in ../share/sdswarm/testhost (modes kept: its scripts run from there),
+# with the version it was installed at; its cache is the user's
+# ($XDG_CACHE_HOME/sdswarm), never that folder.
+TESTHOST_DIR = $(DESTDIR)$(PREFIX)/share/sdswarm/testhost
+TESTHOST_FILES := $(sort $(filter-out testhost/sdswarm-testhost, \
+	$(shell find testhost -type f 2>/dev/null)))
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 testhost/sdswarm-testhost $(DESTDIR)$(PREFIX)/bin/
+	rm -rf $(TESTHOST_DIR)
+	for f in $(TESTHOST_FILES); do m=0644; [ -x $$f ] && m=0755; \
+		install -D -m $$m $$f $(DESTDIR)$(PREFIX)/share/sdswarm/$$f; done
+	echo '$(SDSWARM_VERSION)' > $(TESTHOST_DIR)/VERSION
 	install -m 0644 $(LIBSDNUM) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(LIBSDNUM_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libsdnum.so.0 $(DESTDIR)$(PREFIX)/lib/libsdnum.so
@@ -319,7 +331,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 scripts/bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sdswarm
-	for t in sdswarmd sdnum sdswarm-bench; do \
+	for t in sdswarmd sdnum sdswarm-bench sdswarm-testhost; do \
 		ln -sf sdswarm $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; done
 
 include tests/fuzz/fuzz.mk

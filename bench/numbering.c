@@ -86,7 +86,7 @@ static const char *const nb_groups[NB_NGROUPS] = {
 
 /*
  * The kernel's allocators as sd_idabench measured them (testhost/sd: in the
- * testhost guest, the sdmod-alloc scenario runs it and then this command
+ * test host's guest, the sdmod-alloc scenario runs it and then this command
  * with --kernel-idx in the same boot). ns per op; NAN where not measured.
  */
 #define NB_KERNEL_MAX 16u
@@ -1241,7 +1241,8 @@ static void usage(FILE *f)
 		"             (testhost/sd) printed them, as rows beside libsdnum's\n"
 		"             at the same N, the kernel ida a baseline of the tree.\n"
 		"             Ratios hold only when FILE comes from the same machine\n"
-		"             and run: testhost/run sdmod-alloc does both in a guest\n"
+		"             and run: `sdswarm-testhost run sdmod-alloc` does both\n"
+		"             in a guest\n"
 		"  --help     this text\n"
 		"Exit status 0; 1 on an error (allocation, wrong result); 2 on a\n"
 		"usage error.\n");

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # vm_debian_root: sourced by the initramfs's /init on the Debian host
-# (sdswarm.root=debian, testhost/exec --host debian). Mounts the root disk
-# (/dev/vda, ext4, the image testhost/build-debian made; qemu's
+# (sdswarm.root=debian, `sdswarm-testhost exec --host debian`). Mounts the
+# root disk (/dev/vda, ext4, the image testhost/build-debian made; qemu's
 # snapshot=on throws every write away at the end), the run's share on
 # /sdswarm and the kernel's module tree on /lib/modules/VERSION (both 9p),
 # copies the guest side (vm-lib, the scenarios, sdswarm's programs) in,

@@ -178,7 +178,7 @@ vm_sd_need_layout() {
 	vm_sd_have || { vm_fail "no patched sd_mod in the image (testhost/build-sd-module: see build/vm/logs/sd-module.log)"; return 1; }
 	vm_sd_knows "$1" && return 0
 	if [ "$1" = wilcox ]; then
-		vm_fail "layout wilcox needs sdswarm's wilcox kernel: testhost/run --kernel wilcox $(vm_param scenario '')"
+		vm_fail "layout wilcox needs sdswarm's wilcox kernel: sdswarm-testhost run --kernel wilcox $(vm_param scenario '')"
 	else
 		vm_fail "the patched sd_mod has no layout $1"
 	fi

@@ -1,22 +1,27 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034 # its th_* results are its callers'
-# The host side that testhost/run and testhost/exec share: QEMU's command
-# line, the accelerator (a bounded KVM probe boot and its cached verdict),
-# one bounded boot (the console streamed to a log, qemu killed by the PID
-# we started), and the guest's verdict lines. Sourced, never run: it only
-# defines functions and th_* variables. A script sets th_name (its prefix
-# in messages: vm-run, vm-exec) before it calls any of them.
+# The host side the test host's scripts share: where everything is (a
+# checkout's or an installed test host's), and what run and exec share:
+# QEMU's command line, the accelerator (a bounded KVM probe boot and its
+# cached verdict), one bounded boot (the console streamed to a log, qemu
+# killed by the PID we started), and the guest's verdict lines. Sourced,
+# never run: it only defines functions and th_* variables (th_paths runs
+# as it is sourced). A script sets th_name (its prefix in messages: vm-run,
+# vm-exec) before it calls any of them.
 #
 #   th_home                       the test host's folder (the one holding lib/)
+#   th_top th_cache th_vm th_bin  see th_paths
+#   th_vm_dir [VARIANT]           the image's folder of a kernel VARIANT
+#   th_rel PATH                   PATH as a message shows it
 #   th_cmdline                    the kernel command line every boot starts with
 #   th_use_release RELEASE        exit 2 unless RELEASE is one
-#                                 (testhost/lib/release.sh); sets th_release
-#                                 and th_vmdir, the folder of this run's
-#                                 image: $SDSWARM_VM_DIR, else the
-#                                 release's (build/vm, build/vm-trixie)
+#                                 (lib/release.sh); sets th_release and
+#                                 th_vm, the folder of this run's image:
+#                                 SDSWARM_VM_DIR, else the release's
+#                                 (th_cache/vm, th_cache/vm-trixie)
 #   th_need_qemu                  exit 77 ("SKIP: ...") when there is no QEMU
-#   th_build_image VMDIR STATUS   testhost/build -q --release $th_release into
-#                                 VMDIR; exit STATUS on failure
+#   th_build_image VMDIR STATUS   the image of th_release in VMDIR, current;
+#                                 exit STATUS on failure
 #   th_kernel_image VMDIR         the kernel to boot from VMDIR
 #   th_qemu_args VMDIR INITRD MEM SMP CMDLINE
 #                                 th_args: the machine every boot gets
@@ -37,6 +42,56 @@ th_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=testhost/lib/release.sh
 . "$th_home/lib/release.sh"
 th_release=bookworm
+
+# --- where things are -------------------------------------------------------
+# th_paths sets
+#   th_top    the checkout the test host is in (th_home/.. holds the
+#             Makefile and numbering/), empty when it is installed
+#   th_cache  what it downloads and builds: the checkout's build/, else
+#             $XDG_CACHE_HOME/sdswarm (default ~/.cache/sdswarm)
+#   th_vm     Debian's kernel, the initramfs, their inputs and the logs:
+#             SDSWARM_VM_DIR, else th_cache/vm (bookworm's; th_use_release
+#             makes it another release's)
+#   th_bin    sdswarm's programs the guest gets: SDSWARM_VM_BIN, else the
+#             checkout's build/bin, or the bin/ folder of the installation
+#             (th_home is PREFIX/share/sdswarm/testhost)
+# Everything the test host writes goes under th_cache (or SDSWARM_VM_DIR),
+# never into th_home: installed, that is a system folder.
+th_paths() {
+	local xdg=${XDG_CACHE_HOME:-}
+	if [ -f "$th_home/../Makefile" ] && [ -d "$th_home/../numbering" ]; then
+		th_top=$(cd "$th_home/.." && pwd)
+		th_cache=$th_top/build
+		th_bin=${SDSWARM_VM_BIN:-$th_top/build/bin}
+	else
+		th_top=""
+		# The XDG base directory rules: a relative XDG_CACHE_HOME is
+		# ignored.
+		case $xdg in /*) ;; *) xdg=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache ;; esac
+		th_cache=$xdg/sdswarm
+		th_bin=${SDSWARM_VM_BIN:-$(cd "$th_home/../../.." && pwd)/bin}
+	fi
+	th_vm=$(th_vm_dir)
+}
+
+# The image's folder: th_cache/vm for Debian's kernel; a kernel of the
+# test host's own (VARIANT: wilcox) gets a folder of its own beside it
+# (vm-wilcox), as would anything else that needs an image apart.
+# shellcheck disable=SC2120 # run passes its --kernel
+th_vm_dir() { # [VARIANT]
+	echo "${SDSWARM_VM_DIR:-$th_cache/vm}${1:+-$1}"
+}
+
+# In a checkout, messages name paths relative to it (build/vm/logs/...).
+th_rel() { # PATH
+	if [ -n "$th_top" ]; then
+		echo "${1#"$th_top"/}"
+	else
+		echo "$1"
+	fi
+}
+
+th_paths
 th_qemu=${SDSWARM_VM_QEMU:-qemu-system-x86_64}
 th_kvm_cpu=${SDSWARM_VM_KVM_CPU:-host}
 th_probe_timeout=${SDSWARM_VM_KVM_PROBE_TIMEOUT:-20}
@@ -73,7 +128,7 @@ th_size() {
 th_use_release() {
 	rel_check "$1" || th_usage_error "--release '$1': $(rel_names | sed 's/ / or /')"
 	th_release=$1
-	th_vmdir=${SDSWARM_VM_DIR:-$(rel_vm_dir "$(dirname "$th_home")" "$1")}
+	th_vm=${SDSWARM_VM_DIR:-$(rel_vm_dir "$th_cache" "$1")}
 }
 
 th_need_qemu() {
@@ -82,7 +137,7 @@ th_need_qemu() {
 	exit 77
 }
 
-# The image: testhost/build's input check (~0.5 s when current). Its
+# The image: sdswarm-testhost build's input check (~0.5 s when current). Its
 # "SKIP:" line passes on with exit 77; any other failure prints what it
 # said and exits STATUS (run: 1, exec: 125).
 th_build_image() {
@@ -90,11 +145,11 @@ th_build_image() {
 	bout=$(SDSWARM_VM_DIR=$1 "$th_home/build" -q --release "$th_release" 2>&1)
 	rc=$?
 	if [ $rc -eq 77 ]; then
-		echo "$bout" | grep -m1 '^SKIP:' || echo "SKIP: testhost/build cannot get a kernel"
+		echo "$bout" | grep -m1 '^SKIP:' || echo "SKIP: sdswarm-testhost build cannot get a kernel"
 		exit 77
 	elif [ $rc -ne 0 ]; then
 		echo "$bout" >&2
-		echo "$th_name: testhost/build failed" >&2
+		echo "$th_name: sdswarm-testhost build failed" >&2
 		# Its bad usage (a folder holding the other release) is ours.
 		[ $rc -eq 2 ] && exit 2
 		exit "$2"

@@ -18,7 +18,7 @@
 #       the Debian version of linux-image-KVER: what dpkg has installed
 #       (with the system's apt), else apt's candidate
 #   kdeb_image_version VMDIR
-#       the version of the kernel package testhost/build unpacked in
+#       the version of the kernel package `sdswarm-testhost build` unpacked in
 #       VMDIR/kernel (6.1.192-3), nothing when there is none
 
 rel_apt=(${rel_apt[@]+"${rel_apt[@]}"})

@@ -12,8 +12,11 @@
 #   rel_names                     the releases, one line
 #   rel_check NAME                0 when NAME is a release, else 1
 #   rel_kernel RELEASE            its kernel series: 6.1, 6.12
-#   rel_vm_dir TOP RELEASE        its default cache folder: build/vm
-#                                 (bookworm's, as before releases), build/vm-trixie
+#   rel_vm_dir CACHE RELEASE      its default image folder: CACHE/vm
+#                                 (bookworm's, as before releases),
+#                                 CACHE/vm-trixie (CACHE: the checkout's
+#                                 build/ or ~/.cache/sdswarm, host.sh's
+#                                 th_cache)
 #   rel_apt_opts RELEASE RELDIR   sets rel_apt, apt-get's and apt-cache's
 #                                 options for RELEASE (none for bookworm);
 #                                 writes RELDIR/apt/sources/RELEASE.sources
@@ -41,9 +44,9 @@ rel_kernel() {
 
 rel_vm_dir() {
 	if [ "$2" = bookworm ]; then
-		echo "$1/build/vm"
+		echo "$1/vm"
 	else
-		echo "$1/build/vm-$2"
+		echo "$1/vm-$2"
 	fi
 }
 

@@ -3,8 +3,8 @@
 # repro-exec: --frontend scsi_debug --disks 1 --pkgs multipath-tools,coreutils --mem 2G
 # multipath: several paths to one LUN, assembled by the guest's own
 # multipathd, and a failover under I/O. Run through the exec mode's public
-# interface (testhost/multipath/run, or testhost/run exec with the flags
-# above and --script this file). sdswarmd serves mp.luns LUNs (default 200)
+# interface (`sdswarm-testhost multipath`, or `sdswarm-testhost exec` with
+# the flags above and --script this file). sdswarmd serves mp.luns LUNs (default 200)
 # of one iSCSI target on mp.paths portals of the guest's loopback (2 or 4,
 # default 2), each portal its own target port; implicit ALUA in two port
 # groups, "a" (the first half of the ports) active/optimized and "b"
@@ -17,7 +17,7 @@
 # standby paths must show as ghost. Figures in $SDSWARM_OUT/multipath.json.
 # Exit 0: PASS; 1: FAIL (the reason printed); 2: the setup failed.
 set -u
-# Parameters from the kernel command line (testhost/run exec --append
+# Parameters from the kernel command line (sdswarm-testhost exec --append
 # "mp.luns=N mp.paths=P mp.io=M"), else defaults.
 param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^mp\.$1=//p" | tail -1; }
 luns=$(param luns); luns=${luns:-200}

@@ -2,8 +2,8 @@
 # vm-all: no
 # vm-mem: 1G
 # vm-timeout: 600
-# exec: the guest half of `testhost/run exec` (testhost/exec is the host
-# half). It mounts the run's share (9p, tag sdswarm) on /sdswarm and the
+# exec: the guest half of `sdswarm-testhost exec` (testhost/exec is the
+# host half). It mounts the run's share (9p, tag sdswarm) on /sdswarm and the
 # kernel's whole module tree (tag sdswarm-modules) on /lib/modules/VERSION,
 # loads the user's modules (/sdswarm/in/*.ko, their dependencies through
 # modprobe first), starts systemd-udevd when nobody has (the initramfs
@@ -117,7 +117,7 @@ mem0=$(vm_mem_used_kib)
 
 # sdswarmd's LUN table: N LUNs of 1 GiB, thin, P GPT partitions each.
 sdswarm_conf() {
-	echo "# testhost/run exec: $n LUNs ($fe)"
+	echo "# sdswarm-testhost exec: $n LUNs ($fe)"
 	echo "[target]"
 	echo "seed = $n"
 	echo "max_luns = 16384"

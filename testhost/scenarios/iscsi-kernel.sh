@@ -13,9 +13,9 @@
 # number VPD page and READ CAPACITY of a sample of disks (every name-length
 # boundary crossed, LUN 255/256, the last) match the configuration and
 # `sdswarm status --lun`; and which LUN got which name against `sdswarm
-# names` (the prediction in LUN order). With scsi_mod.scan=sync (testhost/run's default)
-# that order must hold; booted with --append scsi_mod.scan=async it is only
-# reported (lun_order_mismatches): the names and dev_t still must match.
+# names` (the prediction in LUN order). With scsi_mod.scan=sync (the
+# test host's default) that order must hold; booted with --append
+# scsi_mod.scan=async it is only reported (lun_order_mismatches): the names and dev_t still must match.
 # Figures: disks, seen, mismatches, missing, probe_s (login to the last
 # partition in sysfs), login_s, mem_used_kib, parts_259, lun_order_mismatches.
 # sdswarm.targets=T splits the LUNs over T targets (T sessions, T SCSI

@@ -33,7 +33,7 @@ case $n in '' | *[!0-9]* | 0) vm_fail "sdswarm.disks=$n is not a count"; exit 0 
 [ "$n" -le 16384 ] || { vm_fail "sdswarm.disks=$n: at most 16384 here"; exit 0; }
 w=/tmp/openall
 mkdir -p $w
-command -v sdswarm-bench >/dev/null || { vm_fail "no sdswarm-bench in the image: make, then testhost/build"; exit 0; }
+command -v sdswarm-bench >/dev/null || { vm_fail "no sdswarm-bench in the image: make, then sdswarm-testhost build"; exit 0; }
 
 # set_nodes VENDOR DIR: mknod every disk and partition whose disk's vendor
 # is VENDOR into DIR, under the kernel's own names.

@@ -2,7 +2,8 @@
 # vm-all: no
 # vm-mem: 256M
 # vm-timeout: 60
-# probe: the shortest boot there is; testhost/run boots it under KVM to see
-# whether KVM works on this host before trusting it with a real scenario.
+# probe: the shortest boot there is; the test host boots it under KVM to
+# see whether KVM works on this host before trusting it with a real
+# scenario.
 . /usr/lib/sdswarm-vm/vm-lib.sh
 vm_pass "booted"

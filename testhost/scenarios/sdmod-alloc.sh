@@ -108,7 +108,7 @@ done <$w/kernel-idx
 
 if [ "$bench" = 1 ]; then
 	if ! command -v sdswarm-bench >/dev/null; then
-		vm_fail "no sdswarm-bench in the image: make, then testhost/build"
+		vm_fail "no sdswarm-bench in the image: make, then sdswarm-testhost build"
 	elif ! sdswarm-bench numbering --quick --kernel-idx $w/kernel-idx >$w/bench.txt 2>$w/bench.err; then
 		vm_fail "sdswarm-bench numbering --kernel-idx: $(tail -2 $w/bench.err | tr '\n' ' ')"
 	else

@@ -25,7 +25,7 @@ vm_stat disks "$n"
 case $n in '' | *[!0-9]* | 0) vm_fail "sdswarm.disks=$n is not a count"; exit 0 ;; esac
 [ "$n" -le 16384 ] || { vm_fail "sdswarm.disks=$n: at most 16384"; exit 0; }
 [ "$parts" -le 4 ] || { vm_fail "sdswarm.parts=$parts: scsi_debug makes at most 4"; exit 0; }
-command -v sdswarm-bench >/dev/null || { vm_fail "no sdswarm-bench in the image: make, then testhost/build"; exit 0; }
+command -v sdswarm-bench >/dev/null || { vm_fail "no sdswarm-bench in the image: make, then sdswarm-testhost build"; exit 0; }
 w=/tmp/sdmod-openall
 mkdir -p $w
 

@@ -4,8 +4,8 @@
 # vm-kernel: wilcox
 # sdmod-wilcox: the layout of Matthew Wilcox's 2003 mail on a real kernel,
 # sdswarm's wilcox kernel (testhost/build-kernel: block/ patched by
-# testhost/kernel/wilcox.patch; `testhost/run --kernel wilcox`, implied by
-# the "vm-kernel" line above). sd_mod with layout=wilcox on N scsi_debug
+# testhost/kernel/wilcox.patch; `sdswarm-testhost run --kernel wilcox`,
+# implied by the "vm-kernel" line above). sd_mod with layout=wilcox on N scsi_debug
 # disks (sdswarm.disks, default 300) with P GPT partitions each
 # (sdswarm.parts, default 63): a disk keeps mainline's 16 minors, and
 # partitions 16-63 carry their bits 4-5 in minor bits 18-19. The GPT is

@@ -50,7 +50,9 @@ done
 for prog in $(grep -ho 'build/bin/[a-z-]*' "$T"/*.sh | sort -u); do
 	check "$prog is a program make builds" test -x "$SDSWARM_PLAIN_BIN/$(basename "$prog")"
 done
-for sc in $(grep -ho 'testhost/run [a-z0-9-]*' "$T"/*.sh | awk '{ print $2 }' | sort -u); do
+scs=$(grep -ho 'testhost/sdswarm-testhost run [a-z0-9-]*' "$T"/*.sh | awk '{ print $3 }' | sort -u)
+check "the vm job runs a scenario through sdswarm-testhost" test -n "$scs"
+for sc in $scs; do
 	check "the VM scenario '$sc' exists" test -f "$top/testhost/scenarios/$sc.sh"
 done
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The VM smokes' JSON checks, proven without a VM: tests/lib/vm-smoke.sh's
-# vm_smoke_run over a stand-in for testhost/run that prints a saved report
-# (the document `testhost/run scsi-debug --json` prints), then guest_check
+# vm_smoke_run over a stand-in for `sdswarm-testhost run` that prints a
+# saved report (the document `sdswarm-testhost run scsi-debug --json`
+# prints), then guest_check
 # and json_check. A check passes on the good document whatever its key
 # order and spacing, and FAILS, saying why, on a wrong value, a missing
 # key, a document that is not JSON, a missing file and a guest that sent
@@ -11,7 +12,7 @@
 requires python3
 T=$(tmpdir)
 
-# the report of a passing 300-disk scsi-debug boot, as testhost/run printed
+# the report of a passing 300-disk scsi-debug boot, as the runner printed
 # it on this machine (its guest object saved from build/vm/logs)
 cat >"$T/good.json" <<'JSON'
 {"accel":"tcg","accel_note":"no usable /dev/kvm","results":[{"scenario":"scsi-debug","result":"PASS","reason":"every name and dev_t matches sdnum","wall_s":44.1,"timeout_s":150,"mem":"1G","log":"build/vm/logs/scsi-debug.log","guest":{"scenario":"scsi-debug","kernel":"6.1.0-57-amd64","boot_s":3.88,"cpus":2,"mem_total_kib":983496,"disks":300,"parts":2,"seen":300,"probe_s":1.99,"scan_s":1.73,"mem_used_kib":98788,"missing":0,"control_mismatches":897,"mismatches":0,"checked":900,"first":"sda 8:0","last":"sdkn 66:432","end_s":9.50,"result":"PASS","reason":"every name and dev_t matches sdnum"}}]}
@@ -24,13 +25,13 @@ cat >"$T/reordered.json" <<'JSON'
 JSON
 cat >"$T/runner" <<'EOF2'
 #!/bin/bash
-# a stand-in for testhost/run: prints $FAKE_REPORT, exits $FAKE_RC
+# a stand-in for sdswarm-testhost run: prints $FAKE_REPORT, exits $FAKE_RC
 [ "${*: -1}" = --json ] || { echo "runner: no --json" >&2; exit 2; }
 cat "$FAKE_REPORT"
 exit "${FAKE_RC:-0}"
 EOF2
 chmod +x "$T/runner"
-VM_RUN=$T/runner
+VM_RUN=("$T/runner")
 
 # smoke REPORT [RC] -- CHECKS...: one smoke in a subshell (its own count),
 # the scsi-debug smoke's four checks; prints its output to $T/out and
@@ -81,7 +82,7 @@ said "... its checks fail on the document's shape" "another shape"
 
 smoke "$T/good.json" 1
 expect_eq "a failed run fails, its guest's figures fine" 1 "$?"
-said "... on the run's exit status" "^FAIL: testhost/run exit status: want '0', got '1'$"
+said "... on the run's exit status" "^FAIL: sdswarm-testhost run exit status: want '0', got '1'$"
 
 echo "SKIP: no QEMU here" >"$T/skip.txt"
 smoke "$T/skip.txt" 77

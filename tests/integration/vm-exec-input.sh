@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# `testhost/run exec` refuses bad input before anything boots, with exit
+# `sdswarm-testhost exec` refuses bad input before anything boots, with exit
 # status 2 and a message naming the problem: a script that is not
 # executable or not there, an unknown front end, release or count, what
 # trixie does not have yet (the Debian host, --pkgs), an unknown
@@ -14,22 +14,22 @@
 requires qemu-system-x86_64 apt-get dpkg-deb modinfo
 [ -x "$SDSWARM_PLAIN_BIN/sdnum" ] || skip "no $SDSWARM_PLAIN_BIN/sdnum: run make"
 export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
-run=$SDSWARM_TOP/testhost/run
-vm=${SDSWARM_VM_DIR:-$SDSWARM_TOP/build/vm}
+th=$SDSWARM_TOP/testhost/sdswarm-testhost
+vm=$("$th" paths vm)
 t=$(tmpdir)
 
 # The kernel the guest runs (and the build, so that the module check
 # below has it); a machine without it skips.
-"$SDSWARM_TOP/testhost/build" -q >"$t/build.log" 2>&1
+"$th" build -q >"$t/build.log" 2>&1
 rc=$?
 [ $rc -eq 77 ] && skip "$(grep -m1 '^SKIP:' "$t/build.log")"
-expect_eq "testhost/build" 0 "$rc"
+expect_eq "sdswarm-testhost build" 0 "$rc"
 kver=$(cat "$vm/kernel.version")
 
 refused() { # DESC PATTERN ARGS...: exit 2, the message, and no boot
 	local desc=$1 pat=$2 out rc
 	shift 2
-	out=$("$run" exec "$@" 2>&1)
+	out=$("$th" exec "$@" 2>&1)
 	rc=$?
 	expect_eq "$desc: exit status" 2 "$rc"
 	check "$desc: says '$pat'" grep -q -- "$pat" <<<"$out"

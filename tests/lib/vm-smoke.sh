@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: MIT
 # The shared helper of the VM smokes (tests/vm-smoke/*.sh), each a short
-# testhost boot of the plain build: sourced, never run. Sources common.sh
-# and json.sh.
+# boot of the test host (testhost/sdswarm-testhost) with the plain build:
+# sourced, never run. Sources common.sh and json.sh.
+#   VM_TESTHOST          the test host's command, the smokes' one way in
 #   vm_smoke_requires [PROG...]
 #                        skip (77) unless QEMU and python3 are installed
 #                        and every PROG is built in $SDSWARM_PLAIN_BIN;
 #                        exports SDSWARM_VM_BIN (the guest runs that build)
 #   vm_smoke_run SCENARIO [ARGS...]
-#                        testhost/run SCENARIO ARGS --json (VM_RUN names
-#                        another runner); skips when it does; prints its
+#                        sdswarm-testhost run SCENARIO ARGS --json (the
+#                        array VM_RUN, the command and its first words, may
+#                        name another runner); skips when it does; prints its
 #                        report and checks its exit status is 0; stores
 #                        the report in $VM_SMOKE_JSON and the scenario's
 #                        guest object (its results[0].guest) in
@@ -19,7 +21,8 @@
 #                        guest_check "300 disks seen" 'j["seen"] == 300'
 . "$(dirname "${BASH_SOURCE[0]}")/json.sh"
 
-VM_RUN=${VM_RUN:-$SDSWARM_TOP/testhost/run}
+VM_TESTHOST=$SDSWARM_TOP/testhost/sdswarm-testhost
+VM_RUN=("$VM_TESTHOST" run)
 _vm_smoke_dir=$(tmpdir)
 VM_SMOKE_JSON=$_vm_smoke_dir/run.json
 VM_SMOKE_GUEST=$_vm_smoke_dir/guest.json
@@ -35,11 +38,11 @@ vm_smoke_requires() {
 
 vm_smoke_run() {
 	local out rc
-	out=$("$VM_RUN" "$@" --json)
+	out=$("${VM_RUN[@]}" "$@" --json)
 	rc=$?
 	[ $rc -eq 77 ] && skip "${out#SKIP: }"
 	echo "$out"
-	expect_eq "testhost/run exit status" 0 "$rc"
+	expect_eq "sdswarm-testhost run exit status" 0 "$rc"
 	printf '%s\n' "$out" >"$VM_SMOKE_JSON"
 	# the guest's object on its own; when the report is not the one
 	# document expected, its text, so that guest_check says why

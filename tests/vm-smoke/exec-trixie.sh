@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# One short `testhost/run exec --release trixie` boot: Debian 13's kernel
+# One short `sdswarm-testhost exec --release trixie` boot: Debian 13's kernel
 # (6.12, its own package through the test host's private apt sources)
 # with 8 scsi_debug disks on the initramfs host, and a script that
 # asserts what it was promised: a 6.12 kernel, and exactly the disks
@@ -35,7 +35,7 @@ exit $bad
 GUEST
 chmod +x "$t/assert-trixie.sh"
 
-out=$("$SDSWARM_TOP/testhost/run" exec --release trixie --frontend scsi_debug --disks 8 \
+out=$("$VM_TESTHOST" exec --release trixie --frontend scsi_debug --disks 8 \
 	--script "$t/assert-trixie.sh" --out "$t/out" --timeout 300 2>"$t/err")
 rc=$?
 cat "$t/err"

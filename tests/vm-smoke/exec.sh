@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# One short `testhost/run exec` boot: 40 scsi_debug disks with 2
+# One short `sdswarm-testhost exec` boot: 40 scsi_debug disks with 2
 # partitions each on the initramfs host, and a script of the kind a user
 # writes, which asserts the disks it was promised ($SDSWARM_DISKS of them,
 # sda..sdan in $SDSWARM_DISK_LIST, each with its partitions and a block
@@ -38,7 +38,7 @@ exit 1
 GUEST
 chmod +x "$t/assert-disks.sh"
 
-out=$("$SDSWARM_TOP/testhost/run" exec --frontend scsi_debug --disks 40 --parts 2 \
+out=$("$VM_TESTHOST" exec --frontend scsi_debug --disks 40 --parts 2 \
 	--script "$t/assert-disks.sh" --out "$t/out" --timeout 400 2>"$t/err")
 rc=$?
 cat "$t/err"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# One short multipath boot (testhost/multipath/run): 8 LUNs through 2
+# One short multipath boot (`sdswarm-testhost multipath`): 8 LUNs through 2
 # iSCSI portals of sdswarmd in the guest, two ALUA port groups, the
 # kernel's initiator on both, multipathd (multipath-tools from Debian 12,
 # fetched by --pkgs) assembling one map of 2 paths per LUN, then group a
@@ -13,12 +13,12 @@
 vm_smoke_requires sdswarmd
 t=$(tmpdir)
 
-out=$("$SDSWARM_TOP/testhost/multipath/run" --luns 8 --paths 2 --io 4 \
+out=$("$VM_TESTHOST" multipath --luns 8 --paths 2 --io 4 \
 	--timeout 900 --out "$t/out" 2>"$t/err")
 rc=$?
 cat "$t/err"
 grep -q '^SKIP:' <<<"$out" && skip "$(grep -m1 '^SKIP:' <<<"$out")"
-[ $rc -eq 77 ] && skip "testhost/multipath/run: $(tail -1 "$t/err")"
+[ $rc -eq 77 ] && skip "sdswarm-testhost multipath: $(tail -1 "$t/err")"
 echo "$out"
 expect_eq "the script's verdict (0 = PASS)" 0 "$rc"
 check "multipath.json came back" test -s "$t/out/multipath.json"

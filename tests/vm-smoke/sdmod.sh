@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Boots Debian's kernel under QEMU (testhost) with sdswarm's patched sd_mod
-# (testhost/sd, built from Debian's own source by testhost/build-sd-module):
+# (testhost/sd, built from Debian's own source by `sdswarm-testhost
+# sd-module`):
 # 100 scsi_debug disks x 2 partitions under the stock sd_mod, then seven bad
 # parameter sets the patched module must refuse, then the patched module
 # with no parameters, which must name and number all 300 disks and
@@ -11,15 +12,15 @@
 . "$(dirname "$0")/../lib/vm-smoke.sh"
 vm_smoke_requires sdnum
 
-# The image's kernel first (testhost/build), then the module for it.
-out=$("$SDSWARM_TOP/testhost/build" -q 2>&1)
+# The image's kernel first (sdswarm-testhost build), then the module for it.
+out=$("$VM_TESTHOST" build -q 2>&1)
 rc=$?
 [ $rc -eq 77 ] && skip "$(grep -m1 '^SKIP:' <<<"$out" | sed 's/^SKIP: //')"
-expect_eq "testhost/build exit status" 0 "$rc"
-out=$("$SDSWARM_TOP/testhost/build-sd-module" -q 2>&1)
+expect_eq "sdswarm-testhost build exit status" 0 "$rc"
+out=$("$VM_TESTHOST" sd-module -q 2>&1)
 rc=$?
 [ $rc -eq 77 ] && skip "$(grep -m1 '^SKIP:' <<<"$out" | sed 's/^SKIP: //')"
-expect_eq "testhost/build-sd-module exit status" 0 "$rc"
+expect_eq "sdswarm-testhost sd-module exit status" 0 "$rc"
 
 vm_smoke_run sdmod-stock --disks 100 --parts 2 --timeout 240
 guest_check "the guest saw 100 disks" 'j["seen"] == 100'
