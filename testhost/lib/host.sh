@@ -14,8 +14,14 @@
 #   th_vm_dir [VARIANT]           the image's folder of a kernel VARIANT
 #   th_rel PATH                   PATH as a message shows it
 #   th_cmdline                    the kernel command line every boot starts with
+#   th_use_release RELEASE        exit 2 unless RELEASE is one
+#                                 (lib/release.sh); sets th_release and
+#                                 th_vm, the folder of this run's image:
+#                                 SDSWARM_VM_DIR, else the release's
+#                                 (th_cache/vm, th_cache/vm-trixie)
 #   th_need_qemu                  exit 77 ("SKIP: ...") when there is no QEMU
-#   th_build_image VMDIR STATUS   the image in VMDIR, current; exit STATUS on failure
+#   th_build_image VMDIR STATUS   the image of th_release in VMDIR, current;
+#                                 exit STATUS on failure
 #   th_kernel_image VMDIR         the kernel to boot from VMDIR
 #   th_qemu_args VMDIR INITRD MEM SMP CMDLINE
 #                                 th_args: the machine every boot gets
@@ -33,6 +39,9 @@
 
 th_name=${th_name:-testhost}
 th_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=testhost/lib/release.sh
+. "$th_home/lib/release.sh"
+th_release=bookworm
 
 # --- where things are -------------------------------------------------------
 # th_paths sets
@@ -41,7 +50,8 @@ th_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 #   th_cache  what it downloads and builds: the checkout's build/, else
 #             $XDG_CACHE_HOME/sdswarm (default ~/.cache/sdswarm)
 #   th_vm     Debian's kernel, the initramfs, their inputs and the logs:
-#             SDSWARM_VM_DIR, else th_cache/vm
+#             SDSWARM_VM_DIR, else th_cache/vm (bookworm's; th_use_release
+#             makes it another release's)
 #   th_bin    sdswarm's programs the guest gets: SDSWARM_VM_BIN, else the
 #             checkout's build/bin, or the bin/ folder of the installation
 #             (th_home is PREFIX/share/sdswarm/testhost)
@@ -115,6 +125,12 @@ th_size() {
 	th_usage_error "$1 $2: a size such as 2G or 1536M"
 }
 
+th_use_release() {
+	rel_check "$1" || th_usage_error "--release '$1': $(rel_names | sed 's/ / or /')"
+	th_release=$1
+	th_vm=${SDSWARM_VM_DIR:-$(rel_vm_dir "$th_cache" "$1")}
+}
+
 th_need_qemu() {
 	command -v "$th_qemu" >/dev/null 2>&1 && return 0
 	echo "SKIP: needs $th_qemu (install qemu-system-x86 with scripts/install-deps)"
@@ -126,7 +142,7 @@ th_need_qemu() {
 # said and exits STATUS (run: 1, exec: 125).
 th_build_image() {
 	local bout rc
-	bout=$(SDSWARM_VM_DIR=$1 "$th_home/build" -q 2>&1)
+	bout=$(SDSWARM_VM_DIR=$1 "$th_home/build" -q --release "$th_release" 2>&1)
 	rc=$?
 	if [ $rc -eq 77 ]; then
 		echo "$bout" | grep -m1 '^SKIP:' || echo "SKIP: sdswarm-testhost build cannot get a kernel"
@@ -134,6 +150,8 @@ th_build_image() {
 	elif [ $rc -ne 0 ]; then
 		echo "$bout" >&2
 		echo "$th_name: sdswarm-testhost build failed" >&2
+		# Its bad usage (a folder holding the other release) is ours.
+		[ $rc -eq 2 ] && exit 2
 		exit "$2"
 	fi
 	[ -z "$bout" ] || echo "$bout" >&2

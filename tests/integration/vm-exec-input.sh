@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # `sdswarm-testhost exec` refuses bad input before anything boots, with exit
 # status 2 and a message naming the problem: a script that is not
-# executable or not there, an unknown front end or count, an unknown
-# Debian package (apt's own answer), and a kernel module built for
+# executable or not there, an unknown front end, release or count, what
+# trixie does not have yet (the Debian host), an unknown
+# Debian package or one of the other release only (apt's own answer), a
+# module of the other release's kernel, and a kernel module built for
 # another kernel (one of Debian's cloud kernel's modules, fetched once
 # with apt-get download into build/vm/dl/other). No qemu is started: each
 # answer must come without the "booting" line. Skips when QEMU or the
@@ -47,6 +49,9 @@ refused "an unknown front end" "--frontend 'nvme'" --frontend nvme --script "$t/
 refused "a disk count that is not one" "--disks 12x" --disks 12x --script "$t/ok.sh"
 refused "too many partitions for scsi_debug" "--parts 16" --parts 16 --script "$t/ok.sh"
 refused "an unknown host" "--host 'fedora'" --host fedora --script "$t/ok.sh"
+refused "an unknown release" "--release 'sid': bookworm or trixie" --release sid --script "$t/ok.sh"
+refused "the Debian host on trixie" "the Debian host is Debian 12's only" \
+	--release trixie --host debian --script "$t/ok.sh"
 cp "$t/ok.sh" "$t/fake.ko"
 refused "a file that is not a module" "not a kernel module" --module "$t/fake.ko" --script "$t/ok.sh"
 
@@ -56,8 +61,35 @@ if apt-cache show --no-all-versions busybox-static >/dev/null 2>&1; then
 		--pkgs smartmontools,sdswarm-no-such-package --script "$t/ok.sh"
 	refused "an unknown package (debian host)" "no Debian package 'sdswarm-no-such-package'" \
 		--host debian --pkgs sdswarm-no-such-package --script "$t/ok.sh"
+	refused "a package bookworm does not have" "Unable to locate package python3.13" \
+		--pkgs python3.13 --script "$t/ok.sh"
 else
 	echo "SKIP (part): apt has no package lists; the unknown-package checks need them"
+fi
+
+# trixie: a package of bookworm's only (python3.11; trixie has 3.13),
+# answered from trixie's private lists, and a module of the other
+# release's kernel. exec builds trixie's image first: a machine that
+# cannot have it skips this part.
+"$th" build -q --release trixie >"$t/build-trixie.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+	tvm=$("$th" paths --release trixie vm)
+	refused "a package trixie does not have" "Unable to locate package python3.11" \
+		--release trixie --pkgs python3.11 --script "$t/ok.sh"
+	tk=$(cat "$tvm/kernel.version")
+	cp "$(find "$tvm/kernel/lib/modules/$tk/kernel/drivers/md" -name 'dm-zero.ko' | head -1)" \
+		"$t/dm-zero-6.12.ko"
+	refused "a module of trixie's kernel on bookworm" \
+		"built for kernel $tk; the test host runs $kver" \
+		--module "$t/dm-zero-6.12.ko" --script "$t/ok.sh"
+	cp "$vm/kernel/lib/modules/$kver/kernel/drivers/md/dm-zero.ko" "$t/dm-zero-6.1.ko"
+	refused "a module of bookworm's kernel on trixie" \
+		"built for kernel $kver; the test host runs $tk" \
+		--release trixie --module "$t/dm-zero-6.1.ko" --script "$t/ok.sh"
+else
+	expect_eq "testhost/build --release trixie (0, or 77 when it cannot be had)" 77 "$rc"
+	echo "SKIP (part): $(grep -m1 '^SKIP:' "$t/build-trixie.log")"
 fi
 
 # A real module of another kernel: dm-zero of Debian's cloud flavour.
