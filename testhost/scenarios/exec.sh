@@ -22,7 +22,11 @@
 # Front ends: scsi_debug (the kernel's own, num_parts MBR partitions),
 # iscsi (sdswarmd on 127.0.0.1:3260, the kernel's initiator logged in
 # through iscsid; past 16,384 LUNs several targets), tcmu (sdswarmd's
-# target_core_user backstores behind tcm_loop, at most 16,384).
+# target_core_user backstores behind tcm_loop, at most 16,384). For these
+# two, /sdswarm/in/sdswarm.conf, when exec was given --config or --set, is
+# the LUN table (checked on the host); this script adds the front end's
+# section. sdswarm.parts is then 0: the partitions are the config's, and
+# the wait is for the disks, then udev.
 # Figures: disks, seen, probe_s (front end start to the last disk and
 # partition), settle_s (then to udevadm settle), script_start_s (guest
 # uptime when the script started), script_rc.
@@ -115,8 +119,14 @@ mkdir -p $w /run/sdswarm
 t0=$(vm_uptime)
 mem0=$(vm_mem_used_kib)
 
-# sdswarmd's LUN table: N LUNs of 1 GiB, thin, P GPT partitions each.
+# sdswarmd's LUN table: N LUNs of 1 GiB, thin, P GPT partitions each; or
+# the user's (exec --config/--set), merged and checked on the host, without
+# a front end section: that is added below.
 sdswarm_conf() {
+	if [ -f $share/in/sdswarm.conf ]; then
+		cat $share/in/sdswarm.conf
+		return
+	fi
 	echo "# sdswarm-testhost exec: $n LUNs ($fe)"
 	echo "[target]"
 	echo "seed = $n"

@@ -3,7 +3,8 @@
 # `sdswarm-testhost exec` refuses bad input before anything boots, with exit
 # status 2 and a message naming the problem: a script that is not
 # executable or not there, an unknown front end, release or count, what
-# trixie does not have yet (the Debian host), an unknown
+# trixie does not have yet (the Debian host), a target config (--config,
+# --set) sdswarmd --check refuses or that sets the guest's own keys, an unknown
 # Debian package or one of the other release only (apt's own answer), a
 # module of the other release's kernel, and a kernel module built for
 # another kernel (one of Debian's cloud kernel's modules, fetched once
@@ -54,6 +55,30 @@ refused "the Debian host on trixie" "the Debian host is Debian 12's only" \
 	--release trixie --host debian --script "$t/ok.sh"
 cp "$t/ok.sh" "$t/fake.ko"
 refused "a file that is not a module" "not a kernel module" --module "$t/fake.ko" --script "$t/ok.sh"
+
+# The user's target config (--config, --set): sdswarmd --check's own
+# FILE:LINE message, with the user's file and line (not the merged copy's)
+# or the --set that gave the key; scsi_debug has no sdswarmd; the keys the
+# guest sets itself; --disks beside a config.
+printf '[target]\nseed = 2\n[luns]\ncount = 4\nsize = 12Q\n' >"$t/bad.conf"
+printf '[luns]\ncount = 4\nsize = 64M\n' >"$t/good.conf"
+printf '[luns]\ncount = 2\n[iscsi]\nportal = 127.0.0.1:3261\n' >"$t/portal.conf"
+refused "a config with an error" "$t/bad.conf:5: \[luns\] size = 12Q: not a size" \
+	--frontend iscsi --config "$t/bad.conf" --script "$t/ok.sh"
+refused "a --set with an error" "^--set luns.block_size=1000: \[luns\] block_size = 1000:" \
+	--frontend tcmu --config "$t/good.conf" --set luns.block_size=1000 --script "$t/ok.sh"
+refused "--config with scsi_debug" "scsi_debug has no sdswarmd" \
+	--config "$t/good.conf" --script "$t/ok.sh"
+refused "--set with scsi_debug" "scsi_debug has no sdswarmd" \
+	--set luns.size=64M --script "$t/ok.sh"
+refused "the guest's portal" "$t/portal.conf:3: \[iscsi\]: the test host sets the front end" \
+	--frontend iscsi --config "$t/portal.conf" --script "$t/ok.sh"
+refused "the guest's control socket" "--set target.control=/x: \[target\] control: the test host sets" \
+	--frontend tcmu --set target.control=/x --script "$t/ok.sh"
+refused "--disks beside --config" "with --disks: the config's \[luns\] sections are the disks" \
+	--frontend tcmu --config "$t/good.conf" --disks 4 --script "$t/ok.sh"
+refused "a --set that is not S.KEY=V" "--set 'size=1G': SECTION.KEY=VALUE" \
+	--frontend tcmu --set size=1G --script "$t/ok.sh"
 
 # apt's own answer for a package Debian does not have.
 if apt-cache show --no-all-versions busybox-static >/dev/null 2>&1; then
