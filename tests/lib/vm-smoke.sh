@@ -15,6 +15,11 @@
 #                        the report in $VM_SMOKE_JSON and the scenario's
 #                        guest object (its results[0].guest) in
 #                        $VM_SMOKE_GUEST
+#   vm_smoke_exec ARGS...
+#                        sdswarm-testhost exec ARGS: its stderr printed
+#                        and kept in the file $VM_EXEC_ERR, skips when it
+#                        does, its stdout printed and kept in
+#                        $VM_EXEC_OUT, its exit status in $VM_EXEC_RC
 #   guest_check DESC EXPR
 #                        json_check DESC $VM_SMOKE_GUEST EXPR: EXPR is a
 #                        Python expression over j, the guest's object, e.g.
@@ -34,6 +39,15 @@ vm_smoke_requires() {
 		[ -x "$SDSWARM_PLAIN_BIN/$p" ] || skip "no $SDSWARM_PLAIN_BIN/$p: run make"
 	done
 	export SDSWARM_VM_BIN=$SDSWARM_PLAIN_BIN
+}
+
+vm_smoke_exec() {
+	VM_EXEC_ERR=$(tmpdir)/exec.err
+	VM_EXEC_OUT=$("$VM_TESTHOST" exec "$@" 2>"$VM_EXEC_ERR")
+	VM_EXEC_RC=$?
+	cat "$VM_EXEC_ERR"
+	grep -q '^SKIP:' <<<"$VM_EXEC_OUT" && skip "$(grep -m1 '^SKIP:' <<<"$VM_EXEC_OUT")"
+	echo "$VM_EXEC_OUT"
 }
 
 vm_smoke_run() {

@@ -43,13 +43,11 @@ exit 1
 GUEST
 chmod +x "$t/assert-luns.sh"
 
-out=$("$VM_TESTHOST" exec --frontend tcmu --config "$t/luns.conf" --set luns.small.size=16M \
-	--script "$t/assert-luns.sh" --out "$t/out" --timeout 300 2>"$t/err")
-rc=$?
-cat "$t/err"
-grep -q '^SKIP:' <<<"$out" && skip "$(grep -m1 '^SKIP:' <<<"$out")"
-echo "$out"
-check "it says whose LUNs it boots" grep -q "4 tcmu disks (LUNs of $t/luns.conf with --set)" "$t/err"
+vm_smoke_exec --frontend tcmu --config "$t/luns.conf" --set luns.small.size=16M \
+	--script "$t/assert-luns.sh" --out "$t/out" --timeout 300
+rc=$VM_EXEC_RC
+out=$VM_EXEC_OUT
+check "it says whose LUNs it boots" grep -q "4 tcmu disks (LUNs of $t/luns.conf with --set)" "$VM_EXEC_ERR"
 # 7, not 0: the script's own status comes back, not a success of ours.
 expect_eq "the script's exit status is the run's" 7 "$rc"
 check "sda is 64 MiB of 4 KiB blocks" grep -qx 'sda 131072 4096' <<<"$out"

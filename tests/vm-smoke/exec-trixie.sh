@@ -35,12 +35,10 @@ exit $bad
 GUEST
 chmod +x "$t/assert-trixie.sh"
 
-out=$("$VM_TESTHOST" exec --release trixie --frontend scsi_debug --disks 8 \
-	--script "$t/assert-trixie.sh" --out "$t/out" --timeout 300 2>"$t/err")
-rc=$?
-cat "$t/err"
-grep -q '^SKIP:' <<<"$out" && skip "$(grep -m1 '^SKIP:' <<<"$out")"
-echo "$out"
+vm_smoke_exec --release trixie --frontend scsi_debug --disks 8 \
+	--script "$t/assert-trixie.sh" --out "$t/out" --timeout 300
+rc=$VM_EXEC_RC
+out=$VM_EXEC_OUT
 expect_eq "the script's exit status is the run's" 0 "$rc"
 check "it saw a 6.12 kernel and sda..sdh" \
 	grep -q '^kernel 6\.12\.[^ ]* disks 8: sda sdb sdc sdd sde sdf sdg sdh $' <<<"$out"

@@ -38,12 +38,10 @@ exit 1
 GUEST
 chmod +x "$t/assert-disks.sh"
 
-out=$("$VM_TESTHOST" exec --frontend scsi_debug --disks 40 --parts 2 \
-	--script "$t/assert-disks.sh" --out "$t/out" --timeout 400 2>"$t/err")
-rc=$?
-cat "$t/err"
-grep -q '^SKIP:' <<<"$out" && skip "$(grep -m1 '^SKIP:' <<<"$out")"
-echo "$out"
+vm_smoke_exec --frontend scsi_debug --disks 40 --parts 2 \
+	--script "$t/assert-disks.sh" --out "$t/out" --timeout 400
+rc=$VM_EXEC_RC
+out=$VM_EXEC_OUT
 # 7, not 0: the script's own status comes back, not a success of ours.
 expect_eq "the script's exit status is the run's" 7 "$rc"
 check "its output is on standard output" grep -q '^checked 40 disks, last sdan 66:112$' <<<"$out"
