@@ -10,7 +10,11 @@
 #   vm_check DESC CMD...    run CMD; vm_fail with DESC if it fails
 #   vm_modprobe MOD [ARG..] load a module; vm_fail naming it if it cannot
 #   vm_wait TIMEOUT CMD...  poll CMD every 0.1 s until it succeeds;
-#                           return 1 after TIMEOUT seconds
+#                           return 1 after TIMEOUT seconds. Every 15 s
+#                           of waiting (sdswarm.progress=S; 0: never)
+#                           one "SDSWARM-VM-PROGRESS:" console line with
+#                           the sd disks and SCSI devices so far, which
+#                           the host prints as it comes
 #   vm_mem_used_kib         MemTotal - MemAvailable
 #   vm_report               print the JSON and verdict lines (init does)
 #   vm_run_scenario         run sdswarm.scenario= from /scenarios in a
@@ -130,13 +134,23 @@ vm_modprobe() {
 	fi
 }
 
+VM_PROGRESS_S=$(sed -n 's/.*sdswarm\.progress=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)
+VM_PROGRESS_S=${VM_PROGRESS_S:-15}
+
 vm_wait() {
-	local t=$1 end
+	local t=$1 end t0 next now
 	shift
-	end=$(awk -v u="$(vm_uptime)" -v t="$t" 'BEGIN { printf "%.2f", u + t }')
+	t0=$(vm_uptime)
+	end=$(awk -v u="$t0" -v t="$t" 'BEGIN { printf "%.2f", u + t }')
+	next=$(awk -v u="$t0" -v p="$VM_PROGRESS_S" 'BEGIN { printf "%d", p > 0 ? u + p : -1 }')
 	until "$@"; do
-		awk -v u="$(vm_uptime)" -v e="$end" 'BEGIN { exit !(u >= e) }' &&
+		now=$(vm_uptime)
+		awk -v u="$now" -v e="$end" 'BEGIN { exit !(u >= e) }' &&
 			return 1
+		if [ "$next" -ge 0 ] && [ "${now%.*}" -ge "$next" ]; then
+			echo "SDSWARM-VM-PROGRESS: $(vm_since "$t0") s into a wait of ${t} s: $(vm_sd_count) sd disks, $(ls /sys/bus/scsi/devices 2>/dev/null | grep -c ':') SCSI devices, $(($(vm_mem_used_kib) / 1024)) MiB used" >/dev/console
+			next=$((next + VM_PROGRESS_S))
+		fi
 		sleep 0.1
 	done
 }

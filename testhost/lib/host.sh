@@ -139,10 +139,13 @@ th_need_qemu() {
 
 # The image: sdswarm-testhost build's input check (~0.5 s when current). Its
 # "SKIP:" line passes on with exit 77; any other failure prints what it
-# said and exits STATUS (run: 1, exec: 125).
-th_build_image() {
-	local bout rc
-	bout=$(SDSWARM_VM_DIR=$1 "$th_home/build" -q --release "$th_release" 2>&1)
+# said and exits STATUS (run: 1, exec: 125). The build's steps (download,
+# unpack, sd module, initramfs: one line each with size and time) and its
+# errors reach standard error as they happen. ARGS go to the build.
+th_build_image() { # VMDIR STATUS [ARGS...]
+	local bout rc dir=$1 st=$2
+	shift 2
+	bout=$(SDSWARM_VM_DIR=$dir "$th_home/build" -q --release "$th_release" "$@")
 	rc=$?
 	if [ $rc -eq 77 ]; then
 		echo "$bout" | grep -m1 '^SKIP:' || echo "SKIP: sdswarm-testhost build cannot get a kernel"
@@ -152,7 +155,7 @@ th_build_image() {
 		echo "$th_name: sdswarm-testhost build failed" >&2
 		# Its bad usage (a folder holding the other release) is ours.
 		[ $rc -eq 2 ] && exit 2
-		exit "$2"
+		exit "$st"
 	fi
 	[ -z "$bout" ] || echo "$bout" >&2
 }
@@ -234,12 +237,34 @@ th_start() {
 # powering off (LINGER 0: never, for a person at the shell). Sets th_rc
 # (qemu's status; 124 on the timeout; 0 when killed after the verdict)
 # and th_wall (the boot's seconds, from th_start).
+# The guest's "SDSWARM-VM-PROGRESS: ..." console lines (vm_wait's, every
+# 15 s of a long wait: disks so far), printed on standard error as they
+# come, unless the whole console is there already (--console, a tty).
+th_progress_seen=0
+th_progress() { # LOG
+	local n lines
+	[ "$th_console" = 0 ] && [ "$th_tty" = 0 ] || return 0
+	lines=$(grep -a 'SDSWARM-VM-PROGRESS: ' "$1" 2>/dev/null | tr -d '\r') || return 0
+	n=$(printf '%s\n' "$lines" | wc -l)
+	# A line the guest is still writing waits for the next round.
+	if [ -n "$(tail -c 1 "$1")" ] && tail -n 1 "$1" | grep -aq 'SDSWARM-VM-PROGRESS: '; then
+		n=$((n - 1))
+	fi
+	[ "$n" -gt "$th_progress_seen" ] || return 0
+	printf '%s\n' "$lines" | sed -n "$((th_progress_seen + 1)),${n}p" |
+		sed "s/.*SDSWARM-VM-PROGRESS: /$th_name: guest: /" >&2
+	th_progress_seen=$n
+}
+
 th_wait() {
-	local log=$1 t=$2 linger=$3 deadline verdict_at=""
+	local log=$1 t=$2 linger=$3 deadline verdict_at="" round=0
 	deadline=$(awk -v a="$th_t0" -v t="$t" 'BEGIN { printf "%d", a + t + 0.999 }')
 	th_rc=""
+	th_progress_seen=0
 	while th_alive "$th_qpid"; do
 		[ -z "$th_tick" ] || "$th_tick"
+		round=$((round + 1))
+		[ $((round % 10)) -ne 0 ] || th_progress "$log"
 		if [ "$(date +%s)" -ge "$deadline" ]; then
 			echo "$th_name: timeout after ${t}s, killing qemu $th_qpid" >>"$log"
 			th_kill
