@@ -131,8 +131,7 @@ vm_sd_scheme_check() {
 	vm_missing "$w/want" "$w/have" | head -3 | sed 's/^/missing disk /' >>"$w/mismatches"
 	vm_missing "$w/have" "$w/want" | head -3 | sed 's/^/unexpected disk /' >>"$w/mismatches"
 	# The nodes devtmpfs made carry the same numbers (stat prints hex).
-	# shellcheck disable=SC2046 # names without spaces
-	stat -c '%n %t %T' $(cut -d' ' -f1 "$w/kernel" | sed 's|^|/dev/|') 2>&1 |
+	cut -d' ' -f1 "$w/kernel" | sed 's|^|/dev/|' | xargs -r stat -c '%n %t %T' 2>&1 |
 		awk 'NF == 3 { sub("/dev/", "", $1); printf "%s %d:%d\n", $1, ("0x" $2) + 0, ("0x" $3) + 0; next }
 			{ print "stat-error " $0 }' >"$w/nodes"
 	awk 'NR == FNR { k[$1] = $2; next }

@@ -296,8 +296,9 @@ vm_sd_count() {
 	ls /sys/block | grep -c '^sd'
 }
 
+# Every sd block device less the disks: no glob (see vm_sysfs_names).
 vm_sd_parts() {
-	ls -d /sys/block/sd*/sd* 2>/dev/null | wc -l
+	echo $(($(ls /sys/class/block | grep -c '^sd') - $(vm_sd_count)))
 }
 
 _vm_sd_enough() {
@@ -373,10 +374,18 @@ vm_names_check() {
 
 # vm_sysfs_names W: W/kernel as "NAME MAJ:MIN" for every sd disk and
 # partition in sysfs.
+# Disks then partitions. Lists and xargs, never a glob: 262,144 disks'
+# paths are more than one command line holds (E2BIG), and one directory
+# listing (/sys/class/block) finds every partition without opening each
+# disk's folder.
 vm_sysfs_names() {
-	grep -H . /sys/block/sd*/dev 2>/dev/null | sed 's|^/sys/block/\([^/]*\)/dev:|\1 |' >"$1/kernel"
-	grep -H . /sys/block/sd*/sd*/dev 2>/dev/null |
-		sed 's|^/sys/block/[^/]*/\([^/]*\)/dev:|\1 |' >>"$1/kernel"
+	ls /sys/block | grep '^sd' >"$1/.disks"
+	ls /sys/class/block | grep '^sd' |
+		awk -v f="$1/.disks" 'BEGIN { while ((getline l < f) > 0) d[l] = 1 } !($1 in d)' >"$1/.parts"
+	cat "$1/.disks" "$1/.parts" | sed 's|.*|/sys/class/block/&/dev|' |
+		xargs -r grep -H . 2>/dev/null |
+		sed 's|^/sys/class/block/\([^/]*\)/dev:|\1 |' >"$1/kernel"
+	rm -f "$1/.disks" "$1/.parts"
 }
 
 # vm_disks_check W N MANY: the checks of N disks made in LUN order whose
