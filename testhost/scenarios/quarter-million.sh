@@ -181,7 +181,7 @@ vm_sd_scheme_check $w "$layout" 0 "$n"
 vm_kv check_s "$(vm_since "$t1")"
 [ -f $w/part-errors ] && cat $w/part-errors >>$w/mismatches
 bad=$(wc -l <$w/mismatches)
-vm_stat mism "$bad"
+vm_stat mismatches "$bad"
 vm_kv checked "$(wc -l <$w/kernel)"
 vm_kv_str first "$(head -1 $w/kernel)"
 vm_kv_str last_disk "$(sdnum --scheme "$layout" name $((n - 1))) $(cat /sys/block/"$(sdnum --scheme "$layout" name $((n - 1)))"/dev 2>/dev/null)"
