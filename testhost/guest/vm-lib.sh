@@ -56,7 +56,7 @@
 #                           one at a time: names exactly in LUN order
 #   vm_sd_release           autoprobe on again; probes what is left over
 #   (sdswarm.bind=lun|auto: auto makes those three do nothing)
-VM_RUN=/run/sdswarm-vm
+VM_RUN=${VM_RUN:-/run/sdswarm-vm}
 VM_KV=$VM_RUN/kv
 VM_STATS=$VM_RUN/stats
 VM_VERDICT=$VM_RUN/verdict
@@ -134,21 +134,22 @@ vm_modprobe() {
 	fi
 }
 
-VM_PROGRESS_S=$(sed -n 's/.*sdswarm\.progress=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)
+VM_PROGRESS_S=${VM_PROGRESS_S:-$(sed -n 's/.*sdswarm\.progress=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)}
 VM_PROGRESS_S=${VM_PROGRESS_S:-15}
+VM_PROGRESS_OUT=${VM_PROGRESS_OUT:-/dev/console}
 
 vm_wait() {
 	local t=$1 end t0 next now
 	shift
 	t0=$(vm_uptime)
 	end=$(awk -v u="$t0" -v t="$t" 'BEGIN { printf "%.2f", u + t }')
-	next=$(awk -v u="$t0" -v p="$VM_PROGRESS_S" 'BEGIN { printf "%d", p > 0 ? u + p : -1 }')
+	next=$(awk -v u="$t0" -v p="$VM_PROGRESS_S" 'BEGIN { printf "%d", (p > 0 ? u + p : -1) }')
 	until "$@"; do
 		now=$(vm_uptime)
 		awk -v u="$now" -v e="$end" 'BEGIN { exit !(u >= e) }' &&
 			return 1
 		if [ "$next" -ge 0 ] && [ "${now%.*}" -ge "$next" ]; then
-			echo "SDSWARM-VM-PROGRESS: $(vm_since "$t0") s into a wait of ${t} s: $(vm_sd_count) sd disks, $(ls /sys/bus/scsi/devices 2>/dev/null | grep -c ':') SCSI devices, $(($(vm_mem_used_kib) / 1024)) MiB used" >/dev/console
+			echo "SDSWARM-VM-PROGRESS: $(vm_since "$t0") s into a wait of ${t} s: $(vm_sd_count) sd disks, $(ls /sys/bus/scsi/devices 2>/dev/null | grep -c ':') SCSI devices, $(($(vm_mem_used_kib) / 1024)) MiB used" >>"$VM_PROGRESS_OUT"
 			next=$((next + VM_PROGRESS_S))
 		fi
 		sleep 0.1

@@ -244,7 +244,8 @@ th_progress_seen=0
 th_progress() { # LOG
 	local n lines
 	[ "$th_console" = 0 ] && [ "$th_tty" = 0 ] || return 0
-	lines=$(grep -a 'SDSWARM-VM-PROGRESS: ' "$1" 2>/dev/null | tr -d '\r') || return 0
+	lines=$(grep -a 'SDSWARM-VM-PROGRESS: ' "$1" 2>/dev/null) || return 0
+	lines=${lines//$'\r'/}
 	n=$(printf '%s\n' "$lines" | wc -l)
 	# A line the guest is still writing waits for the next round.
 	if [ -n "$(tail -c 1 "$1")" ] && tail -n 1 "$1" | grep -aq 'SDSWARM-VM-PROGRESS: '; then

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The test host's progress lines, both ends, with no VM. The guest's
+# vm_wait (testhost/guest/vm-lib.sh, run here by the system's sh) writes
+# one "SDSWARM-VM-PROGRESS:" line every VM_PROGRESS_S seconds of a wait
+# that has not ended, none for a wait that ends first and none with 0;
+# the host's th_progress (testhost/lib/host.sh) prints each new one once,
+# as "NAME: guest: ...", and leaves a line the guest is still writing (no
+# newline yet) for its next round.
+. "$(dirname "$0")/../lib/common.sh"
+top=$SDSWARM_TOP
+T=$(tmpdir)
+
+# --- the guest's end ------------------------------------------------------
+guest() { # SECONDS-UNTIL-DONE PROGRESS-S: a vm_wait of 30 s on a file
+	VM_RUN=$T/run VM_PROGRESS_S=$2 VM_PROGRESS_OUT=$T/console sh -c '
+		. "$1/testhost/guest/vm-lib.sh"
+		( sleep "$2"; touch "$3/done" ) &
+		vm_wait 30 test -e "$3/done"' sh "$top" "$1" "$T"
+}
+: >"$T/console"
+rm -f "$T/done"
+guest 2.5 1
+expect_eq "vm_wait returned 0 when the file came" 0 "$?"
+n=$(grep -c '^SDSWARM-VM-PROGRESS: ' "$T/console")
+check "a 2.5 s wait with a line a second wrote 2 or 3 lines (got $n)" test "$n" -ge 2 -a "$n" -le 3
+check "... each says where the wait is and what is there" \
+	grep -q '^SDSWARM-VM-PROGRESS: [0-9.]* s into a wait of 30 s: [0-9]* sd disks, [0-9]* SCSI devices, [0-9]* MiB used$' "$T/console"
+: >"$T/console"
+rm -f "$T/done"
+guest 0.3 1
+expect_eq "a wait shorter than the interval says nothing" 0 "$(wc -l <"$T/console")"
+rm -f "$T/done"
+guest 1.5 0
+expect_eq "sdswarm.progress=0 says nothing" 0 "$(wc -l <"$T/console")"
+
+# --- the host's end -------------------------------------------------------
+host() { # LOG SEEN: th_progress's output and the count it kept
+	bash -c '
+		th_name=vm-run
+		. "$1/testhost/lib/host.sh"
+		th_progress_seen=$3
+		th_progress "$2" 2>&1
+		echo "seen=$th_progress_seen"' sh "$top" "$1" "$2"
+}
+log=$T/serial.log
+printf 'boot\r\nSDSWARM-VM-PROGRESS: 15.0 s into a wait: 10 sd disks\r\nother\nSDSWARM-VM-PROGRESS: 30.0 s in' >"$log"
+out=$(host "$log" 0)
+expect_eq "the first complete line, once; the one being written waits" \
+	"vm-run: guest: 15.0 s into a wait: 10 sd disks
+seen=1" "$out"
+printf 'to a wait: 20 sd disks\r\n' >>"$log"
+out=$(host "$log" 1)
+expect_eq "the next round prints the line once it is whole" \
+	"vm-run: guest: 30.0 s into a wait: 20 sd disks
+seen=2" "$out"
+out=$(host "$log" 2)
+expect_eq "nothing new, nothing printed" "seen=2" "$out"
+out=$(host "$T/none.log" 0)
+expect_eq "no log yet, nothing printed" "seen=0" "$out"
+finish
