@@ -375,6 +375,7 @@ format-check:
 clean:
 	rm -rf build
 
-# Only the compiler's dependency files: build/vm holds a guest root, whose
-# rules.d folders are no makefiles.
--include $(shell find $(B) -path $(B)/vm -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Only the compiler's dependency files, from this build's object folder:
+# the rest of build/ holds guest roots, kernel trees and a trixie toolchain
+# root, whose *.d files (rules.d folders, bison's lalr1.d) are no makefiles.
+-include $(shell find $(O)/obj -name '*.d' -type f -print 2>/dev/null)
