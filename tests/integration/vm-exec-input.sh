@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `sdswarm-testhost exec` refuses bad input before anything boots, with exit
 # status 2 and a message naming the problem: a script that is not
-# executable or not there, an unknown front end, release or count, what
-# trixie does not have yet (the Debian host), a target config (--config,
+# executable or not there, an unknown front end, release or count, a
+# target config (--config,
 # --set) sdswarmd --check refuses or that sets the guest's own keys, an unknown
 # Debian package or one of the other release only (apt's own answer), a
 # module of the other release's kernel, and a kernel module built for
@@ -51,8 +51,6 @@ refused "a disk count that is not one" "--disks 12x" --disks 12x --script "$t/ok
 refused "too many partitions for scsi_debug" "--parts 16" --parts 16 --script "$t/ok.sh"
 refused "an unknown host" "--host 'fedora'" --host fedora --script "$t/ok.sh"
 refused "an unknown release" "--release 'sid': bookworm or trixie" --release sid --script "$t/ok.sh"
-refused "the Debian host on trixie" "the Debian host is Debian 12's only" \
-	--release trixie --host debian --script "$t/ok.sh"
 cp "$t/ok.sh" "$t/fake.ko"
 refused "a file that is not a module" "not a kernel module" --module "$t/fake.ko" --script "$t/ok.sh"
 
@@ -93,7 +91,8 @@ else
 fi
 
 # trixie: a package of bookworm's only (python3.11; trixie has 3.13),
-# answered from trixie's private lists, and a module of the other
+# answered from trixie's private lists (for the initramfs host and the
+# Debian one), and a module of the other
 # release's kernel. exec builds trixie's image first: a machine that
 # cannot have it skips this part.
 "$th" build -q --release trixie >"$t/build-trixie.log" 2>&1
@@ -102,6 +101,8 @@ if [ $rc -eq 0 ]; then
 	tvm=$("$th" paths --release trixie vm)
 	refused "a package trixie does not have" "Unable to locate package python3.11" \
 		--release trixie --pkgs python3.11 --script "$t/ok.sh"
+	refused "... nor trixie's Debian host" "no trixie package 'python3.11'" \
+		--release trixie --host debian --pkgs python3.11 --script "$t/ok.sh"
 	tk=$(cat "$tvm/kernel.version")
 	cp "$(find "$tvm/kernel/lib/modules/$tk/kernel/drivers/md" -name 'dm-zero.ko' | head -1)" \
 		"$t/dm-zero-6.12.ko"
