@@ -65,9 +65,15 @@ while [ $((have + step)) -le "$total" ]; do
 done
 [ "$(wc -l <steps.txt)" -ge 4 ] || setup "only $(wc -l <steps.txt) hosts added: too few to fit"
 # first and last host, the line ms(N) = a + b N, the exponent of T(N).
-set -- $(awk '{ x = $1 + $2 / 2; y = $3 * 1000 / $2; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
+# busybox's awk has no log() ("Math support is not compiled in"): ln()
+# by halving into [1, 2] and the atanh series.
+set -- $(awk 'function ln(x,  k, y, y2, s, t, i) { k = 0; while (x > 2) { x /= 2; k++ } while (x < 1) { x *= 2; k-- }
+		y = (x - 1) / (x + 1); y2 = y * y; s = 0; t = y
+		for (i = 1; i < 41; i += 2) { s += t / i; t *= y2 }
+		return 2 * s + k * 0.6931471805599453 }
+	{ x = $1 + $2 / 2; y = $3 * 1000 / $2; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
 	if (n == 1) first = y; last = y
-	tot += $3; N = $1 + $2; lx = log(N); ly = log(tot); tx += lx; ty += ly; txx += lx * lx; txy += lx * ly }
+	tot += $3; N = $1 + $2; lx = ln(N); ly = ln(tot); tx += lx; ty += ly; txx += lx * lx; txy += lx * ly }
 	END { b = (n * sxy - sx * sy) / (n * sxx - sx * sx); a = (sy - b * sx) / n
 	k = (n * txy - tx * ty) / (n * txx - tx * tx)
 	printf "%.3f %.3f %.2f %.4f %.3f %.3f\n", first, last, last / first, b * 1000, a, k }' steps.txt)

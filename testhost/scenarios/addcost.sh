@@ -98,9 +98,15 @@ vm_stat mem_used_kib "$(($(vm_mem_used_kib) - mem0))"
 
 # The fits, over the hosts: ms a disk = a + b * present (least squares),
 # and log T(N) = c + k log N over the running totals.
-fits=$(awk '{ x = $1 + $2 / 2; y = $3 * 1000 / $2; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
+# busybox's awk has no log() ("Math support is not compiled in"): ln()
+# by halving into [1, 2] and the atanh series.
+fits=$(awk 'function ln(x,  k, y, y2, s, t, i) { k = 0; while (x > 2) { x /= 2; k++ } while (x < 1) { x *= 2; k-- }
+		y = (x - 1) / (x + 1); y2 = y * y; s = 0; t = y
+		for (i = 1; i < 41; i += 2) { s += t / i; t *= y2 }
+		return 2 * s + k * 0.6931471805599453 }
+	{ x = $1 + $2 / 2; y = $3 * 1000 / $2; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
 	if (n == 1) first = y; lastv = y
-	tot += $3; N = $1 + $2; lx = log(N); ly = log(tot); tx += lx; ty += ly; txx += lx * lx; txy += lx * ly }
+	tot += $3; N = $1 + $2; lx = ln(N); ly = ln(tot); tx += lx; ty += ly; txx += lx * lx; txy += lx * ly }
 	END { if (n < 2) { print "- - - - -"; exit }
 	b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
 	k = (n * txy - tx * ty) / (n * txx - tx * tx)
