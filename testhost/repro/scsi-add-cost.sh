@@ -16,7 +16,8 @@
 #            no patch found); sdswarm's lean kernel (testhost/kernel/
 #            glue-dirs-6.12.patch) finds it by name in kernfs instead
 # assertion: scsi_debug hosts of 1,000 SCSI processor devices (ptype 3:
-#            no sd, so the disk driver is out of it) added one after
+#            no sd, so the disk driver is out of it; 4 targets of 250)
+#            added one after
 #            another up to 16,000: the time to add a host's 1,000 grows
 #            with the devices already there: the last host costs at least
 #            1.5 times the first, and the time of N devices fitted as
@@ -43,8 +44,13 @@ drv=/sys/bus/pseudo/drivers/scsi_debug
 ndev() { ls /sys/bus/scsi/devices | grep -c '^[0-9]*:[0-9]*:[0-9]*:[0-9]*$'; }
 [ -f /sys/module/kernel/parameters/sdswarm_glue_walk ] &&
 	echo "glue walk: $(cat /sys/module/kernel/parameters/sdswarm_glue_walk) (sdswarm's lean kernel: N finds glue directories by name)"
-echo 3 >$drv/ptype && echo 1 >$drv/num_tgts && echo "$step" >$drv/max_luns ||
-	setup "scsi_debug's sysfs knobs refused ptype=3 num_tgts=1 max_luns=$step"
+# max_luns takes at most 256 through sysfs: a host of STEP devices is
+# the fewest targets of at most 250 LUNs that split it evenly.
+tg=$(((step + 249) / 250))
+while [ $((step % tg)) -ne 0 ] && [ "$tg" -lt "$step" ]; do tg=$((tg + 1)); done
+luns=$((step / tg))
+echo 3 >$drv/ptype && echo "$tg" >$drv/num_tgts && echo "$luns" >$drv/max_luns ||
+	setup "scsi_debug's sysfs knobs refused ptype=3 num_tgts=$tg max_luns=$luns"
 have=$(ndev)
 mem0=$(avail)
 : >steps.txt
