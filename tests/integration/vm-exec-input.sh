@@ -82,7 +82,7 @@ refused "a --set that is not S.KEY=V" "--set 'size=1G': SECTION.KEY=VALUE" \
 if apt-cache show --no-all-versions busybox-static >/dev/null 2>&1; then
 	refused "an unknown package" "Unable to locate package sdswarm-no-such-package" \
 		--pkgs smartmontools,sdswarm-no-such-package --script "$t/ok.sh"
-	refused "an unknown package (debian host)" "no Debian package 'sdswarm-no-such-package'" \
+	refused "an unknown package (debian host)" "no bookworm package 'sdswarm-no-such-package'" \
 		--host debian --pkgs sdswarm-no-such-package --script "$t/ok.sh"
 	refused "a package bookworm does not have" "Unable to locate package python3.13" \
 		--pkgs python3.13 --script "$t/ok.sh"
