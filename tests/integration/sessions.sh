@@ -36,8 +36,17 @@ timeout -k 5 60 iscsi-perf -i iqn.2026-12.org.test:perf -m 4 -t 30 \
 	"iscsi://127.0.0.1:$PORT/$IQN:t0/1" >"$T/perf" 2>&1 &
 perf=$!
 check "iscsi-perf logs in" wait_sessions 1
+# iscsi-perf reaches its 4 in flight after its login, INQUIRY and READ
+# CAPACITY, and each READ's completion leaves 3 for a moment: wait (by the
+# clock, up to 20 s) for a snapshot with all 4, a second after the login
+# at least (age_s below).
 sleep 1
-s=$(ctl --json sessions)
+four() {
+	s=$(ctl --json sessions)
+	[ "$(js 'r["sessions"][0]["inflight"]' <<<"$s")" = 4 ]
+}
+end=$((SECONDS + 20))
+until four || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
 expect_eq "initiator, target, transport" "iqn.2026-12.org.test:perf $IQN:t0 iscsi" \
 	"$(js 'r["sessions"][0]["initiator"] + " " + r["sessions"][0]["target"] + " " + r["sessions"][0]["transport"]' <<<"$s")"
 expect_eq "4 commands in flight (iscsi-perf -m 4)" 4 "$(js 'r["sessions"][0]["inflight"]' <<<"$s")"
@@ -50,7 +59,12 @@ assert re.fullmatch(r"127\.0\.0\.1:\d+", s["peer"]), s
 assert s["portal"].startswith("127.0.0.1:%s" % sys.argv[2]), s
 assert re.fullmatch(r"[0-9a-f]{12}", s["isid"]) and s["tsih"] >= 1, s
 assert not s["discovery"] and s["age_s"] >= 1, s' "$s" "$PORT"
-ctl sessions >"$T/out"
+text4() {
+	ctl sessions >"$T/out"
+	grep -qE "^iscsi +[0-9]+ +127\.0\.0\.1:[0-9]+ +127\.0\.0\.1:$PORT.* None/None +4 .* iqn\.2026-12\.org\.test:perf -> $IQN:t0$" "$T/out"
+}
+end=$((SECONDS + 20))
+until text4 || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
 check "text: one line naming initiator -> target" grep -qE "^iscsi +[0-9]+ +127\.0\.0\.1:[0-9]+ +127\.0\.0\.1:$PORT.* None/None +4 .* iqn\.2026-12\.org\.test:perf -> $IQN:t0$" "$T/out"
 check "text: the count" grep -qx "1 iSCSI session" "$T/out"
 kill "$perf" 2>/dev/null
