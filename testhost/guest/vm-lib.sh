@@ -27,6 +27,10 @@
 #   vm_iscsid               start iscsid (log /tmp/iscsid.log) and wait for it
 #   vm_iscsi_login PORTAL [TARGET]  discover PORTAL and log in to TARGET
 #                           (default: every target it offers)
+#   vm_iscsi_scale_conf FILE N TARGETS SIZE PORTAL  sdswarmd's config for
+#                           N LUNs of SIZE in memory, over iSCSI on PORTAL
+#                           as TARGETS targets of at most 16,384 (scale,
+#                           quarter-million)
 #   vm_iscsi_target CONF    sd_mod, sdswarmd with CONF and iscsid: all an
 #                           iSCSI scenario needs before its login
 #   vm_iscsi_up CONF PORTAL [TARGET]  vm_iscsi_target, then vm_iscsi_login
@@ -270,6 +274,26 @@ vm_iscsi_login() {
 		return 1
 	}
 	echo "$out" | tail -2 | sed 's/^/sdswarm-vm: /'
+}
+
+vm_iscsi_scale_conf() { # FILE N TARGETS SIZE PORTAL
+	cat >"$1" <<EOF
+# $2 LUNs of $4 over iSCSI, $3 target(s) of at most 16384
+[target]
+seed = $2
+max_luns = $(($3 * 16384))
+[luns]
+count = $2
+size = $4
+[store]
+type = mem
+[iscsi]
+enabled = yes
+portal = $5
+targets = $3
+threads = 2
+max_sessions = 64
+EOF
 }
 
 # vm_iscsi_target CONF: what every scenario that logs in to sdswarmd over

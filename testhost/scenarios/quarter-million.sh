@@ -61,23 +61,7 @@ vm_kv targets "$tgts"
 
 vm_sd_have || { vm_fail "no patched sd_mod (the lean kernel has it in its tree)"; exit 0; }
 vm_sd_load layout="$layout" elevator=none || exit 0
-cat >$w/iscsi.conf <<EOF
-# quarter-million: $n LUNs over iSCSI, $tgts target(s) of $lpt
-[target]
-seed = $n
-max_luns = $((tgts * lpt))
-[luns]
-count = $n
-size = 128M
-[store]
-type = mem
-[iscsi]
-enabled = yes
-portal = $portal
-targets = $tgts
-threads = 2
-max_sessions = 64
-EOF
+vm_iscsi_scale_conf $w/iscsi.conf "$n" "$tgts" 128M "$portal"
 vm_sdswarmd $w/iscsi.conf || exit 0
 vm_iscsid || exit 0
 

@@ -190,23 +190,7 @@ run_sdebug() {
 
 run_iscsi() {
 	local t0 mem0 t rss
-	cat >$w/iscsi.conf <<EOF
-# vm scale: $n LUNs over iSCSI, $tgts target(s)
-[target]
-seed = $n
-max_luns = $((tgts * 16384))
-[luns]
-count = $n
-size = 1G
-[store]
-type = mem
-[iscsi]
-enabled = yes
-portal = $portal
-targets = $tgts
-threads = 2
-max_sessions = 64
-EOF
+	vm_iscsi_scale_conf $w/iscsi.conf "$n" "$tgts" 1G "$portal"
 	vm_sdswarmd $w/iscsi.conf || return
 	vm_iscsid || return
 	mem0=$(vm_mem_used_kib)
