@@ -18,6 +18,11 @@
 #            to register bsg queue" and still returns bsg's -ENOSPC, so
 #            the scan drops the device (and the rest of that target's
 #            LUNs): no SCSI device, so no sd either.
+# expect:    bookworm REPRODUCED: Linux 6.1.0-57 (6.1.192-3); BSG_MAX_DEVS and
+#            SG_MAX_DEVS 32,768
+# expect:    trixie NOT REPRODUCED: Linux 6.12.117+deb13; both caps are 1 <<
+#            MINORBITS since 6.5, so the 32,769th device and the disks past it
+#            attach
 # How: the exec mode's 8 scsi_debug disks, then hosts added at run time
 #      through scsi_debug's sysfs knobs (add_host, num_tgts, max_luns):
 #      the bulk as processor devices (ptype 3: sg and bsg attach to any
@@ -37,7 +42,7 @@ t0=$(up)
 since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
 avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 setup() { echo "cannot tell: $*"; exit 2; }
-echo "kernel: $(uname -r) (Debian $(uname -v | sed -n "s/.*Debian \([^ ]*\).*/\1/p"))"
+echo "software: Linux $(uname -r) (Debian $(uname -v | sed -n "s/.*Debian \([^ ]*\).*/\1/p"))"
 drv=/sys/bus/pseudo/drivers/scsi_debug
 [ -d $drv ] || setup "needs --frontend scsi_debug"
 ndev() { ls /sys/bus/scsi/devices | grep -c '^[0-9]*:[0-9]*:[0-9]*:[0-9]*$'; }

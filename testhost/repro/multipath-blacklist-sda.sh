@@ -9,8 +9,11 @@
 #            "sda and its partitions" and matches sdaa..sdaz too
 # assertion: with `blacklist { devnode "^sda[0-9]*" }`, `multipath -v3 -d`
 #            reports sdab blacklisted by devnode, and not sdb (control)
+# expect:    bookworm REPRODUCED: multipath-tools 0.9.4-3+deb12u2
+# expect:    trixie REPRODUCED: multipath-tools 0.11.1-2; devnode is still an
+#            unanchored regex (a pitfall, not a bug to fix)
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED; 2: cannot tell.
-echo "multipath-tools: $(multipath -h 2>&1 | grep -m1 -o 'multipath-tools v[^ ]*')"
+echo "software: $(multipath -h 2>&1 | grep -m1 -o 'multipath-tools v[^ ]*')"
 grep -q '^sdab ' "$SDSWARM_DISK_LIST" || { echo "the guest has no sdab"; exit 2; }
 modprobe dm_multipath || { echo "no dm_multipath"; exit 2; }
 mkdir -p /etc/multipath

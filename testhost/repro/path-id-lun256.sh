@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# repro-exec: --frontend iscsi --disks 300
+# repro-exec: --frontend iscsi --disks 300 --pkgs udev
 # software:  systemd 252 (Debian 12: 252.x), udev's path_id builtin and
 #            60-persistent-storage.rules' /dev/disk/by-path links
 # threshold: LUN 256 (the 257th LUN of one target)
@@ -14,8 +14,11 @@
 #            ip-...-iscsi-...-lun-N form), the by-path link of the disk at
 #            LUN 255 ends "-lun-255" and the one at LUN 256 ends
 #            "-lun-0x" followed by hex digits
+# expect:    bookworm REPRODUCED: udev 252.39-1~deb12u2
+# expect:    trixie REPRODUCED: udev 257.13-1~deb13u1; format_lun_number() is
+#            unchanged
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED; 2: cannot tell.
-echo "udev: systemd $(udevadm --version)"
+echo "software: udev (systemd) $(udevadm --version)"
 [ "$SDSWARM_FRONTEND" = iscsi ] || { echo "needs --frontend iscsi (path_id formats the LUN for iSCSI, FC and SAS paths only)"; exit 2; }
 [ "$SDSWARM_DISKS" -ge 257 ] || { echo "needs 257 LUNs, has $SDSWARM_DISKS"; exit 2; }
 [ -d /dev/disk/by-path ] || { echo "no /dev/disk/by-path: udev made no by-path links"; exit 2; }

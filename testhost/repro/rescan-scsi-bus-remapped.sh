@@ -22,6 +22,9 @@
 #            linear) against disks must be > 1.5. The exponent of the raw
 #            `-u -m` time is printed too; at these small counts its
 #            linear part still weighs.
+# expect:    bookworm REPRODUCED: sg3-utils 1.46-3
+# expect:    trixie NOT REPRODUCED: sg3-utils 1.48-3~deb13u1 has the fix (the
+#            maps' state collected once)
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED; 2: cannot tell.
 set -u
 param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^repro\.$1=//p" | tail -1; }
@@ -29,7 +32,7 @@ counts=$(param counts); counts=${counts:-12,24,48}
 up() { cut -d' ' -f1 /proc/uptime; }
 setup() { echo "setup failed: $*"; exit 2; }
 rsb=$(command -v rescan-scsi-bus.sh) || setup "no rescan-scsi-bus.sh (--pkgs sg3-utils)"
-echo "sg3-utils: $(sed -n 's/^VERSION="\(.*\)"/rescan-scsi-bus.sh \1/p' "$rsb"), $(sg_inq -V 2>&1 | head -1)"
+echo "software: sg3-utils $(sed -n 's/^VERSION="\(.*\)"/rescan-scsi-bus.sh \1/p' "$rsb"), $(sg_inq -V 2>&1 | head -1)"
 echo "multipath-tools: $(multipath -h 2>&1 | grep -m1 -o 'multipath-tools v[^ ]*')"
 command -v bash >/dev/null || setup "no bash (--pkgs bash)"
 command -v dmsetup >/dev/null || setup "no dmsetup (--pkgs dmsetup)"

@@ -22,6 +22,10 @@
 #            with the devices already there: the last host costs at least
 #            1.5 times the first, and the time of N devices fitted as
 #            T(N) ~ N^k has k above 1.15 (k = 1 when the cost is flat)
+# expect:    bookworm REPRODUCED: Linux 6.1.0-57 (6.1.192-3);
+#            get_device_parent() walks the class's glue directories
+# expect:    trixie REPRODUCED: Linux 6.12.117+deb13, the same walk (not fixed
+#            upstream)
 # How: the exec mode's 8 scsi_debug disks, then hosts added through
 #      scsi_debug's sysfs knobs (add_host returns once the host's scan is
 #      done: scsi_mod.scan=sync). Debugfs off (a debugfs directory a
@@ -38,7 +42,7 @@ t0=$(up)
 since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.2f", b - a }'; }
 avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 setup() { echo "cannot tell: $*"; exit 2; }
-echo "kernel: $(uname -r)"
+echo "software: Linux $(uname -r) (Debian $(uname -v | sed -n "s/.*Debian \([^ ]*\).*/\1/p"))"
 drv=/sys/bus/pseudo/drivers/scsi_debug
 [ -d $drv ] || setup "needs --frontend scsi_debug"
 ndev() { ls /sys/bus/scsi/devices | grep -c '^[0-9]*:[0-9]*:[0-9]*:[0-9]*$'; }

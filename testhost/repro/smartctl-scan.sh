@@ -8,9 +8,13 @@
 #            only; still so upstream
 # assertion: with 705 disks, `smartctl --scan` lists sdzz (disk 702) but
 #            not sdaaa, sdaab, sdaac (disks 703-705)
+# expect:    bookworm REPRODUCED: smartmontools 7.3-1+b1; scan globs
+#            /dev/sd[a-z] and /dev/sd[a-z][a-z]
+# expect:    trixie REPRODUCED: smartmontools 7.4-3; the issue is open
+#            upstream, the globs unchanged
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED (the reason printed); 2: cannot
 # tell (the setup is not what the assertion needs).
-echo "smartmontools: $(smartctl --version | head -1)"
+echo "software: $(smartctl --version | head -1 | cut -d" " -f1-2)"
 [ "$SDSWARM_DISKS" -ge 705 ] || { echo "needs 705 disks, has $SDSWARM_DISKS"; exit 2; }
 grep -q '^sdaac ' "$SDSWARM_DISK_LIST" || { echo "the guest has no sdaac"; exit 2; }
 smartctl --scan >scan.txt 2>&1
