@@ -9,6 +9,9 @@
 #   vm_fail REASON          the scenario failed; the first reason is kept
 #   vm_check DESC CMD...    run CMD; vm_fail with DESC if it fails
 #   vm_modprobe MOD [ARG..] load a module; vm_fail naming it if it cannot
+#   vm_modprobe_wait T MOD [ARG..]
+#                           the same, with vm_wait's progress lines while
+#                           it loads (scsi_debug's thousands of disks)
 #   vm_wait TIMEOUT CMD...  poll CMD every 0.1 s until it succeeds;
 #                           return 1 after TIMEOUT seconds. Every 15 s
 #                           of waiting (sdswarm.progress=S; 0: never)
@@ -136,6 +139,29 @@ vm_modprobe() {
 		vm_fail "modprobe $*: $(echo "$err" | tail -1)"
 		return 1
 	fi
+}
+
+# vm_modprobe_wait TIMEOUT MODULE [ARGS...]: modprobe in the background,
+# vm_wait's progress lines while it runs (a scsi_debug load of thousands
+# of disks returns only when the last is probed, scsi_mod.scan=sync), its
+# failure through vm_fail as vm_modprobe's; 1 also when it outlives TIMEOUT.
+vm_modprobe_wait() {
+	local t=$1 rc pid f=$VM_RUN/modprobe
+	shift
+	rm -f "$f.rc"
+	# The exit status in a file: a finished child stays a zombie, which
+	# kill -0 still finds, until it is waited for.
+	( modprobe "$@" 2>"$f.err"; echo $? >"$f.rc.tmp"; mv "$f.rc.tmp" "$f.rc" ) &
+	pid=$!
+	if ! vm_wait "$t" test -s "$f.rc"; then
+		vm_fail "modprobe $*: still loading after ${t} s"
+		return 1
+	fi
+	wait "$pid"
+	rc=$(cat "$f.rc")
+	[ "$rc" = 0 ] && return 0
+	vm_fail "modprobe $*: $(tail -1 "$f.err")"
+	return 1
 }
 
 VM_PROGRESS_S=${VM_PROGRESS_S:-$(sed -n 's/.*sdswarm\.progress=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)}

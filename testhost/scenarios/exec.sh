@@ -153,7 +153,7 @@ scsi_debug)
 		{ vm_fail "scsi_debug: past 16384 disks the count must be a multiple of $tgts"; exit 0; }
 	set -- add_host=1 num_tgts="$tgts" max_luns="$luns" delay=0
 	[ "$parts" -gt 0 ] && set -- "$@" num_parts="$parts"
-	vm_modprobe scsi_debug "$@" || exit 0
+	vm_modprobe_wait "$wait_s" scsi_debug "$@" || exit 0
 	;;
 iscsi)
 	ntgt=$(((n + 16383) / 16384))

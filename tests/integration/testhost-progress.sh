@@ -39,6 +39,30 @@ rm -f "$T/done"
 guest 1.5 0
 expect_eq "sdswarm.progress=0 says nothing" 0 "$(wc -l <"$T/console")"
 
+# A module that loads for a while (a fake modprobe: sleeps, then exits
+# with the status asked for): vm_modprobe_wait's progress lines while it
+# runs, its status after.
+mkdir -p "$T/bin" "$T/run"
+printf '#!/bin/sh\necho "modprobe: $*" >&2\nsleep 2.5\nexit "${FAKE_RC:-0}"\n' >"$T/bin/modprobe"
+chmod +x "$T/bin/modprobe"
+loadmod() { # RC: vm_modprobe_wait of the fake, its status and verdict
+	FAKE_RC=$1 PATH=$T/bin:$PATH VM_RUN=$T/run VM_VERDICT=$T/run/verdict VM_PROGRESS_S=1 \
+		VM_PROGRESS_OUT=$T/console sh -c '
+		. "$1/testhost/guest/vm-lib.sh"
+		vm_modprobe_wait 30 scsi_debug max_luns=2000
+		echo "rc=$?"' sh "$top"
+}
+: >"$T/console"
+out=$(loadmod 0)
+expect_eq "vm_modprobe_wait of a module that loads: 0" "rc=0" "$(tail -1 <<<"$out")"
+n=$(grep -c '^SDSWARM-VM-PROGRESS: ' "$T/console")
+check "  ... progress lines while it loaded (got $n)" test "$n" -ge 1
+: >"$T/console"
+out=$(loadmod 1)
+expect_eq "vm_modprobe_wait of a module that fails: 1" "rc=1" "$(tail -1 <<<"$out")"
+check "  ... and the verdict names it and modprobe's message" \
+	grep -q 'modprobe scsi_debug max_luns=2000: modprobe: scsi_debug max_luns=2000' "$T/run/verdict"
+
 # --- the host's end -------------------------------------------------------
 host() { # LOG SEEN: th_progress's output and the count it kept
 	bash -c '
