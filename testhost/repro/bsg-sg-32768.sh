@@ -133,5 +133,5 @@ if [ "$b" -eq $cap ] && [ "$g" -eq $cap ] && [ "$bsg_err" -ge 1 ] && [ "$sg_err"
 	echo "REPRODUCED: bsg and sg stop at $cap of $asked devices; $fate"
 	exit 0
 fi
-echo "not the cap: bsg $b, sg $g of $n devices (want both $cap), $bsg_err/$sg_err error lines"
+echo "no cap at $cap: $n SCSI devices, $b bsg, $g sg; the $tail_disks disks past it: $tail_sd with sd ($bsg_err/$sg_err error lines)"
 exit 1
