@@ -15,7 +15,8 @@
 # $SDSWARM_OUT (/sdswarm/out) are on the host when the boot ends.
 # The script's environment: SDSWARM_OUT, SDSWARM_FRONTEND, SDSWARM_DISKS,
 # SDSWARM_PARTS, SDSWARM_HOST (initramfs or debian), SDSWARM_DISK_LIST (a
-# file: "NAME MAJ:MIN" of every disk, in the kernel's index order).
+# file: "NAME MAJ:MIN" of every disk, in the kernel's index order),
+# SDSWARM_LIB (the guest side's folder: fit.awk for the scripts' fits).
 # sd is bound to the disks in LUN order (vm_sd_bind_luns), so that disk i
 # is sdnum's name i; sdswarm.bind=auto leaves the binding to the kernel's
 # asynchronous probes, which may swap names.
@@ -74,11 +75,13 @@ fi
 mkdir -p $share/out
 vm_kv shares_s "$(vm_uptime)"
 export SDSWARM_OUT=$share/out SDSWARM_FRONTEND=$fe SDSWARM_DISKS=$n \
-	SDSWARM_PARTS=$parts SDSWARM_HOST=$host SDSWARM_DISK_LIST=$share/disks
+	SDSWARM_PARTS=$parts SDSWARM_HOST=$host SDSWARM_DISK_LIST=$share/disks \
+	SDSWARM_LIB=/usr/lib/sdswarm-vm
 # The same for the shell of sdswarm.shell=1 (init sources it).
 cat >$VM_RUN/env <<EOF
 export SDSWARM_OUT=$share/out SDSWARM_FRONTEND=$fe SDSWARM_DISKS=$n
 export SDSWARM_PARTS=$parts SDSWARM_HOST=$host SDSWARM_DISK_LIST=$share/disks
+export SDSWARM_LIB=/usr/lib/sdswarm-vm
 cd $share/out
 EOF
 
