@@ -78,19 +78,13 @@ for n in $(echo "$counts" | tr ',' ' '); do
 	echo "$n $m $tu $tum" >>times.txt
 	echo "disks $n, maps $m: rescan-scsi-bus.sh -u ${tu} s, -u -m ${tum} s ($(tail -n 3 rsb-um-$n.txt | tr '\n' ' '))"
 done
-# Least-squares slope of ln(time) against ln(disks). busybox awk has no
-# log(): ln from its series (x halved below 2, then 2 atanh((x-1)/(x+1))).
-fit() { awk -v c="$1" '
-	function ln(x,  k, y, s, t, i) {
-		k = 0; while (x > 2) { x /= 2; k++ }
-		y = (x - 1) / (x + 1); s = 0; t = y
-		for (i = 1; i < 80; i += 2) { s += t / i; t *= y * y }
-		return 2 * s + k * 0.6931471805599453
-	}
-	{ v = (c == "m") ? $4 - $3 : $c; if (v <= 0) { bad = 1; next }
-	  x = ln($1); y = ln(v); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
-	END { if (bad || n < 2 || n * sxx == sx * sx) { print "nan"; exit }
-	      printf "%.2f", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' times.txt; }
+# The least-squares exponent of a column (c; m: what -m adds, -u -m less
+# -u) against the disks: fit.awk; nan when a time is not above 0.
+fit() {
+	awk -v c="$1" '{ v = (c == "m") ? $4 - $3 : $c; if (v <= 0) bad = 1; print $1, v }
+		END { exit bad }' times.txt >fit.in || { echo nan; return; }
+	awk -f "$SDSWARM_LIB/fit.awk" fit.in | awk '{ print ($2 == "nan") ? "nan" : sprintf("%.2f", $2) }'
+}
 eu=$(fit 3) eum=$(fit 4) em=$(fit m)
 echo "fitted exponents: what -m adds $em; -u -m $eum; -u (control) $eu"
 printf '{"counts":"%s","exponent_m":%s,"exponent_um":%s,"exponent_u":%s,"times":[%s]}\n' "$counts" "$em" "$eum" "$eu" \

@@ -74,19 +74,14 @@ while [ $((have + step)) -le "$total" ]; do
 	have=$n
 done
 [ "$(wc -l <steps.txt)" -ge 4 ] || setup "only $(wc -l <steps.txt) hosts added: too few to fit"
-# first and last host, the line ms(N) = a + b N, the exponent of T(N).
-# busybox's awk has no log() ("Math support is not compiled in"): ln()
-# by halving into [1, 2] and the atanh series.
-set -- $(awk 'function ln(x,  k, y, y2, s, t, i) { k = 0; while (x > 2) { x /= 2; k++ } while (x < 1) { x *= 2; k-- }
-		y = (x - 1) / (x + 1); y2 = y * y; s = 0; t = y
-		for (i = 1; i < 41; i += 2) { s += t / i; t *= y2 }
-		return 2 * s + k * 0.6931471805599453 }
-	{ x = $1 + $2 / 2; y = $3 * 1000 / $2; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-	if (n == 1) first = y; last = y
-	tot += $3; N = $1 + $2; lx = ln(N); ly = ln(tot); tx += lx; ty += ly; txx += lx * lx; txy += lx * ly }
-	END { b = (n * sxy - sx * sy) / (n * sxx - sx * sx); a = (sy - b * sx) / n
-	k = (n * txy - tx * ty) / (n * txx - tx * tx)
-	printf "%.3f %.3f %.2f %.4f %.3f %.3f\n", first, last, last / first, b * 1000, a, k }' steps.txt)
+# first and last host, the line ms(N) = a + b N (at each host's
+# midpoint), the exponent of T(N) over the running totals: fit.awk.
+line=$(awk '{ print $1 + $2 / 2, $3 * 1000 / $2 }' steps.txt | awk -f "$SDSWARM_LIB/fit.awk")
+expo=$(awk '{ tot += $3; print $1 + $2, tot }' steps.txt | awk -f "$SDSWARM_LIB/fit.awk")
+set -- $(awk -v line="$line" -v expo="$expo" '
+	NR == 1 { first = $3 * 1000 / $2 } { last = $3 * 1000 / $2 }
+	END { split(line, l, " "); split(expo, e, " ")
+		printf "%.3f %.3f %.2f %.4f %.3f %.3f\n", first, last, last / first, l[5] * 1000, l[4], e[2] }' steps.txt)
 first=$1 last=$2 ratio=$3 slope=$4 icpt=$5 k=$6
 kib=$(((mem0 - $(avail)) / (have > 0 ? have : 1)))
 echo "end ($(since "$t0") s): $have SCSI devices; ${first} ms a device in the first host, ${last} in the last (x${ratio}); ms a device = ${icpt} + ${slope} us x devices present; T(N) ~ N^${k}; ~$kib KiB a device"

@@ -87,17 +87,13 @@ for n in $(echo "$counts" | tr ',' ' '); do
 	echo "$n $ts $tc $add_s" >>times.txt
 	echo "N $n: one identity ($link, by-id/scsi-$link -> $(readlink /dev/disk/by-id/scsi-"$link")): trigger+settle ${ts} s; distinct identities: ${tc} s; adding the paths took ${add_s} s"
 done
-fit() { awk -v c="$1" '
-	function ln(x,  k, y, s, t, i) {
-		k = 0; while (x > 2) { x /= 2; k++ }
-		y = (x - 1) / (x + 1); s = 0; t = y
-		for (i = 1; i < 80; i += 2) { s += t / i; t *= y * y }
-		return 2 * s + k * 0.6931471805599453
-	}
-	{ if ($c <= 0) { bad = 1; next }
-	  x = ln($1); y = ln($c); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
-	END { if (bad || n < 2 || n * sxx == sx * sx) { print "nan"; exit }
-	      printf "%.2f", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' times.txt; }
+# The least-squares exponent of column c against N: fit.awk; nan when a
+# time is not above 0.
+fit() {
+	awk -v c="$1" '{ if ($c <= 0) bad = 1; print $1, $c } END { exit bad }' times.txt >fit.in ||
+		{ echo nan; return; }
+	awk -f "$SDSWARM_LIB/fit.awk" fit.in | awk '{ print ($2 == "nan") ? "nan" : sprintf("%.2f", $2) }'
+}
 es=$(fit 2) ec=$(fit 3)
 echo "fitted exponents: one identity $es, distinct identities (control) $ec"
 printf '{"counts":"%s","exponent_shared":%s,"exponent_distinct":%s,"times":[%s]}\n' "$counts" "$es" "$ec" \

@@ -96,21 +96,17 @@ vm_stat probe_s "$(vm_since "$t_all")"
 vm_stat mem_used_kib "$(($(vm_mem_used_kib) - mem0))"
 [ "$have" -gt 0 ] && vm_kv mem_kib_a_disk "$((($(vm_mem_used_kib) - mem0) / have))"
 
-# The fits, over the hosts: ms a disk = a + b * present (least squares),
-# and log T(N) = c + k log N over the running totals.
-# busybox's awk has no log() ("Math support is not compiled in"): ln()
-# by halving into [1, 2] and the atanh series.
-fits=$(awk 'function ln(x,  k, y, y2, s, t, i) { k = 0; while (x > 2) { x /= 2; k++ } while (x < 1) { x *= 2; k-- }
-		y = (x - 1) / (x + 1); y2 = y * y; s = 0; t = y
-		for (i = 1; i < 41; i += 2) { s += t / i; t *= y2 }
-		return 2 * s + k * 0.6931471805599453 }
-	{ x = $1 + $2 / 2; y = $3 * 1000 / $2; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-	if (n == 1) first = y; lastv = y
-	tot += $3; N = $1 + $2; lx = ln(N); ly = ln(tot); tx += lx; ty += ly; txx += lx * lx; txy += lx * ly }
-	END { if (n < 2) { print "- - - - -"; exit }
-	b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
-	k = (n * txy - tx * ty) / (n * txx - tx * tx)
-	printf "%.2f %.2f %.2f %.3f %.2f\n", first, lastv, lastv / first, b * 1000, k }' $w/steps)
+# The fits, over the hosts (fit.awk): ms a disk = a + b * present (least
+# squares, at each host's midpoint), and T(N) ~ N^k over the running totals.
+fits="- - - - -"
+if [ "$(wc -l <$w/steps)" -ge 2 ]; then
+	line=$(awk '{ print $1 + $2 / 2, $3 * 1000 / $2 }' $w/steps | awk -f /usr/lib/sdswarm-vm/fit.awk)
+	expo=$(awk '{ tot += $3; print $1 + $2, tot }' $w/steps | awk -f /usr/lib/sdswarm-vm/fit.awk)
+	fits=$(awk -v line="$line" -v expo="$expo" '
+		NR == 1 { first = $3 * 1000 / $2 } { lastv = $3 * 1000 / $2 }
+		END { split(line, l, " "); split(expo, e, " ")
+			printf "%.2f %.2f %.2f %.3f %.2f\n", first, lastv, lastv / first, l[5] * 1000, e[2] }' $w/steps)
+fi
 set -- $fits
 vm_kv_str ms_a_disk_first "$1"
 vm_kv_str ms_a_disk_last "$2"
