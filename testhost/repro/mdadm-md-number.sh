@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# repro-exec: --frontend scsi_debug --disks 4 --pkgs mdadm
+# repro-exec: --frontend iscsi --disks 4 --pkgs mdadm
 # software:  mdadm, its check of the md device name given to --create
 # threshold: array number 1,025 (/dev/md1025); 127 in mdadm 4.3. A host
 #            of a few thousand disks that numbers its mirrors after their
@@ -19,6 +19,10 @@
 #            md1100 is created
 # expect:    trixie REPRODUCED: mdadm 4.4-11+deb13u1 (the 1,024 bound;
 #            PR 172 not in Debian's patches)
+# How: four sdswarmd LUNs over iSCSI, each with a store of its own.
+#      scsi_debug's disks share one store (per_host_store=0): the md
+#      superblock written to sda is on sdb too, and the kernel refuses the
+#      second member (ADD_NEW_DISK: Device or resource busy).
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED; 2: cannot tell.
 set -u
 echo "software: $(mdadm --version 2>&1 | head -1)"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The reproduction pack's smoke: one cheap reproducer (mdadm-md-number: 4
-# disks and mdadm) run by `sdswarm-testhost repro --release both`, one
+# iSCSI disks and mdadm) run by `sdswarm-testhost repro --release both`, one
 # boot on each release, with opposite verdicts: bookworm's mdadm 4.2
 # creates /dev/md1100, trixie's 4.4 refuses it. The runner's exit status
 # is 0 only when each verdict is the one the header expects; the records
