@@ -77,7 +77,7 @@ sed -i 's/^verdict\tNOT RUN$/verdict\tREPRODUCED/; s/^wall_s\t.*/wall_s\t75.4/' 
 tab=$("$run" --pack "$T/pack" --table --results "$T/res")
 echo "$tab" | sed 's/^/  | /'
 check "the table has a column a release" grep -qF '| reproducer | Debian 12 (bookworm, Linux 6.1) | Debian 13 (trixie, Linux 6.12) |' <<<"$tab"
-check "  ... marks the verdict that was not expected, with the wall time" grep -qF '| `notrun` | **REPRODUCED** (expected NOT RUN): not on this release (1 min 15 s) | **NOT RUN**: nor on this one |' <<<"$tab"
+check "  ... marks the verdict that was not expected, with the wall time" grep -qF '| `notrun` | **REPRODUCED** (expected NOT RUN) in 1 min 15 s; not on this release | **NOT RUN**; nor on this one |' <<<"$tab"
 js=$("$run" --pack "$T/pack" --table --json --results "$T/res")
 check "the JSON table parses" python3 -c 'import json, sys; json.load(sys.stdin)' <<<"$js"
 check "  ... bookworm not as expected, trixie as expected" python3 -c '
