@@ -22,6 +22,12 @@ echo "software: rtslib-fb ${ver:-unknown}, $(python3 --version 2>&1)"
 modprobe target_core_mod && modprobe iscsi_target_mod || { echo "no LIO modules"; exit 2; }
 grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || { echo "no configfs"; exit 2; }
 [ -d /sys/kernel/config/target ] || { echo "no /sys/kernel/config/target"; exit 2; }
+# rtslib points the target core's dbroot at /etc/rtslib-fb-target, which
+# the kernel refuses (EINVAL) unless the folder exists; the Debian
+# package's postinst would make it.
+mkdir -p /etc/rtslib-fb-target
+# Python's exit: 10 mapped LUN 256 refused, 11 created, anything else the
+# setup failed (its traceback in rtslib.txt).
 python3 - >rtslib.txt 2>&1 <<'PY'
 import os, sys
 from rtslib_fb import FabricModule, Target, TPG, RDMCPStorageObject, LUN, NodeACL, MappedLUN
@@ -32,28 +38,25 @@ l0 = LUN(tpg, 0, so0)
 l1 = LUN(tpg, 300, so1)
 acl = NodeACL(tpg, "iqn.2003-01.org.sdswarm:initiator")
 base = acl.path
-try:
-    MappedLUN(acl, 255, l0)
-    print("mapped 255: created,", os.path.isdir(base + "/lun_255"))
-except Exception as e:
-    print("mapped 255: refused:", e)
-    sys.exit(2)
+MappedLUN(acl, 255, l0)
+print("mapped 255: created,", os.path.isdir(base + "/lun_255"))
 try:
     MappedLUN(acl, 256, l1)
-    print("mapped 256: created,", os.path.isdir(base + "/lun_256"))
-    sys.exit(1)
 except Exception as e:
     print("mapped 256: refused:", type(e).__name__, e, "| lun_256 in configfs:", os.path.isdir(base + "/lun_256"))
-    sys.exit(0)
+    sys.exit(10)
+print("mapped 256: created,", os.path.isdir(base + "/lun_256"))
+sys.exit(11)
 PY
 rc=$?
 cat rtslib.txt
+grep -q 'mapped 255: created, True' rtslib.txt || { echo "the control failed: mapped LUN 255 not in configfs (python exit $rc)"; exit 2; }
 case $rc in
-0)
+10)
 	grep -q 'lun_256 in configfs: False' rtslib.txt || { echo "refused, yet lun_256 is in configfs"; exit 2; }
 	echo "rtslib refused mapped LUN 256 ($(sed -n 's/^mapped 256: refused: //p' rtslib.txt | cut -d'|' -f1 | cut -c1-80)) and took 255"
 	exit 0 ;;
-1)
+11)
 	grep -q 'mapped 256: created, True' rtslib.txt || { echo "rtslib said created, but configfs has no lun_256"; exit 2; }
 	echo "mapped LUN 256 created (configfs lun_256), as 255: no limit in rtslib"
 	exit 1 ;;
