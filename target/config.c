@@ -641,8 +641,9 @@ static int parse_portal(const char *v, struct cfg_portal *out)
 	host[hl] = '\0';
 	if (inet_pton(v[0] == '[' ? AF_INET6 : AF_INET, host, addr) != 1)
 		return -EINVAL;
-	if (parse_u64(colon + 1, 0, UINT64_MAX, &port) || port < 1 ||
-	    port > 65535)
+	/* port 0: the kernel picks a free one at listen (the front end
+	 * reports which) */
+	if (parse_u64(colon + 1, 0, UINT64_MAX, &port) || port > 65535)
 		return -EINVAL;
 	if (strlen(v) >= sizeof(out->text))
 		return -EINVAL;
@@ -682,14 +683,14 @@ static int set_portal(void *obj, const struct key *k, const char *v, char *why,
 			/* in a list, name the one that is wrong */
 			snprintf(
 				why, wl,
-				"%.*s%snot ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)",
+				"%.*s%snot ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535, or 0 for a free one)",
 				one ? 0 : (int)(len < 64 ? len : 64), v,
 				one ? "" : " is ");
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {
 			if (!strcmp(ps[i].host, ps[n].host) &&
-			    ps[i].port == ps[n].port) {
+			    ps[i].port == ps[n].port && ps[n].port) {
 				snprintf(why, wl, "%s is listed twice",
 					 ps[n].text);
 				return -EINVAL;

@@ -92,7 +92,8 @@ struct cfg_store {
  * struct cfg_portal - one listening address of the iSCSI front end.
  * @text: "HOST:PORT" as written.
  * @host: a numeric IPv4 or IPv6 address (IPv6 without its brackets).
- * @port: 1..65535.
+ * @port: 1..65535, or 0 for a free port the kernel picks at listen
+ *	(iscsi_fe_portal() then tells which; the daemon writes it back).
  */
 struct cfg_portal {
 	char text[64];
@@ -106,7 +107,7 @@ struct cfg_portal {
  * @portal: the first portal, "HOST:PORT" as written; @host and @port are
  *	its parts (an IPv6 host without its brackets).
  * @host: a numeric IPv4 or IPv6 address.
- * @port: 1..65535.
+ * @port: 0..65535 (0: see struct cfg_portal).
  * @nportals: entries in @portals, 1..CFG_ISCSI_MAX_PORTALS.
  * @portals: every portal, in the order written: portal i is relative
  *	target port i + 1 of every target, with target portal group tag

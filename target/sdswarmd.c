@@ -108,12 +108,14 @@ static void usage(FILE *f)
 		"  -c, --config FILE   the configuration (default: the built-in one,\n"
 		"                      18,279 disks; see sdswarm.conf(5))\n"
 		"      --control PATH  the control socket (default: $SDSWARM_CONTROL,\n"
-		"                      else one under $XDG_RUNTIME_DIR)\n"
+		"                      else one under $XDG_RUNTIME_DIR; when another\n"
+		"                      daemon has it, and always with --run: PATH.PID)\n"
 		"      --store DIR     keep data in DIR (the file store)\n"
 		"      --mem-limit SIZE  cap the mem store (K, M, G, T, P)\n"
 		"      --luns N        create N LUNs at start\n"
 		"      --fuse DIR      mount the FUSE front end on DIR\n"
-		"      --iscsi [ADDR:PORT]  serve iSCSI (default portal 127.0.0.1:3260)\n"
+		"      --iscsi [ADDR:PORT]  serve iSCSI (default portal 127.0.0.1:3260;\n"
+		"                      port 0: a free one, logged and in $SDSWARM_PORTAL)\n"
 		"      --tcmu          export the LUNs as LIO TCMU backstores (root)\n"
 		"      --syslog        log to syslog (facility daemon) as well as stderr\n"
 		"      --pidfile PATH  write the daemon's PID there once every front end\n"
@@ -680,6 +682,25 @@ static int raise_nofile(const struct cfg *c, const struct lun_table *t)
 	return 0;
 }
 
+/*
+ * The iSCSI portals as listening: one written with port 0 has the port
+ * the kernel picked now, which the log, $SDSWARM_PORTAL, `sdswarm status`
+ * and save-config must say.
+ */
+static void bound_portals(struct cfg *c, const void *iscsi_state)
+{
+	struct cfg_portal p;
+	unsigned int i;
+
+	for (i = 0; i < c->iscsi.nportals; i++)
+		if (!iscsi_fe_portal(iscsi_state, i, &p))
+			c->iscsi.portals[i] = p;
+	if (!iscsi_fe_portal(iscsi_state, 0, &p)) {
+		snprintf(c->iscsi.portal, sizeof(c->iscsi.portal), "%s", p.text);
+		c->iscsi.port = p.port;
+	}
+}
+
 static int start_frontends(const struct cfg *c, struct target *t, void **states,
 			   bool *running)
 {
@@ -960,6 +981,14 @@ int main(int argc, char **argv)
 		goto out_faults;
 	}
 
+	/*
+	 * The control socket: the one asked for (--control, [target]
+	 * control) or else $SDSWARM_CONTROL or the default path, which a
+	 * daemon started beside another may find taken: then, and always for
+	 * a captive run (--run, whose command gets $SDSWARM_CONTROL), a
+	 * private one beside it, PATH.PID, so that runs side by side never
+	 * collide.
+	 */
 	env = getenv("SDSWARM_CONTROL");
 	if (c->target.control[0]) {
 		snprintf(path, sizeof(path), "%s", c->target.control);
@@ -978,7 +1007,25 @@ int main(int argc, char **argv)
 				   .cfg = c,
 				   .idle_timeout =
 					   c->target.control_idle_timeout};
-	ret = ctl_server_create(&ctl, path, &ctx);
+	ret = -EADDRINUSE;
+	if (c->target.control[0] || !o.run)
+		ret = ctl_server_create(&ctl, path, &ctx);
+	if (ret == -EADDRINUSE && !c->target.control[0]) {
+		size_t n = strlen(path);
+
+		if (o.run)
+			log_info("control socket: a private one for --run");
+		else
+			log_notice("control socket %s is another daemon's: this one's is %s.%d",
+				   path, path, (int)getpid());
+		if (snprintf(path + n, sizeof(path) - n, ".%d",
+			     (int)getpid()) >= (int)(sizeof(path) - n)) {
+			log_err("control socket: %s.PID is too long; use --control",
+				path);
+			goto out_faults;
+		}
+		ret = ctl_server_create(&ctl, path, &ctx);
+	}
 	if (ret) {
 		log_err("control socket %s: %s", path, ctl_error(ret));
 		goto out_faults;
@@ -989,6 +1036,8 @@ int main(int argc, char **argv)
 		goto out_frontends;
 	if (start_frontends(c, &target, fe_state, fe_running))
 		goto out_frontends;
+	if (fe_running[0]) /* frontends[0]: iscsi */
+		bound_portals(c, fe_state[0]);
 	describe_frontends(c, fdesc, sizeof(fdesc));
 	if (!any_frontend(c))
 		log_warn(

@@ -139,6 +139,55 @@ fi
 check "... by a clean shutdown" grep -q "shutting down" "$T/olog"
 check "... removing its socket" test ! -e "$T/octl"
 
+# --- side by side: private control sockets, iSCSI port 0 -----------------------
+# Two captive runs at once with neither --control nor a port: each gets a
+# control socket of its own (the default path's directory, control.PID)
+# and a free port, both in its command's environment, and each command
+# reaches its own daemon through them.
+side() { # NAME LUNS: a captive run that reports what it was given
+	XDG_RUNTIME_DIR=$T/xdg timeout -k 5 120 "$SDSWARMD" --luns "$2" --iscsi 127.0.0.1:0 --run "
+		echo \"control=\$SDSWARM_CONTROL\"; echo \"portal=\$SDSWARM_PORTAL\"
+		'$SDSWARM_BIN/sdswarm' --json lun list | sed -n 's/.*\"luns\":\\([0-9]*\\).*/\\1/p'
+		python3 -c 'import socket, sys; h, p = sys.argv[1].rsplit(\":\", 1); socket.create_connection((h, int(p)), 5).close(); print(\"connected\")' \"\$SDSWARM_PORTAL\"
+		sleep 2" >"$T/side-$1.out" 2>"$T/side-$1.log"
+}
+mkdir -p "$T/xdg"
+chmod 0700 "$T/xdg"
+side a 3 &
+pa=$!
+side b 5 &
+pb=$!
+wait "$pa"
+ra=$?
+wait "$pb"
+rb=$?
+expect_eq "two captive runs at once: the first exits 0" 0 "$ra"
+expect_eq "  ... and the second" 0 "$rb"
+ca=$(sed -n 's/^control=//p' "$T/side-a.out") cb=$(sed -n 's/^control=//p' "$T/side-b.out")
+pa=$(sed -n 's/^portal=//p' "$T/side-a.out") pb=$(sed -n 's/^portal=//p' "$T/side-b.out")
+check "  ... each a private control socket beside the default ($ca, $cb)" \
+	eval '[[ $ca == "$T/xdg/sdswarm/control."[0-9]* && $cb == "$T/xdg/sdswarm/control."[0-9]* && $ca != "$cb" ]]'
+check "  ... each a port of its own, not 0 ($pa, $pb)" \
+	eval '[[ $pa == 127.0.0.1:[1-9]* && $pb == 127.0.0.1:[1-9]* && $pa != "$pb" ]]'
+expect_eq "  ... the first's command reached its own daemon (3 LUNs)" 3 "$(sed -n 3p "$T/side-a.out")"
+expect_eq "  ... the second's its own (5 LUNs)" 5 "$(sed -n 3p "$T/side-b.out")"
+check "  ... and connected to its portal" grep -qx connected "$T/side-a.out"
+check "  ... (the second too)" grep -qx connected "$T/side-b.out"
+check "  ... the log names the picked port" grep -q "iscsi: portal $pa:" "$T/side-a.log"
+check "  ... the private sockets are gone after" test ! -e "$ca" -a ! -e "$cb"
+# A daemon without --run finds the default path taken: a private one too.
+XDG_RUNTIME_DIR=$T/xdg timeout -k 5 60 "$SDSWARMD" --luns 1 --run "
+	XDG_RUNTIME_DIR='$T/xdg' timeout -k 5 30 '$SDSWARMD' --luns 1 --control \"\$SDSWARM_CONTROL\" >'$T/dup.log' 2>&1 &
+	sleep 1; kill \$! 2>/dev/null; wait" >/dev/null 2>&1
+check "--control PATH taken by a live daemon: refused, not stolen" grep -q "another sdswarmd answers there" "$T/dup.log"
+XDG_RUNTIME_DIR=$T/xdg timeout -k 5 60 "$SDSWARMD" --luns 1 --control "$T/xdg/sdswarm/control" --run "
+	XDG_RUNTIME_DIR='$T/xdg' timeout -k 5 30 '$SDSWARMD' --luns 1 >'$T/second.log' 2>&1 &
+	for i in 1 2 3 4 5 6 7 8 9 10; do grep -q 'serving' '$T/second.log' && break; sleep 0.5; done
+	kill \$! 2>/dev/null; wait" >/dev/null 2>&1
+check "the default path taken: the second daemon serves on a private one, and says so" \
+	grep -q "control socket $T/xdg/sdswarm/control is another daemon's: this one's is $T/xdg/sdswarm/control\.[0-9]*" "$T/second.log"
+sed 's/^/  | /' "$T/second.log" | head -5
+
 # --- the systemd unit ----------------------------------------------------------
 unit=$SDSWARM_TOP/scripts/sdswarmd.service
 check "the unit is Type=notify (READY=1 is readiness)" grep -qx 'Type=notify' "$unit"

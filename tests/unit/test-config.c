@@ -637,6 +637,14 @@ static void test_port_groups(void **state)
 	assert_int_equal(a.ngroups, 0);
 	cfg_free(c);
 
+	/* port 0: a free port at listen, for each portal written so */
+	c = good("[iscsi]\nportal = 127.0.0.1:0, 127.0.0.1:0\n");
+	assert_int_equal(c->iscsi.nportals, 2);
+	assert_int_equal(c->iscsi.port, 0);
+	assert_int_equal(c->iscsi.portals[1].port, 0);
+	assert_string_equal(c->iscsi.portal, "127.0.0.1:0");
+	cfg_free(c);
+
 	c = good(
 		"[iscsi]\n"
 		"portal = 127.0.0.1:3260, 127.0.0.2:3260 [::1]:3262,127.0.0.1:3263\n"
@@ -704,7 +712,7 @@ static void test_port_groups(void **state)
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1:3260\n",
 	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1:3260: 127.0.0.1:3260 is listed twice");
 	bad("[iscsi]\nportal = 127.0.0.1:3260, 127.0.0.1\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1: 127.0.0.1 is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)");
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:3260, 127.0.0.1: 127.0.0.1 is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535, or 0 for a free one)");
 	bad("[iscsi]\nportal = ,\n",
 	    "t.conf:2: [iscsi] portal = ,: no portal (ADDRESS:PORT, several separated by commas)");
 	bad("[iscsi]\nportal = 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 127.0.0.1:7 127.0.0.1:8 127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 127.0.0.1:13 127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17\n",
@@ -998,9 +1006,9 @@ static void test_value_errors(void **state)
 	bad("[store]\nshards = 3\n",
 	    "t.conf:2: [store] shards = 3: not a power of two from 1 to 4096");
 	bad("[iscsi]\nportal = localhost:3260\n",
-	    "t.conf:2: [iscsi] portal = localhost:3260: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)");
-	bad("[iscsi]\nportal = 127.0.0.1:0\n",
-	    "t.conf:2: [iscsi] portal = 127.0.0.1:0: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)");
+	    "t.conf:2: [iscsi] portal = localhost:3260: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535, or 0 for a free one)");
+	bad("[iscsi]\nportal = 127.0.0.1:65536\n",
+	    "t.conf:2: [iscsi] portal = 127.0.0.1:65536: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535, or 0 for a free one)");
 	bad("[iscsi]\ntargets = 17\n",
 	    "t.conf:2: [iscsi] targets = 17: not a number from 1 to 16");
 	bad("[iscsi]\nluns_per_target = 16385\n",

@@ -8,6 +8,7 @@
 #define SDSWARM_ISCSI_H
 
 struct cfg_iscsi;
+struct cfg_portal;
 struct target;
 
 /**
@@ -28,6 +29,18 @@ struct target;
  * listen(); -ENOMEM; the -errno of pthread_create().
  */
 int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state);
+
+/**
+ * iscsi_fe_portal() - where portal @i listens.
+ * @state: from iscsi_fe_start().
+ * @i: the portal's position in [iscsi] portal, from 0.
+ * @out: out, its text ("HOST:PORT", IPv6 in brackets), host and port:
+ *	for a portal written with port 0, the port the kernel picked.
+ *
+ * Context: any thread, once iscsi_fe_start() returned 0.
+ * Return: 0, or -ENOENT past the portals.
+ */
+int iscsi_fe_portal(const void *state, unsigned int i, struct cfg_portal *out);
 
 /**
  * iscsi_fe_stop() - close the portal and every connection, dropping the

@@ -817,6 +817,7 @@ struct iscsi_fe {
 	 * its target portal group tag and relative target port are i + 1.
 	 */
 	unsigned int nportals;
+	struct cfg_portal portals[CFG_ISCSI_MAX_PORTALS]; /* as listening */
 	char address[CFG_ISCSI_MAX_PORTALS][96];
 	int listen_fd[CFG_ISCSI_MAX_PORTALS];
 	struct iscsi_sessions sessions;

@@ -770,7 +770,11 @@ static void worker_destroy(struct iscsi_worker *w)
 	free(w);
 }
 
-static int listen_on(const struct cfg_portal *ic, int *out)
+/*
+ * Listen on @ic; a port of 0 becomes the one the kernel picked, in @ic's
+ * port and text.
+ */
+static int listen_on(struct cfg_portal *ic, int *out)
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t sl;
@@ -802,6 +806,20 @@ static int listen_on(const struct cfg_portal *ic, int *out)
 		ret = -errno;
 		close(fd);
 		return ret;
+	}
+	if (!ic->port) {
+		sl = sizeof(ss);
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		ic->port = ntohs(ss.ss_family == AF_INET6
+					 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					 : ((struct sockaddr_in *)&ss)->sin_port);
+		snprintf(ic->text, sizeof(ic->text),
+			 ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+			 ic->host, ic->port);
 	}
 	*out = fd;
 	return 0;
@@ -908,6 +926,16 @@ static void fe_free(struct iscsi_fe *fe)
 	free(fe);
 }
 
+int iscsi_fe_portal(const void *state, unsigned int i, struct cfg_portal *out)
+{
+	const struct iscsi_fe *fe = state;
+
+	if (i >= fe->nportals)
+		return -ENOENT;
+	*out = fe->portals[i];
+	return 0;
+}
+
 int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state)
 {
 	struct scsi_target *tgt = t->scsi;
@@ -967,12 +995,6 @@ int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state)
 			 ic->host);
 		portals[0].port = ic->port;
 	}
-	/* portal i is portal group i + 1: one target port, one path each */
-	for (i = 0; i < fe->nportals; i++)
-		snprintf(fe->address[i], sizeof(fe->address[i]),
-			 strchr(portals[i].host, ':') ? "[%s]:%u,%u"
-						      : "%s:%u,%u",
-			 portals[i].host, portals[i].port, i + 1);
 	if (!tgt->target_name)
 		tgt->target_name = fe->names[0];
 	if (!tgt->pr_abort) {
@@ -1002,6 +1024,14 @@ int iscsi_fe_start(const struct cfg_iscsi *ic, struct target *t, void **state)
 			goto out_free;
 		}
 	}
+	/* portal i is portal group i + 1: one target port, one path each;
+	 * the ports are known now (a port 0 is the kernel's pick) */
+	memcpy(fe->portals, portals, fe->nportals * sizeof(portals[0]));
+	for (i = 0; i < fe->nportals; i++)
+		snprintf(fe->address[i], sizeof(fe->address[i]),
+			 strchr(portals[i].host, ':') ? "[%s]:%u,%u"
+						      : "%s:%u,%u",
+			 portals[i].host, portals[i].port, i + 1);
 	fe->nworkers = ic->threads ? ic->threads : 1;
 	fe->workers = calloc(fe->nworkers, sizeof(*fe->workers));
 	if (!fe->workers) {
