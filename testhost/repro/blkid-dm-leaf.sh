@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# repro-exec: --frontend scsi_debug --disks 1 --no-udev --pkgs util-linux,dmsetup --mem 2G --timeout 3600
+# repro-exec: --frontend scsi_debug --disks 1 --no-udev --pkgs util-linux,dmsetup,strace --mem 2G --timeout 3600
 # software:  util-linux's libblkid (blkid), probing every block device
 # threshold: none: the cost grows as the square of the device-mapper maps
 #            (hundreds of maps cost seconds, thousands minutes)
@@ -11,20 +11,24 @@
 #            M^2 directory reads. 2.39 reads the device's own holders/
 # assertion: M dm-linear maps (8 sectors each, over one disk, named in
 #            /dev/mapper) at the counts of repro.counts (default
-#            250,500,1000): the time of `blkid -c /dev/null` (no cache: it
-#            probes every device) grows with M with a least-squares
-#            exponent above 1.5 (near 1 when the cost is a device's own)
+#            100,200,400): the directories `blkid -c /dev/null` (no cache:
+#            it probes every device) opens under /sys/block/*/slaves, counted
+#            with strace, grow with M with a least-squares exponent above
+#            1.5 (M^2: every map against every map; 0 or M without the
+#            scan). The wall time of a run without strace is printed too:
+#            under TCG probing a device costs ~5 ms and the scan ~0.5 us a
+#            pair, so the time stays nearly linear below ~10,000 maps
 # expect:    bookworm REPRODUCED: util-linux 2.38.1-5+deb12u3, before PR 1729
 # expect:    trixie NOT REPRODUCED: util-linux 2.41.5-0+deb13u1, with PR 1729
 # How: the maps are made with `dmsetup create --concise` (a hundred a
 #      call) and their /dev/mapper nodes with `dmsetup mknodes`, with no
-#      udev (--no-udev): no event work between the timings. blkid is the
-#      release's own (--pkgs util-linux, found by its version, not
-#      busybox's applet); each count is timed twice and the shorter kept.
+#      udev (--no-udev): no event work between the measurements. blkid is
+#      the release's own (--pkgs util-linux, found by its version, not
+#      busybox's applet).
 # Exit 0: REPRODUCED; 1: NOT REPRODUCED; 2: cannot tell.
 set -u
 param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^repro\.$1=//p" | tail -1; }
-counts=$(param counts); counts=${counts:-250,500,1000}
+counts=$(param counts); counts=${counts:-100,200,400}
 up() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.2f", b - a }'; }
 setup() { echo "cannot tell: $*"; exit 2; }
@@ -56,23 +60,29 @@ for m in $(echo "$counts" | tr ',' ' '); do
 	have=$(ls /dev/mapper | grep -c '^repro')
 	[ "$have" -eq "$m" ] || setup "$have of $m maps in /dev/mapper"
 	mk=$(since "$t")
-	best=""
-	for try in 1 2; do
-		t=$(up)
-		"$blkid" -c /dev/null >/dev/null 2>&1
-		s=$(since "$t")
-		[ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }' && best=$s
-	done
-	echo "$m $best" >>times.txt
-	echo "  $m maps (made in $mk s): blkid -c /dev/null $best s"
+	t=$(up)
+	"$blkid" -c /dev/null >/dev/null 2>&1
+	s=$(since "$t")
+	strace -f -qq -e trace=open,openat -o strace-$m.txt "$blkid" -c /dev/null >/dev/null 2>&1 ||
+		setup "strace of blkid failed: $(tail -1 strace-$m.txt)"
+	sl=$(grep -c '/slaves"' strace-$m.txt)
+	ho=$(grep -c '/holders"' strace-$m.txt)
+	echo "$m $sl $ho $s" >>times.txt
+	echo "  $m maps (made in $mk s): blkid -c /dev/null $s s; under strace it opened $sl .../slaves and $ho .../holders directories"
 done
 [ "$(wc -l <times.txt)" -ge 2 ] || setup "needs two counts at least (repro.counts=$counts)"
-set -- $(awk -f "$SDSWARM_LIB/fit.awk" times.txt)
-k=$2
-printf '{"counts":"%s","times":"%s","exponent":%s}\n' "$counts" "$(tr '\n' ' ' <times.txt | sed 's/ $//')" "$k" >result.json
-if awk -v k="$k" 'BEGIN { exit !(k > 1.5) }'; then
-	echo "blkid's time grows as maps^$k ($(tr '\n' ' ' <times.txt | awk '{ for (i = 1; i < NF; i += 2) printf "%s%s maps %s s", (i > 1 ? ", " : ""), $i, $(i + 1) }')): quadratic in the dm maps"
+# the exponents of the slaves opens and of the time, against M (fit.awk;
+# a count of 0 opens has no logarithm: then no exponent, and no scan)
+fit() { awk -v c="$1" '{ print $1, $c }' times.txt | awk -f "$SDSWARM_LIB/fit.awk" | cut -d' ' -f2; }
+ks=$(fit 2) kt=$(fit 4)
+set -- $(tail -1 times.txt)
+lm=$1 lsl=$2 lho=$3
+printf '{"counts":"%s","rows":"%s","exponent_slaves_opens":"%s","exponent_time":"%s"}\n' "$counts" \
+	"$(tr '\n' ';' <times.txt)" "$ks" "$kt" >result.json
+echo "fitted exponents: slaves opens $ks, time $kt"
+if awk -v k="$ks" 'BEGIN { exit !(k != "nan" && k > 1.5) }'; then
+	echo "blkid opens .../slaves ~ maps^$ks ($lsl opens at $lm maps: every map against every map); its time ~ maps^$kt"
 	exit 0
 fi
-echo "blkid's time grows as maps^$k ($(tr '\n' ' ' <times.txt | awk '{ for (i = 1; i < NF; i += 2) printf "%s%s maps %s s", (i > 1 ? ", " : ""), $i, $(i + 1) }')): not quadratic"
+echo "blkid opens .../slaves ~ maps^$ks ($lsl at $lm maps, and $lho .../holders): not quadratic; its time ~ maps^$kt"
 exit 1
