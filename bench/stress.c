@@ -248,6 +248,41 @@ static int st_ctl_open(struct st_run *r)
 }
 
 /*
+ * The daemon closes a control connection idle for [target]
+ * control_idle_timeout seconds (30 by default), with a last line
+ * {"ok":false,"error":"idle for N s; closing"}; under TCG or on a loaded
+ * machine the disk set-up before the first request, or the gap between
+ * two, can take longer. Before a request: whatever the daemon sent
+ * unasked is read and dropped, and a connection it closed (EOF, or its
+ * closing line) is opened again. Called with ctl_lock held. Return: 0,
+ * or -errno of the new connection.
+ */
+static int st_ctl_fresh(struct st_run *r)
+{
+	char buf[512];
+	bool closed = r->ctl_fd < 0;
+	ssize_t got;
+
+	while (!closed) {
+		got = recv(r->ctl_fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		if (got > 0) {
+			buf[got] = '\0';
+			closed = strstr(buf, "closing") != NULL;
+			continue;
+		}
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0; /* open and quiet: the usual case */
+		closed = true; /* EOF or an error */
+	}
+	if (r->ctl_fd >= 0)
+		close(r->ctl_fd);
+	r->ctl_fd = -1;
+	return st_ctl_open(r);
+}
+
+/*
  * One request, one reply. Return: the reply object when it says ok (the
  * caller frees it), NULL otherwise with @err filled.
  */
@@ -257,6 +292,7 @@ static json_t *st_ctl(struct st_run *r, json_t *req, char *err, size_t len)
 	size_t have = 0, n;
 	json_error_t jerr;
 	json_t *reply = NULL, *e;
+	bool retried = false;
 	ssize_t got;
 
 	text = json_dumps(req, JSON_COMPACT);
@@ -268,10 +304,28 @@ static json_t *st_ctl(struct st_run *r, json_t *req, char *err, size_t len)
 	n = strlen(text);
 	text[n++] = '\n';
 	pthread_mutex_lock(&r->ctl_lock);
+again:
+	got = st_ctl_fresh(r);
+	if (got < 0) {
+		snprintf(err, len, "connecting to the control socket again: %s",
+			 strerror((int)-got));
+		goto out;
+	}
 	for (size_t off = 0; off < n;) {
-		got = write(r->ctl_fd, text + off, n - off);
+		/* MSG_NOSIGNAL: a daemon gone is an error to report, not a
+		 * SIGPIPE that ends the run without a word */
+		got = send(r->ctl_fd, text + off, n - off, MSG_NOSIGNAL);
 		if (got < 0 && errno == EINTR)
 			continue;
+		/* closed as idle between the check and the send: nothing of
+		 * the request was taken; once more on a new connection */
+		if (got < 0 && (errno == EPIPE || errno == ECONNRESET) &&
+		    !off && !retried) {
+			retried = true;
+			close(r->ctl_fd);
+			r->ctl_fd = -1;
+			goto again;
+		}
 		if (got <= 0) {
 			snprintf(err, len, "writing to the control socket: %s",
 				 strerror(errno));
