@@ -696,7 +696,8 @@ static void bound_portals(struct cfg *c, const void *iscsi_state)
 		if (!iscsi_fe_portal(iscsi_state, i, &p))
 			c->iscsi.portals[i] = p;
 	if (!iscsi_fe_portal(iscsi_state, 0, &p)) {
-		snprintf(c->iscsi.portal, sizeof(c->iscsi.portal), "%s", p.text);
+		snprintf(c->iscsi.portal, sizeof(c->iscsi.portal), "%s",
+			 p.text);
 		c->iscsi.port = p.port;
 	}
 }
@@ -1016,8 +1017,9 @@ int main(int argc, char **argv)
 		if (o.run)
 			log_info("control socket: a private one for --run");
 		else
-			log_notice("control socket %s is another daemon's: this one's is %s.%d",
-				   path, path, (int)getpid());
+			log_notice(
+				"control socket %s is another daemon's: this one's is %s.%d",
+				path, path, (int)getpid());
 		if (snprintf(path + n, sizeof(path) - n, ".%d",
 			     (int)getpid()) >= (int)(sizeof(path) - n)) {
 			log_err("control socket: %s.PID is too long; use --control",

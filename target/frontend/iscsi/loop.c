@@ -814,9 +814,10 @@ static int listen_on(struct cfg_portal *ic, int *out)
 			close(fd);
 			return ret;
 		}
-		ic->port = ntohs(ss.ss_family == AF_INET6
-					 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-					 : ((struct sockaddr_in *)&ss)->sin_port);
+		ic->port =
+			ntohs(ss.ss_family == AF_INET6
+				      ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				      : ((struct sockaddr_in *)&ss)->sin_port);
 		snprintf(ic->text, sizeof(ic->text),
 			 ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
 			 ic->host, ic->port);
