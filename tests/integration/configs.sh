@@ -99,7 +99,7 @@ bad $'[faults]\nfault.1 = medium-read luns=0-3 lba=10-5\nfault.2 = explode\n' \
 	"@:2: [faults] fault.1 = medium-read luns=0-3 lba=10-5: lba=10-5: first above last" \
 	"@:3: [faults] fault.2 = explode: unknown kind 'explode' (medium-read, medium-write, delay, hang, ua, not-ready)"
 bad $'[iscsi]\nportal = somewhere\n' \
-	"@:2: [iscsi] portal = somewhere: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535)"
+	"@:2: [iscsi] portal = somewhere: not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1..65535, or 0 for a free one)"
 bad $'no section here = 1\n' \
 	"@:1: no section here = 1: a key before any [section] (sections: target, luns, luns.NAME, store, faults, iscsi, tcmu, fuse, port_group.NAME)"
 # several errors: all of them, in line order

@@ -255,13 +255,18 @@ expect_eq "--store: exit status" 0 "$rc"
 check "--store: directory made" test -d "$T/data"
 
 # --- no --control: the default path, which daemon and client agree on ------
+# (a daemon, not a captive run: --run takes a private socket, control.PID)
 mkdir -m 0700 "$T/xdg"
-# a captive run; the client is given no SDSWARM_CONTROL (which --run sets)
-# so it must find the socket by the default path alone
-XDG_RUNTIME_DIR=$T/xdg timeout -k 5 60 "$SDSWARMD" --luns 2 --run "
-	env -u SDSWARM_CONTROL '$SDSWARM' status --json >'$T/xdg.status' &&
-	ls -d '$T/xdg/sdswarm/control' >'$T/xdg.sock' &&
-	stat -c %a '$T/xdg/sdswarm' >'$T/xdg.mode'" >"$T/xdg.log" 2>&1
+XDG_RUNTIME_DIR=$T/xdg timeout -k 5 60 "$SDSWARMD" --luns 2 >"$T/xdg.log" 2>&1 &
+xpid=$!
+for _ in $(seq 1 200); do [ -S "$T/xdg/sdswarm/control" ] && break; sleep 0.1; done
+# the client is given no SDSWARM_CONTROL: it must find the socket by the
+# default path alone
+XDG_RUNTIME_DIR=$T/xdg env -u SDSWARM_CONTROL "$SDSWARM" status --json >"$T/xdg.status"
+ls -d "$T/xdg/sdswarm/control" >"$T/xdg.sock"
+stat -c %a "$T/xdg/sdswarm" >"$T/xdg.mode"
+kill -TERM "$xpid"
+wait "$xpid"
 rc=$?
 expect_eq "default path: client finds it" 2 "$(js 'r["luns"]' <"$T/xdg.status")"
 expect_eq "default path: socket" "$T/xdg/sdswarm/control" "$(cat "$T/xdg.sock")"
